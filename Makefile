@@ -1,0 +1,56 @@
+# accelkit: one Makefile for set-up, the lab, the headless tour, tests and benchmarks.
+# Every target that needs Python depends on `setup`, which is idempotent and quick when nothing changed.
+
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.accelkit-installed
+# Plotly's mimetype renderer emits JSON with no random div id, so notebook outputs stay stable.
+export PLOTLY_RENDERER ?= json
+export PYTHONHASHSEED = 0
+export MPLBACKEND = Agg
+
+.PHONY: help setup lab tour test test-fast lint notebooks bench clean-notebooks clean
+
+help:
+	@echo "make lab    - set up, then JupyterLab on notebooks/"
+	@echo "make tour   - set up, then the whole workflow headless on one zoo model"
+	@echo "make test   - set up, then lint, unit tests and every notebook"
+	@echo "make bench  - set up, then the benchmarks (prints figures)"
+	@echo "make clean-notebooks - strip execution counts and stray metadata from notebooks/"
+
+$(VENV)/bin/python:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "accelkit needs Python 3.11 ($(PYTHON) not found)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# Re-install only when the pins or the package metadata change.
+$(STAMP): $(VENV)/bin/python pyproject.toml constraints.txt
+	$(PIP) install -q --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks/
+
+tour: setup
+	$(PY) -m accelkit.tour
+
+lint: setup
+	$(VENV)/bin/ruff check accelkit tests benchmarks
+	$(VENV)/bin/mypy
+
+test: setup lint
+	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+clean-notebooks: setup
+	$(PY) -m accelkit.devtools.nbclean notebooks/*.ipynb
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .accelkit_cache

@@ -1,0 +1,32 @@
+"""accelkit: learn to port PyTorch models to AI accelerators, on a laptop CPU.
+
+The workflow, one function per step, each returning a plain value the next one takes::
+
+    import accelkit as ak
+    prof  = ak.profile(model, inputs)        # 1. measured on this host
+    spec  = ak.hardware.get("wse2")          # 2. the catalog, every figure sourced
+    graph = ak.capture(model, inputs)        #    the graph every later step reads
+"""
+
+from __future__ import annotations
+
+from accelkit import hardware
+from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
+from accelkit.graph import Graph, Node, capture
+from accelkit.profiler import HostProfile, profile
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccelkitError",
+    "CaptureError",
+    "Graph",
+    "HostProfile",
+    "Node",
+    "SpecError",
+    "UnknownNameError",
+    "__version__",
+    "capture",
+    "hardware",
+    "profile",
+]

@@ -1,0 +1,63 @@
+"""Every error accelkit raises on purpose derives from :class:`AccelkitError`.
+
+An accelkit error says three things a learner needs: what went wrong, where (the module,
+the op, the user's ``file:line`` when PyTorch recorded one), and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class AccelkitError(Exception):
+    """Base class of accelkit's errors: a message with a cause, a location and a fix.
+
+    ``where`` and ``fix`` are kept as attributes too, so notebooks and tests can read them.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
+        self.message = message
+        self.where = where
+        self.fix = fix
+        text = message
+        if where:
+            text += f"\n  where: {where}"
+        if fix:
+            text += f"\n  fix:   {fix}"
+        super().__init__(text)
+
+
+class UnknownNameError(AccelkitError, KeyError):
+    """A name (target, system, model) that accelkit does not know; the message lists the known ones."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return Exception.__str__(self)
+
+
+class SpecError(AccelkitError, ValueError):
+    """A hardware spec file that cannot be read: names the file, the field and the expected unit."""
+
+
+class CaptureError(AccelkitError):
+    """A model that cannot be captured as a graph: names the module, the op and the user's line.
+
+    Attributes ``module``, ``op`` and ``source`` hold those parts (``None`` where unknown),
+    and ``kind`` classifies the cause (``data-dependent-control-flow``, ``host-sync``,
+    ``non-tensor-output``, ``unsupported``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        module: str | None = None,
+        op: str | None = None,
+        source: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.module = module
+        self.op = op
+        self.source = source
+        parts = [p for p in (f"module {module}" if module else None,
+                             f"op {op}" if op else None, source) if p]
+        super().__init__(message, where=", ".join(parts) or None, fix=fix)
