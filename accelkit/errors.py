@@ -61,3 +61,7 @@ class CaptureError(AccelkitError):
         parts = [p for p in (f"module {module}" if module else None,
                              f"op {op}" if op else None, source) if p]
         super().__init__(message, where=", ".join(parts) or None, fix=fix)
+
+
+class PrecisionError(AccelkitError, ValueError):
+    """A precision (bf16, fp8, ...) the chip has no peak figure for; the message lists the ones it has."""

@@ -1,8 +1,524 @@
-"""(being written) ak.capture."""
+"""``ak.capture``: a PyTorch model to accelkit's Graph, through ``torch.export`` at the ATen level.
+
+The forward pass is exported with ``torch.export.export(strict=False)``; every node keeps the
+owning module and the user's source line that PyTorch recorded. Models built on the meta device
+capture without allocating weights. A stack of identical blocks (a transformer's layers) is traced
+twice and replicated, so an 80-layer model costs about as much to capture as a 2-layer one.
+
+With ``training=True`` the backward pass and an optimizer step are recorded too, from the real
+autograd and optimizer work run on meta tensors (nothing is computed, nothing in the model changes).
+"""
+
 from __future__ import annotations
 
-from accelkit.graph.ir import Graph
+import contextlib
+import io
+import logging
+import os
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
+
+from accelkit.errors import AccelkitError, CaptureError
+from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
+from accelkit.graph.ir import Graph, Node, TensorMeta
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_ACCELKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
-def capture(model, example_inputs, training: bool = False) -> Graph:  # pragma: no cover - placeholder
-    raise NotImplementedError("capture is being written")
+# ------------------------------------------------------------------------------------------
+# small helpers
+# ------------------------------------------------------------------------------------------
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _metas(value: Any) -> list[TensorMeta]:
+    leaves, _ = tree_flatten(value)
+    return [TensorMeta(tuple(int(d) for d in t.shape), _dtype_name(t.dtype))
+            for t in leaves if isinstance(t, torch.Tensor)]
+
+
+def _is_user_file(path: str) -> bool:
+    path = os.path.abspath(path)
+    return not (path.startswith(_TORCH_DIR) or path.startswith(_ACCELKIT_DIR) or "<" in path)
+
+
+def _source_from_stack(stack_trace: str | None) -> tuple[str | None, str | None]:
+    """The innermost frame outside torch and accelkit: (``file.py:line``, full path)."""
+    if not stack_trace:
+        return None, None
+    best = None
+    for m in _FRAME_RE.finditer(stack_trace):
+        if _is_user_file(m["file"]):
+            best = m
+    if best is None:
+        return None, None
+    return f"{os.path.basename(best['file'])}:{best['line']}", best["file"]
+
+
+def _normalize_inputs(example_inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,), {}
+    if isinstance(example_inputs, dict):
+        return (), dict(example_inputs)
+    if isinstance(example_inputs, (tuple, list)):
+        return tuple(example_inputs), {}
+    raise AccelkitError(
+        f"example_inputs must be a tensor, a tuple of tensors or a dict of keyword tensors, "
+        f"not {type(example_inputs).__name__}",
+        fix="pass the inputs one forward call takes, e.g. (torch.randn(8, 16),)",
+    )
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """torch.export logs partial graphs on failure; a learner should see accelkit's error instead."""
+    loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo",
+                                                  "torch.fx.experimental.symbolic_shapes", "torch._export")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for lg, lv in zip(loggers, levels, strict=True):
+            lg.setLevel(lv)
+
+
+# ------------------------------------------------------------------------------------------
+# errors: turn what torch.export raises into a CaptureError that points at the user's line
+# ------------------------------------------------------------------------------------------
+def _user_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_file(f.filename)]
+    return frames[-1] if frames else None
+
+
+def _module_at_frame(exc: BaseException, model: nn.Module) -> tuple[str | None, str | None]:
+    """The module whose code raised: the innermost user frame whose ``self`` is a module of the model."""
+    names = {id(m): n for n, m in model.named_modules()}
+    found: tuple[str | None, str | None] = (None, None)
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        obj = frame.f_locals.get("self")
+        if isinstance(obj, nn.Module) and id(obj) in names and _is_user_file(frame.f_code.co_filename):
+            found = (names[id(obj)] or "<root>", type(obj).__name__)
+        tb = tb.tb_next
+    return found
+
+
+def _explain(exc: BaseException, model: nn.Module) -> CaptureError:
+    text = str(exc)
+    frame = _user_frame(exc)
+    source = f"{os.path.basename(frame.filename)}:{frame.lineno}" if frame else None
+    code = (frame.line or "").strip() if frame else ""
+    module, module_type = _module_at_frame(exc, model)
+    mod_txt = f"{module} ({module_type})" if module else type(model).__name__
+    where_code = f" `{code}`" if code else ""
+    if "in output, which is not a known type" in text or "pytree" in text.lower() and "output" in text:
+        m = re.search(r"Found (<class '[^']+'>)", text)
+        what = m.group(1) if m else "a non-tensor object"
+        src = source
+        if src is None:
+            try:
+                import inspect
+
+                f = inspect.getsourcefile(type(model).forward)
+                _, line = inspect.getsourcelines(type(model).forward)
+                src = f"{os.path.basename(f or '?')}:{line}"
+            except (OSError, TypeError):
+                src = None
+        return CaptureError(
+            f"{type(model).__name__}.forward returns {what}, which is not a tensor; an accelerator "
+            "graph can only return tensors (or tuples/dicts of tensors)",
+            kind="non-tensor-output", module=module or "<root>", op="output", source=src,
+            fix="return only tensors from forward (for transformers models build them with "
+                "use_cache=False so no cache object is returned)",
+        )
+    if "data-dependent" in text or "GuardOnDataDependent" in type(exc).__name__ or "unbacked" in text:
+        host_sync = bool(re.search(r"\.(item|tolist|numpy)\(|\b(int|float|bool)\(", code))
+        if host_sync:
+            return CaptureError(
+                f"{mod_txt} reads a tensor's value on the host{where_code}, and that value decides a "
+                "shape or a Python branch; an accelerator graph has to be fixed before any value is known",
+                kind="host-sync", module=module, op="aten.item", source=source,
+                fix="keep the value on the device (use tensor ops such as torch.where, masking or "
+                    "padding to a fixed size) instead of .item()/.tolist()/int(tensor)",
+            )
+        return CaptureError(
+            f"{mod_txt} branches in Python on a tensor's value{where_code}; a compiled graph cannot "
+            "follow a branch that depends on the data",
+            kind="data-dependent-control-flow", module=module, op="aten.item (Python if on a tensor)",
+            source=source,
+            fix="compute both branches and select with torch.where(cond, a, b), or use torch.cond; "
+                "`ak.port` can apply the torch.where rewrite",
+        )
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return CaptureError(
+        f"torch.export could not capture {mod_txt}: {type(exc).__name__}: {first[:300]}",
+        kind="unsupported", module=module, op=None, source=source,
+        fix="simplify the Python in forward at that line (no data-dependent control flow, only tensor "
+            "inputs and outputs), or capture a sub-module that does export",
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# repeated blocks
+# ------------------------------------------------------------------------------------------
+def _signature(m: nn.Module) -> tuple[Any, ...]:
+    return (
+        tuple((n, type(c).__name__) for n, c in m.named_modules()),
+        tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters()),
+        tuple((n, tuple(b.shape), b.dtype) for n, b in m.named_buffers()),
+    )
+
+
+def _repeated_stacks(model: nn.Module, min_len: int = 4) -> list[tuple[str, nn.Module, str, int]]:
+    """(path, parent, attribute, length) of ModuleLists/Sequentials of identical blocks."""
+    stacks = []
+    for path, mod in model.named_modules():
+        if not isinstance(mod, (nn.ModuleList, nn.Sequential)) or len(mod) < min_len:
+            continue
+        sig = _signature(mod[0])
+        if all(type(b) is type(mod[0]) and _signature(b) == sig for b in list(mod)[1:]):
+            parent_path, _, attr = path.rpartition(".")
+            parent = model.get_submodule(parent_path) if parent_path else model
+            stacks.append((path, parent, attr, len(mod)))
+    # keep outermost stacks only (a stack inside a repeated block is replicated with it)
+    return [s for s in stacks if not any(s[0].startswith(o[0] + ".") for o in stacks if o is not s)]
+
+
+@contextlib.contextmanager
+def _truncated(stacks: list[tuple[str, nn.Module, str, int]]) -> Iterator[None]:
+    originals = []
+    try:
+        for _path, parent, attr, _n in stacks:
+            orig = getattr(parent, attr)
+            originals.append((parent, attr, orig))
+            setattr(parent, attr, type(orig)(*[orig[0], orig[1]]) if isinstance(orig, nn.Sequential)
+                    else nn.ModuleList([orig[0], orig[1]]))
+        yield
+    finally:
+        for parent, attr, orig in reversed(originals):
+            setattr(parent, attr, orig)
+
+
+def _in_block(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def _replicate(nodes: list[Node], path: str, n: int) -> list[Node] | None:
+    """Expand a 2-block trace of ``path`` into ``n`` blocks; None when the trace is not two equal blocks."""
+    idx0 = [i for i, x in enumerate(nodes) if _in_block(x.module, f"{path}.0")]
+    idx1 = [i for i, x in enumerate(nodes) if _in_block(x.module, f"{path}.1")]
+    if not idx0 or len(idx0) != len(idx1):
+        return None
+    lo1, hi1 = idx1[0], idx1[-1]
+    if idx1 != list(range(lo1, hi1 + 1)) or [nodes[i].op for i in idx0] != [nodes[i].op for i in idx1]:
+        return None
+    block0 = {nodes[i].name: pos for pos, i in enumerate(idx0)}
+    block1 = [nodes[i] for i in idx1]
+    block1_names = {x.name: pos for pos, x in enumerate(block1)}
+    out = nodes[: hi1 + 1]
+    prev = [x.name for x in block1]
+    for k in range(2, n):
+        copies = []
+        for x in block1:
+            c = Node(**{**x.__dict__})
+            c.name = f"{x.name}__{k}"
+            c.module = f"{path}.{k}" + x.module[len(f"{path}.1"):]
+            c.block = f"{path}.1"
+            c.args = [f"{a}__{k}" if a in block1_names else prev[block0[a]] if a in block0 else a
+                      for a in x.args]
+            c.param_inputs = list(x.param_inputs)
+            c.extra = dict(x.extra)
+            copies.append(c)
+        out.extend(copies)
+        prev = [c.name for c in copies]
+    last = {x.name: prev[pos] for pos, x in enumerate(block1)}
+    for x in nodes[hi1 + 1:]:
+        x.args = [last.get(a, a) for a in x.args]
+        out.append(x)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# forward: torch.export -> nodes
+# ------------------------------------------------------------------------------------------
+def _export(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.export.ExportedProgram:
+    with _quiet():
+        return torch.export.export(model, args, kwargs, strict=False)
+
+
+def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], dict[str, str]]:
+    sig = ep.graph_signature
+    param_names = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
+                   **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
+    param_like: set[str] = set(param_names)
+    nodes: list[Node] = []
+    for fx in ep.graph.nodes:
+        if fx.op != "call_function":
+            continue
+        op = fx.target
+        kind = short_kind(op)
+        arg_nodes = [a for a in fx.all_input_nodes]
+        ins = []
+        flags = []
+        for a in arg_nodes:
+            val = a.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                ins.extend(_metas(val))
+                flags.append(a.name in param_like)
+        outs = _metas(fx.meta.get("val"))
+        if kind in VIEW_OPS or kind in {"_to_copy", "to"}:
+            if any(a.name in param_like for a in arg_nodes):
+                param_like.add(fx.name)
+        stack = fx.meta.get("nn_module_stack") or {}
+        module, module_type = "", ""
+        if stack:
+            module, mtype = list(stack.values())[-1]
+            module_type = str(mtype).rsplit(".", 1)[-1].strip("'>")
+        source, path = _source_from_stack(fx.meta.get("stack_trace"))
+        flops, frm = 0, "none"
+        if kind not in VIEW_OPS and isinstance(op, torch._ops.OpOverload):
+            margs = tree_map(lambda a: a.meta.get("val") if isinstance(a, torch.fx.Node) else a, fx.args)
+            mkw = tree_map(lambda a: a.meta.get("val") if isinstance(a, torch.fx.Node) else a, fx.kwargs)
+            flops = registry_flops(op, margs, mkw)
+            frm = "registry" if flops else "none"
+        if not flops:
+            flops = vector_flops(kind, ins, outs)
+            frm = "vector-model" if flops else frm
+        br, bw = node_bytes(kind, ins, outs)
+        nodes.append(Node(
+            name=fx.name, op=str(op), kind=kind, inputs=ins, outputs=outs,
+            args=[a.name for a in arg_nodes], module=module, module_type=module_type, source=source,
+            flops=int(flops), flops_from=frm, bytes_read=br, bytes_written=bw, param_inputs=flags,
+            param_bytes=sum(m.nbytes for m, f in zip(ins, flags, strict=False) if f), section="fwd",
+            extra={"source_path": path} if path else {},
+        ))
+    # where a user input is mutated in place, remember the line that does it
+    mutated: dict[str, str] = {}
+    by_name = {x.name: x for x in nodes}
+    for out_name, input_name in getattr(sig, "user_inputs_to_mutate", {}).items():
+        src = by_name[out_name].source if out_name in by_name else None
+        mutated[str(input_name)] = src or "?"
+    return nodes, mutated
+
+
+# ------------------------------------------------------------------------------------------
+# training: backward and optimizer recorded on meta tensors
+# ------------------------------------------------------------------------------------------
+class _Recorder(TorchDispatchMode):
+    def __init__(self, section: str, tracker: Any, root: str, param_ids: set[int],
+                 owner: dict[int, str] | None = None) -> None:
+        super().__init__()
+        self.owner = owner or {}  # tensor id -> module path (optimizer state is owned by its parameter)
+        self.section = section
+        self.tracker = tracker
+        self.root = root
+        self.param_ids = param_ids
+        self.nodes: list[Node] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        kind = short_kind(func)
+        if kind in VIEW_OPS:
+            return out
+        tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        ins = _metas(tensors)
+        outs = _metas(out)
+        flags = [id(t) in self.param_ids for t in tensors]
+        flops = registry_flops(func, args, kwargs)
+        frm = "registry" if flops else "none"
+        if not flops:
+            flops = vector_flops(kind, ins, outs)
+            frm = "vector-model" if flops else frm
+        module = next((self.owner[id(t)] for t in tensors if id(t) in self.owner), "")
+        if self.tracker is not None:
+            parents = [p for p in self.tracker.parents if p != "Global"]
+            if parents:
+                deepest = max(parents, key=len)
+                module = deepest[len(self.root) + 1:] if deepest.startswith(self.root + ".") else ""
+        br, bw = node_bytes(kind, ins, outs)
+        self.nodes.append(Node(
+            name=f"{self.section}_{len(self.nodes)}", op=str(func), kind=kind, inputs=ins, outputs=outs,
+            module=module, flops=int(flops), flops_from=frm, bytes_read=br, bytes_written=bw,
+            param_inputs=flags, param_bytes=sum(m.nbytes for m, f in zip(ins, flags, strict=False) if f),
+            section=self.section,
+        ))
+        return out
+
+
+def _make_optimizer(name: str | Callable[..., torch.optim.Optimizer], params: list[torch.Tensor]) -> Any:
+    if callable(name):
+        return name(params)
+    table = {
+        "sgd": lambda p: torch.optim.SGD(p, lr=1e-3, momentum=0.9, foreach=False),
+        "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=False),
+        "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=False),
+    }
+    if name not in table:
+        raise AccelkitError(f"unknown optimizer {name!r}", fix=f"use one of {sorted(table)} or a callable")
+    return table[name](params)
+
+
+def _first_tensor(out: Any) -> torch.Tensor | None:
+    leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    return leaves[0] if leaves else None
+
+
+def _scalar_loss(out: Any) -> torch.Tensor:
+    leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    if leaves and leaves[0].dim() == 0 and leaves[0].is_floating_point():
+        return leaves[0]  # the model computes its own loss (PopTorch / SambaFlow style)
+    total = None
+    for t in leaves:
+        if t.is_floating_point() and t.requires_grad:
+            total = t.float().sum() if total is None else total + t.float().sum()
+    if total is None:
+        raise AccelkitError("training capture needs a floating-point output that depends on parameters",
+                            fix="return the loss or the logits from forward")
+    return total
+
+
+def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    optimizer: str | Callable[..., torch.optim.Optimizer]) -> tuple[list[Node], list[str]]:
+    from torch.utils.module_tracker import ModuleTracker
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # Fake tensors: shapes and dtypes flow, nothing is computed, and libraries that skip
+    # data-dependent checks while tracing (transformers does) see that they are being traced.
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def to_fake(t: Any, grad: bool = False) -> Any:
+        if not isinstance(t, torch.Tensor):
+            return t
+        f = fake.from_tensor(t.detach())
+        return f.requires_grad_(grad) if grad else f
+
+    params = {n: to_fake(p, p.requires_grad) for n, p in model.named_parameters()}
+    buffers = {n: to_fake(b) for n, b in model.named_buffers()}
+    fargs = tree_map(to_fake, args)
+    fkw = tree_map(to_fake, kwargs)
+    notes = []
+    trainable = [p for p in params.values() if p.requires_grad]
+    param_ids = {id(p) for p in params.values()}
+    root = type(model).__name__
+    with fake, ModuleTracker() as tracker:
+        out = torch.func.functional_call(model, {**params, **buffers}, fargs, fkw)
+        loss = _scalar_loss(out)
+        if loss is not _first_tensor(out):
+            notes.append("training capture: the model returns no scalar loss, so the loss is the sum of its "
+                         "outputs (one reduction; the backward graph is the model's own)")
+        rec_b = _Recorder("bckwd", tracker, root, param_ids)
+        with rec_b:
+            loss.backward()
+        opt = _make_optimizer(optimizer, trainable)
+        grad_ids = {id(p.grad) for p in trainable if p.grad is not None}
+        owner = {}
+        for n, p in params.items():
+            mod = n.rpartition(".")[0]
+            owner[id(p)] = mod
+            if p.grad is not None:
+                owner[id(p.grad)] = mod
+        rec_o = _Recorder("opt", None, root, param_ids | grad_ids, owner)
+        with rec_o:
+            opt.step()
+    name = optimizer if isinstance(optimizer, str) else getattr(optimizer, "__name__", "custom")
+    notes.append(f"training capture: optimizer step recorded with {name} (foreach=False, one update per tensor)")
+    return rec_b.nodes + rec_o.nodes, notes
+
+
+# ------------------------------------------------------------------------------------------
+# the public function
+# ------------------------------------------------------------------------------------------
+def capture(
+    model: nn.Module,
+    example_inputs: Any,
+    training: bool = False,
+    *,
+    optimizer: str | Callable[..., torch.optim.Optimizer] = "adamw",
+    dedupe_blocks: bool = True,
+) -> Graph:
+    """Capture ``model`` on ``example_inputs`` as an ATen-level :class:`Graph`.
+
+    ``example_inputs`` is a tensor, a tuple of positional tensors, or a dict of keyword tensors.
+    With ``training=True`` the graph also holds the backward pass (``section="bckwd"``) and one
+    optimizer step (``section="opt"``, AdamW unless ``optimizer`` says otherwise).
+    Identical stacked blocks (``nn.ModuleList`` of equal layers) are traced twice and replicated
+    unless ``dedupe_blocks=False``.
+
+    Raises :class:`accelkit.CaptureError` naming the module, the op and the user's ``file:line``
+    when the model cannot be captured (data-dependent control flow, ``.item()`` feeding a shape,
+    non-tensor outputs).
+    """
+    if not isinstance(model, nn.Module):
+        raise AccelkitError(f"capture needs an nn.Module, not {type(model).__name__}",
+                            fix="pass the model object (e.g. MyNet()), not its class or a function")
+    args, kwargs = _normalize_inputs(example_inputs)
+    t0 = time.perf_counter()
+    was_training = model.training
+    model.train(training)
+    notes: list[str] = []
+    try:
+        stacks = _repeated_stacks(model) if dedupe_blocks else []
+        nodes = None
+        mutated: dict[str, str] = {}
+        if stacks:
+            try:
+                with _truncated(stacks):
+                    ep = _export(model, args, kwargs)
+                nodes, mutated = _nodes_from_export(ep)
+                for path, _p, _a, n in stacks:
+                    nodes = _replicate(nodes, path, n) if nodes is not None else None
+                    if nodes is not None:
+                        notes.append(f"{path}: {n} identical blocks; traced 2 and replicated the second")
+            except Exception:  # a model that indexes its layers by number: trace it whole
+                nodes = None
+            if nodes is None:
+                notes = ["repeated blocks could not be replicated safely; traced every block"]
+        if nodes is None:
+            try:
+                ep = _export(model, args, kwargs)
+            except Exception as exc:
+                raise _explain(exc, model) from exc
+            nodes, mutated = _nodes_from_export(ep)
+        outputs = [m for x in nodes[-1:] for m in x.outputs]
+        try:
+            out_specs = [s for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+            out_vals = {n.name: n.meta.get("val") for n in ep.graph.nodes}
+            outputs = [m for s in out_specs for m in _metas(out_vals.get(getattr(s.arg, "name", ""), None))]
+        except Exception:
+            pass
+        if training:
+            extra, tnotes = _training_nodes(model, args, kwargs, optimizer)
+            nodes = nodes + extra
+            notes.extend(tnotes)
+    finally:
+        model.train(was_training)
+    inputs = {}
+    flat_inputs = list(args) + list(kwargs.values())
+    names = [f"arg{i}" for i in range(len(args))] + list(kwargs)
+    for name, val in zip(names, flat_inputs, strict=True):
+        ms = _metas(val)
+        if ms:
+            inputs[name] = ms[0]
+    params = {n: TensorMeta(tuple(p.shape), _dtype_name(p.dtype)) for n, p in model.named_parameters()}
+    buffers = {n: TensorMeta(tuple(b.shape), _dtype_name(b.dtype)) for n, b in model.named_buffers()}
+    g = Graph(nodes=nodes, inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=type(model).__name__,
+              training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated)
+    return g
+

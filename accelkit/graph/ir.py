@@ -93,12 +93,14 @@ class Graph:
 
     nodes: list[Node]
     inputs: dict[str, TensorMeta]
-    params: dict[str, TensorMeta]  # parameters and buffers, by their fully qualified name
+    params: dict[str, TensorMeta]  # parameters, by their fully qualified name
     outputs: list[TensorMeta]
+    buffers: dict[str, TensorMeta] = field(default_factory=dict)  # buffers (running stats, tables)
     model_name: str = ""
     training: bool = False
     capture_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    mutated_inputs: dict[str, str] = field(default_factory=dict)  # user input -> line that mutates it
 
     # ---- totals ---------------------------------------------------------------------------
     @property

@@ -1,0 +1,161 @@
+"""Per-node cost: FLOPs from PyTorch's own flop registry, and accelkit's vector-op model for the rest.
+
+PyTorch's ``FlopCounterMode`` counts matmul-type work (mm, addmm, bmm, convolution, attention)
+and gives zero for elementwise ops, reductions, normalisation, softmax and embedding. Those ops
+are what memory-bound accelerator kernels spend their time on, so accelkit counts them itself
+with the per-element costs below. These counts are accelkit's own convention (illustrative; the
+usual textbook counts), not a measurement.
+
+Bytes: an op reads its tensor inputs and writes its outputs once; views move nothing; gathers
+(embedding, index_select) read only the rows they fetch, not the whole table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from accelkit.graph.ir import TensorMeta
+
+# Ops that only re-interpret a tensor's shape or strides: no FLOPs, no bytes moved.
+VIEW_OPS = frozenset({
+    "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze",
+    "slice", "select", "alias", "detach", "unflatten", "flatten", "as_strided", "split", "split_with_sizes",
+    "chunk", "unbind", "narrow", "view_as", "expand_as", "lift_fresh_copy", "lift_fresh", "numpy_T",
+    "contiguous", "dropout",  # dropout in eval is an identity; in training it is counted as elementwise below
+    "sym_size", "sym_numel", "sym_stride", "_assert_tensor_metadata", "_assert_scalar",
+})
+
+# Per-output-element FLOPs for ops the registry counts as zero (accelkit's convention).
+_ELEMENTWISE_1 = {
+    "add", "sub", "mul", "div", "neg", "relu", "abs", "maximum", "minimum", "clamp", "clamp_min",
+    "clamp_max", "where", "masked_fill", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+    "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_not", "square", "reciprocal",
+    "hardtanh", "leaky_relu", "threshold", "sign", "floor", "ceil", "round", "trunc", "remainder",
+    "fmod", "lerp", "addcmul", "addcdiv", "rsub", "copy", "fill", "zero", "mul_", "add_", "triu", "tril",
+    "relu6", "hardsigmoid", "hardswish", "sqrt", "rsqrt", "pow", "_foreach_add", "_foreach_mul",
+    "threshold_backward", "le_", "masked_fill_", "clone", "_to_copy", "to",
+}
+_TRANSCENDENTAL = {  # exp/log/tanh-class functions: a few FLOPs each on vector units
+    "exp": 4, "log": 4, "tanh": 4, "sigmoid": 4, "erf": 4, "sin": 4, "cos": 4, "silu": 5, "mish": 8,
+    "gelu": 8, "elu": 5, "softplus": 5, "log1p": 4, "expm1": 4, "logsigmoid": 5,
+    "gelu_backward": 12, "silu_backward": 8, "sigmoid_backward": 3, "tanh_backward": 3,
+}
+_PER_INPUT_ELEMENT = {  # reductions: one FLOP per input element (var/std about three)
+    "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "argmax": 1, "argmin": 1,
+    "prod": 1, "var": 3, "std": 3, "var_mean": 3, "norm": 2, "linalg_vector_norm": 2, "logsumexp": 5,
+    "cumsum": 1, "any": 1, "all": 1, "nll_loss_forward": 1, "nll_loss": 1, "cross_entropy_loss": 6,
+}
+_NORMALISATION = {  # per element: mean, variance, normalise, scale, shift
+    "layer_norm": 5, "native_layer_norm": 5, "rms_norm": 4, "_fused_rms_norm": 4, "group_norm": 5,
+    "native_group_norm": 5, "batch_norm": 2, "_native_batch_norm_legit_no_training": 2,
+    "_native_batch_norm_legit": 5, "native_batch_norm": 5, "_native_batch_norm_legit_functional": 5,
+    "instance_norm": 5, "softmax": 5, "_softmax": 5, "log_softmax": 5, "_log_softmax": 5,
+    "native_layer_norm_backward": 10, "_softmax_backward_data": 4, "_log_softmax_backward_data": 4,
+    "native_batch_norm_backward": 10, "native_group_norm_backward": 10,
+    "max_pool2d": 1, "max_pool2d_with_indices": 1, "avg_pool2d": 1, "adaptive_avg_pool2d": 1,
+    "max_pool1d": 1, "avg_pool1d": 1, "adaptive_avg_pool1d": 1, "upsample_nearest2d": 0,
+    "upsample_bilinear2d": 4,
+}
+# Data movement: gathers read only what they fetch.
+GATHER_OPS = frozenset({"embedding", "index_select", "gather", "index", "take", "embedding_dense_backward",
+                        "index_put", "scatter", "scatter_add", "index_add"})
+# Ops whose time on every architecture is dominated by the FLOP registry's work.
+MATMUL_KINDS = frozenset({
+    "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "einsum", "conv1d", "conv2d", "conv3d",
+    "convolution", "_convolution", "conv_transpose1d", "conv_transpose2d", "convolution_backward",
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_flash_attention_for_cpu_backward", "tensordot", "bilinear", "addbmm",
+    "_scaled_dot_product_efficient_attention_backward", "_scaled_dot_product_flash_attention_backward",
+})
+
+
+def short_kind(op: Any) -> str:
+    """``aten.mm.default`` -> ``mm``; a Python callable -> its name."""
+    name = getattr(op, "__name__", None) or str(op)
+    if hasattr(op, "_schema"):
+        name = op._schema.name.split("::")[-1]
+    return name.split(".")[0]
+
+
+def vector_flops(kind: str, inputs: list[TensorMeta], outputs: list[TensorMeta]) -> int:
+    """accelkit's FLOP count for ops the registry counts as zero (see the module docstring)."""
+    base = kind.rstrip("_") if kind.endswith("_") and not kind.startswith("_") else kind
+    out_n = max((o.numel for o in outputs), default=0)
+    in_n = max((i.numel for i in inputs), default=0)
+    if base in _TRANSCENDENTAL:
+        return _TRANSCENDENTAL[base] * out_n
+    if base in _NORMALISATION:
+        return _NORMALISATION[base] * max(out_n, in_n)
+    if base in _PER_INPUT_ELEMENT:
+        return _PER_INPUT_ELEMENT[base] * in_n
+    if base in _ELEMENTWISE_1 or base.startswith("_foreach_"):
+        if base in {"clone", "_to_copy", "to", "copy", "fill", "zero"}:
+            return 0
+        return out_n
+    if base == "dropout" or base == "native_dropout":
+        return out_n
+    return 0
+
+
+def _to_meta(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="meta")
+    return x
+
+
+def _key(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return ("T", tuple(x.shape), x.dtype)
+    if isinstance(x, (list, tuple)):
+        return tuple(_key(i) for i in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _key(v)) for k, v in x.items()))
+    if isinstance(x, (int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout,
+                      torch.memory_format)):
+        return x
+    return repr(type(x))
+
+
+_REGISTRY_CACHE: dict[Any, int] = {}
+
+
+def registry_flops(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """FLOPs PyTorch's flop registry counts for ``op(*args, **kwargs)``, run once on meta tensors.
+
+    Composite ops (``linear``, ``matmul``, ``scaled_dot_product_attention``) decompose while they run,
+    so they are counted by exactly the formulas ``FlopCounterMode`` uses. Results are cached by op,
+    shapes and dtypes, which makes repeated blocks free.
+    """
+    try:
+        key = (str(op), _key(args), _key(kwargs))
+    except TypeError:
+        key = None
+    if key is not None and key in _REGISTRY_CACHE:
+        return _REGISTRY_CACHE[key]
+    margs = torch.utils._pytree.tree_map(_to_meta, args)
+    mkwargs = torch.utils._pytree.tree_map(_to_meta, kwargs)
+    try:
+        with FlopCounterMode(display=False) as counter:
+            op(*margs, **mkwargs)
+        flops = int(counter.get_total_flops())
+    except Exception:  # an op the meta device cannot run: the vector model covers it
+        flops = 0
+    if key is not None:
+        _REGISTRY_CACHE[key] = flops
+    return flops
+
+
+def node_bytes(kind: str, inputs: list[TensorMeta], outputs: list[TensorMeta]) -> tuple[int, int]:
+    """(bytes_read, bytes_written) of one op under accelkit's traffic model."""
+    if kind in VIEW_OPS:
+        return 0, 0
+    written = sum(o.nbytes for o in outputs)
+    if kind in GATHER_OPS and inputs:
+        # the table (the first input) is read only where indexed: the indices plus the fetched rows
+        return sum(i.nbytes for i in inputs[1:]) + written, written
+    return sum(i.nbytes for i in inputs), written

@@ -1,0 +1,239 @@
+"""ak.capture: nodes, costs, module/source attribution, repeated blocks, training sections, errors."""
+
+from __future__ import annotations
+
+import inspect
+import resource
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+import accelkit as ak
+from accelkit.errors import AccelkitError, CaptureError
+
+
+def _line_of(fn, text: str) -> str:
+    """`file.py:line` of the first line of fn's source that contains text (no hard-coded numbers)."""
+    lines, start = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if text in line:
+            return f"test_capture.py:{start + i}"
+    raise AssertionError(text)
+
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.norm = nn.LayerNorm(32)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x):
+        h = F.gelu(self.norm(self.fc1(x)))
+        return self.fc2(h).softmax(-1)
+
+
+def test_nodes_carry_shapes_module_source_and_cost():
+    g = ak.capture(MLP(), (torch.randn(8, 16),))
+    kinds = [n.kind for n in g.nodes]
+    assert kinds[:2] == ["linear", "layer_norm"] and "gelu" in kinds and "softmax" in kinds
+    fc1 = g.nodes[0]
+    assert fc1.module == "fc1" and fc1.module_type == "Linear"
+    assert fc1.source == _line_of(MLP.forward, "h = F.gelu")
+    assert fc1.inputs[0].shape == (8, 16) and fc1.outputs[0].shape == (8, 32)
+    assert fc1.flops == 2 * 8 * 16 * 32 and fc1.flops_from == "registry"
+    assert fc1.param_inputs == [False, True, True] and fc1.param_bytes == (32 * 16 + 32) * 4
+    assert fc1.bytes_written == 8 * 32 * 4 and fc1.bytes_read == (8 * 16 + 32 * 16 + 32) * 4
+    gelu = next(n for n in g.nodes if n.kind == "gelu")
+    assert gelu.flops_from == "vector-model" and gelu.flops > 0
+    assert g.param_count == sum(p.numel() for p in MLP().parameters())
+    assert g.total_flops == sum(n.flops for n in g.nodes)
+    assert all(n.section == "fwd" for n in g.nodes)
+    text = g.summary()
+    assert "fc1" in text and "GFLOP" in text and str(len(g.nodes)) in text
+    assert "float32[8, 16]" in g.table()
+
+
+def test_views_move_no_bytes_and_embedding_reads_only_rows():
+    class Emb(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.e = nn.Embedding(10_000, 64)
+
+        def forward(self, ids):
+            return self.e(ids).transpose(0, 1)
+
+    g = ak.capture(Emb(), (torch.randint(0, 10_000, (4, 8)),))
+    emb = next(n for n in g.nodes if n.kind == "embedding")
+    assert emb.bytes_written == 4 * 8 * 64 * 4
+    assert emb.bytes_read < 10_000 * 64 * 4 / 10  # not the whole table
+    view = next(n for n in g.nodes if n.kind == "transpose")
+    assert view.bytes_read == view.bytes_written == 0
+
+
+def _gpt2(n_layer=4, **kw):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_layer=n_layer, n_embd=64, n_head=4, vocab_size=500, n_positions=64,
+                     use_cache=False, **kw)
+    return GPT2LMHeadModel(cfg).eval()
+
+
+def test_transformers_flops_match_flop_counter_within_5_percent():
+    model = _gpt2()
+    ids = torch.randint(0, 500, (2, 16))
+    g = ak.capture(model, (ids,))
+    # the math attention backend: the fused CPU kernel has no formula in the registry and counts zero
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as fc:
+        model(ids)
+    ours = sum(n.flops for n in g.nodes if n.flops_from == "registry")
+    assert ours == pytest.approx(fc.get_total_flops(), rel=0.05)
+
+
+def test_repeated_blocks_are_replicated_exactly():
+    model = _gpt2(n_layer=5)
+    ids = torch.randint(0, 500, (1, 16))
+    fast = ak.capture(model, (ids,))
+    full = ak.capture(model, (ids,), dedupe_blocks=False)
+    assert any("5 identical blocks" in n for n in fast.notes)
+    assert [n.op for n in fast.nodes] == [n.op for n in full.nodes]
+    assert [n.module for n in fast.nodes] == [n.module for n in full.nodes]
+    assert fast.total_flops == full.total_flops and fast.total_bytes == full.total_bytes
+    # dataflow: the first op of block 4 reads what block 3 produced
+    names = {n.name: n for n in fast.nodes}
+    first4 = next(n for n in fast.nodes if n.module.startswith("transformer.h.4"))
+    assert any(names[a].module.startswith("transformer.h.3") for a in first4.args if a in names)
+
+
+def test_training_adds_backward_and_optimizer_sections_without_touching_the_model():
+    model = MLP()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    g = ak.capture(model, (torch.randn(8, 16),), training=True)
+    by = g.flops_by_section()
+    assert by["fwd"] > 0 and by["bckwd"] > by["fwd"] and by["opt"] > 0
+    # backward of the two linears: grad input + grad weight, 2 matmuls each (first needs only grad weight)
+    mm_b = sum(n.flops for n in g.section("bckwd") if n.flops_from == "registry")
+    assert mm_b == pytest.approx(2 * 2 * 8 * 16 * 32 + 2 * 2 * 8 * 32 * 4 - 2 * 8 * 16 * 32, rel=0.05)
+    assert {n.module for n in g.section("opt")} >= {"fc1", "fc2"}
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert model.training  # mode restored
+
+
+def test_meta_device_llama_captures_without_allocating():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=256, num_hidden_layers=6, num_attention_heads=8, num_key_value_heads=2,
+                      intermediate_size=512, vocab_size=1000, use_cache=False)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg).eval()
+    g = ak.capture(model, (torch.randint(0, 1000, (1, 32), device="meta"),))
+    assert g.param_count == sum(p.numel() for p in model.parameters())
+    linear_flops = sum(n.flops for n in g.nodes if n.kind == "linear")
+    per_token = 2 * sum(p.numel() for n, p in model.named_parameters() if n.endswith("proj.weight") or
+                        n == "lm_head.weight")
+    assert linear_flops == per_token * 32
+
+
+@pytest.mark.slow
+def test_70b_llama_capture_is_fast_and_small():
+    """Issue goal: ≤ half the time of plain torch.export (same run), peak RSS < 2 GB."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=8192, num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=8,
+                      intermediate_size=28672, vocab_size=128256, use_cache=False)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg).eval()
+    ids = torch.randint(0, 1000, (1, 128), device="meta")
+    t0 = time.perf_counter()
+    g = ak.capture(model, (ids,))
+    ours = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ep = torch.export.export(model, (ids,), strict=False)
+    plain = time.perf_counter() - t0
+    assert ours <= plain / 2, (ours, plain)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 * 1024 * 1024  # KiB on Linux
+    assert 70e9 < g.param_count < 71e9
+    assert len(g.nodes) == sum(1 for n in ep.graph.nodes if n.op == "call_function")
+    assert g.total_flops == pytest.approx(2 * g.param_count * 128, rel=0.05)
+
+
+# ---- what cannot be captured ---------------------------------------------------------------
+class DataDependentIf(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.gate(x)
+        if y.sum() > 0:
+            return y * 2
+        return y
+
+
+class Outer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = DataDependentIf()
+
+    def forward(self, x):
+        return self.inner(x) + 1
+
+
+class ItemShape(nn.Module):
+    def forward(self, x):
+        n = int(x.abs().sum().item())
+        return torch.zeros(n)
+
+
+class CacheOut(nn.Module):
+    def forward(self, x):
+        return x * 2, object()
+
+
+def test_data_dependent_if_names_module_op_and_line():
+    with pytest.raises(CaptureError) as info:
+        ak.capture(Outer(), (torch.randn(2, 4),))
+    err = info.value
+    assert err.kind == "data-dependent-control-flow"
+    assert err.module == "inner" and err.source == _line_of(DataDependentIf.forward, "if y.sum()")
+    assert "torch.where" in err.fix and "inner" in str(err) and err.source in str(err)
+    assert isinstance(err, AccelkitError)
+
+
+def test_item_feeding_a_shape_is_a_host_sync():
+    with pytest.raises(CaptureError) as info:
+        ak.capture(ItemShape(), (torch.randn(2, 4),))
+    assert info.value.kind == "host-sync"
+    assert info.value.source == _line_of(ItemShape.forward, ".item()")
+    assert ".item()" in info.value.fix
+
+
+def test_non_tensor_output_is_explained():
+    with pytest.raises(CaptureError) as info:
+        ak.capture(CacheOut(), (torch.randn(2, 4),))
+    assert info.value.kind == "non-tensor-output" and "object" in str(info.value)
+    assert "test_capture.py:" in (info.value.source or "")
+
+
+def test_transformers_cache_output_points_at_use_cache():
+    model = _gpt2(n_layer=1)
+    model.config.use_cache = True
+    try:
+        ak.capture(model, (torch.randint(0, 500, (1, 8)),))
+    except CaptureError as err:
+        assert err.kind == "non-tensor-output" and "use_cache=False" in err.fix
+    else:  # some transformers versions return tensors only; then the capture must be complete
+        pytest.skip("this transformers version exports the cache as tensors")
+
+
+def test_bad_arguments_are_accelkit_errors():
+    with pytest.raises(AccelkitError, match="nn.Module"):
+        ak.capture(MLP, (torch.randn(2, 16),))
+    with pytest.raises(AccelkitError, match="example_inputs"):
+        ak.capture(MLP(), 3)
