@@ -3,14 +3,17 @@
 The workflow, one function per step, each returning a plain value the next one takes::
 
     import accelkit as ak
-    prof  = ak.profile(model, inputs)        # 1. measured on this host
-    spec  = ak.hardware.get("wse2")          # 2. the catalog, every figure sourced
-    graph = ak.capture(model, inputs)        #    the graph every later step reads
+    prof  = ak.profile(model, inputs)                  # 1. measured on this host
+    spec  = ak.hardware.get("wse2")                    # 2. the catalog, every figure sourced
+    graph = ak.capture(model, inputs)                  #    the graph every later step reads
+    prog  = ak.compile(model, inputs, target="wse2")   # 4. passes, memory plan, placement
+    prog.save("out/model.akp"); ak.load("out/model.akp")
 """
 
 from __future__ import annotations
 
-from accelkit import hardware
+from accelkit import compiler, hardware
+from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
 from accelkit.profiler import HostProfile, profile
@@ -20,13 +23,18 @@ __version__ = "0.1.0"
 __all__ = [
     "AccelkitError",
     "CaptureError",
+    "CompiledProgram",
     "Graph",
     "HostProfile",
     "Node",
+    "Parallel",
     "SpecError",
     "UnknownNameError",
     "__version__",
     "capture",
+    "compile",
+    "compiler",
     "hardware",
+    "load",
     "profile",
 ]

@@ -218,7 +218,7 @@ def _in_block(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
-def _replicate(nodes: list[Node], path: str, n: int) -> list[Node] | None:
+def _replicate(nodes: list[Node], path: str, n: int) -> tuple[list[Node], dict[str, str]] | None:
     """Expand a 2-block trace of ``path`` into ``n`` blocks; None when the trace is not two equal blocks."""
     idx0 = [i for i, x in enumerate(nodes) if _in_block(x.module, f"{path}.0")]
     idx1 = [i for i, x in enumerate(nodes) if _in_block(x.module, f"{path}.1")]
@@ -250,7 +250,7 @@ def _replicate(nodes: list[Node], path: str, n: int) -> list[Node] | None:
     for x in nodes[hi1 + 1:]:
         x.args = [last.get(a, a) for a in x.args]
         out.append(x)
-    return out
+    return out, last
 
 
 # ------------------------------------------------------------------------------------------
@@ -307,6 +307,7 @@ def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], di
             param_bytes=sum(m.nbytes for m, f in zip(ins, flags, strict=False) if f), section="fwd",
             extra={"source_path": path} if path else {},
         ))
+        nodes[-1].extra["kwargs"] = {k: v for k, v in fx.kwargs.items() if isinstance(v, str | int | float | bool)}  # porting: simple non-tensor kwargs, e.g. gelu's approximate
     # where a user input is mutated in place, remember the line that does it
     mutated: dict[str, str] = {}
     by_name = {x.name: x for x in nodes}
@@ -395,9 +396,8 @@ def _scalar_loss(out: Any) -> torch.Tensor:
 
 def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any],
                     optimizer: str | Callable[..., torch.optim.Optimizer]) -> tuple[list[Node], list[str]]:
-    from torch.utils.module_tracker import ModuleTracker
-
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.module_tracker import ModuleTracker
 
     # Fake tensors: shapes and dtypes flow, nothing is computed, and libraries that skip
     # data-dependent checks while tracing (transformers does) see that they are being traced.
@@ -477,48 +477,46 @@ def capture(
         stacks = _repeated_stacks(model) if dedupe_blocks else []
         nodes = None
         mutated: dict[str, str] = {}
+        renamed: dict[str, str] = {}  # block-1 node -> its copy in the last block
         if stacks:
             try:
                 with _truncated(stacks):
                     ep = _export(model, args, kwargs)
                 nodes, mutated = _nodes_from_export(ep)
                 for path, _p, _a, n in stacks:
-                    nodes = _replicate(nodes, path, n) if nodes is not None else None
-                    if nodes is not None:
+                    done = _replicate(nodes, path, n) if nodes is not None else None
+                    nodes = done[0] if done else None
+                    if done:
+                        renamed.update(done[1])
                         notes.append(f"{path}: {n} identical blocks; traced 2 and replicated the second")
             except Exception:  # a model that indexes its layers by number: trace it whole
                 nodes = None
             if nodes is None:
-                notes = ["repeated blocks could not be replicated safely; traced every block"]
+                notes, renamed = ["repeated blocks could not be replicated safely; traced every block"], {}
         if nodes is None:
             try:
                 ep = _export(model, args, kwargs)
             except Exception as exc:
                 raise _explain(exc, model) from exc
             nodes, mutated = _nodes_from_export(ep)
-        outputs = [m for x in nodes[-1:] for m in x.outputs]
-        try:
-            out_specs = [s for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
-            out_vals = {n.name: n.meta.get("val") for n in ep.graph.nodes}
-            outputs = [m for s in out_specs for m in _metas(out_vals.get(getattr(s.arg, "name", ""), None))]
-        except Exception:
-            pass
+        out_specs = [s for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+        vals = {n.name: n.meta.get("val") for n in ep.graph.nodes}
+        out_args = [getattr(s.arg, "name", "") for s in out_specs]
+        outputs = [m for a in out_args for m in _metas(vals.get(a))]
+        known = {x.name for x in nodes}
+        output_names = [renamed.get(a, a) for a in out_args if a in known]
+        input_names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+        inputs = {a: m for a in input_names for m in _metas(vals.get(a))[:1]}
         if training:
             extra, tnotes = _training_nodes(model, args, kwargs, optimizer)
             nodes = nodes + extra
             notes.extend(tnotes)
     finally:
         model.train(was_training)
-    inputs = {}
-    flat_inputs = list(args) + list(kwargs.values())
-    names = [f"arg{i}" for i in range(len(args))] + list(kwargs)
-    for name, val in zip(names, flat_inputs, strict=True):
-        ms = _metas(val)
-        if ms:
-            inputs[name] = ms[0]
     params = {n: TensorMeta(tuple(p.shape), _dtype_name(p.dtype)) for n, p in model.named_parameters()}
     buffers = {n: TensorMeta(tuple(b.shape), _dtype_name(b.dtype)) for n, b in model.named_buffers()}
     g = Graph(nodes=nodes, inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=type(model).__name__,
-              training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated)
+              training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated,
+              output_names=output_names)
     return g
 

@@ -101,6 +101,7 @@ class Graph:
     capture_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     mutated_inputs: dict[str, str] = field(default_factory=dict)  # user input -> line that mutates it
+    output_names: list[str] = field(default_factory=list)  # nodes whose values forward returns
 
     # ---- totals ---------------------------------------------------------------------------
     @property
@@ -185,3 +186,48 @@ class Graph:
         if limit is not None and len(self.nodes) > limit:
             lines.append(f"... {len(self.nodes) - limit} more nodes")
         return "\n".join(lines)
+
+
+# ---- plain-data round trip (used by the compiled artifact; JSON only, never pickle) ----------
+def _meta_to(m: TensorMeta) -> list[Any]:
+    return [list(m.shape), m.dtype]
+
+
+def _meta_from(v: list[Any]) -> TensorMeta:
+    return TensorMeta(tuple(int(d) for d in v[0]), str(v[1]))
+
+
+def graph_to_dict(g: Graph) -> dict[str, Any]:
+    nodes = []
+    for n in g.nodes:
+        d = dict(n.__dict__)
+        d["inputs"] = [_meta_to(m) for m in n.inputs]
+        d["outputs"] = [_meta_to(m) for m in n.outputs]
+        d["extra"] = {k: v for k, v in n.extra.items() if isinstance(v, (str, int, float, bool, type(None)))}
+        nodes.append(d)
+    return {
+        "model_name": g.model_name, "training": g.training, "capture_s": g.capture_s, "notes": list(g.notes),
+        "inputs": {k: _meta_to(v) for k, v in g.inputs.items()},
+        "params": {k: _meta_to(v) for k, v in g.params.items()},
+        "buffers": {k: _meta_to(v) for k, v in g.buffers.items()},
+        "outputs": [_meta_to(m) for m in g.outputs],
+        "mutated_inputs": dict(g.mutated_inputs), "output_names": list(g.output_names),
+        "nodes": nodes,
+    }
+
+
+def graph_from_dict(d: dict[str, Any]) -> Graph:
+    nodes = []
+    for nd in d["nodes"]:
+        nd = dict(nd)
+        nd["inputs"] = [_meta_from(m) for m in nd["inputs"]]
+        nd["outputs"] = [_meta_from(m) for m in nd["outputs"]]
+        nodes.append(Node(**nd))
+    return Graph(
+        nodes=nodes, inputs={k: _meta_from(v) for k, v in d["inputs"].items()},
+        params={k: _meta_from(v) for k, v in d["params"].items()},
+        outputs=[_meta_from(m) for m in d["outputs"]],
+        buffers={k: _meta_from(v) for k, v in d.get("buffers", {}).items()},
+        model_name=d["model_name"], training=bool(d["training"]), capture_s=float(d["capture_s"]),
+        notes=list(d["notes"]), mutated_inputs=dict(d["mutated_inputs"]), output_names=list(d["output_names"]),
+    )

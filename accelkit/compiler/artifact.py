@@ -1,0 +1,160 @@
+"""The compiled artifact, like a PEF: a folder with a JSON manifest and the weights in safetensors.
+
+    out/model.akp/
+        manifest.json         schema version, accelkit version, target spec, graph, kernels,
+                              memory plan, placement, and the SHA-256 of both parts
+        weights.safetensors   the model's weights (absent for a meta-device model)
+
+Loading reads JSON and safetensors only: it never imports or runs code from the artifact (no
+pickle anywhere). A truncated, corrupted, edited or wrong-version artifact is refused with an
+:class:`ArtifactError` saying which part failed and how to fix it (re-compile and save).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from accelkit.errors import AccelkitError
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+WEIGHTS = "weights.safetensors"
+_FIX = "re-create it with prog.save(path) from ak.compile(...)"
+
+
+class ArtifactError(AccelkitError, ValueError):
+    """An artifact that cannot be loaded safely: names the file, what is wrong, and the fix."""
+
+
+def _canonical(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def save(prog: Any, path: str | os.PathLike[str]) -> str:
+    from safetensors.torch import save_file
+
+    from accelkit import __version__
+    from accelkit.graph.ir import graph_to_dict
+
+    root = Path(path)
+    root.mkdir(parents=True, exist_ok=True)
+    weights_sha = None
+    aliases: dict[str, str] = {}  # tied weights (e.g. GPT-2's lm_head = wte) are stored once
+    if prog.weights:
+        tensors: dict[str, Any] = {}
+        first: dict[tuple[int, tuple[int, ...]], str] = {}
+        for k, v in prog.weights.items():
+            key = (v.untyped_storage().data_ptr(), tuple(v.shape))
+            if key in first:
+                aliases[k] = first[key]
+            else:
+                first[key] = k
+                tensors[k] = v.detach().contiguous().cpu()
+        save_file(tensors, str(root / WEIGHTS), metadata={"schema_version": str(SCHEMA_VERSION)})
+        weights_sha = _sha256(root / WEIGHTS)
+    elif (root / WEIGHTS).exists():
+        (root / WEIGHTS).unlink()
+    placement = asdict(prog.placement)
+    body = {
+        "schema_version": SCHEMA_VERSION,
+        "accelkit_version": __version__,
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "target": prog.spec.to_dict(),
+        "options": {
+            "precision": prog.precision, "batch_size": prog.batch_size, "micro_batch": prog.micro_batch,
+            "example_batch": prog.example_batch, "chips": prog.chips, "parallel": asdict(prog.parallel),
+            "training": prog.training, "recompute": prog.recompute, "fusion_level": prog.fusion_level,
+        },
+        "graph": graph_to_dict(prog.graph),
+        "passes": [asdict(p) for p in prog.passes],
+        "kernels": [k.to_dict() for k in prog.kernels],
+        "memory_plan": prog.memory_plan.to_dict(),
+        "placement": placement,
+        "weights": {"file": WEIGHTS if weights_sha else None, "sha256": weights_sha, "aliases": aliases},
+    }
+    manifest = {**body, "checksum": hashlib.sha256(_canonical(body)).hexdigest()}
+    tmp = root / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    tmp.replace(root / MANIFEST)
+    return str(root)
+
+
+def load(path: str | os.PathLike[str]) -> Any:
+    """Read an artifact written by :meth:`CompiledProgram.save`; refuses anything it cannot trust."""
+    from accelkit.compiler.memory import MemoryPlan
+    from accelkit.compiler.passes import Kernel, PassResult
+    from accelkit.compiler.placement import Placement, Region
+    from accelkit.compiler.program import CompiledProgram, Parallel
+    from accelkit.graph.ir import graph_from_dict
+    from accelkit.hardware.spec import AcceleratorSpec
+
+    root = Path(path)
+    mpath = root / MANIFEST
+    if not mpath.is_file():
+        raise ArtifactError(f"{root} is not an accelkit artifact: {MANIFEST} is missing", fix=_FIX)
+    try:
+        manifest = json.loads(mpath.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactError(f"{mpath} is truncated or corrupted: {exc}", fix=_FIX) from None
+    if not isinstance(manifest, dict):
+        raise ArtifactError(f"{mpath} does not hold a manifest object", fix=_FIX)
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ArtifactError(
+            f"{mpath} has schema version {version!r} (written by accelkit "
+            f"{manifest.get('accelkit_version', '?')}); this accelkit reads schema {SCHEMA_VERSION}",
+            fix="compile and save it again with this accelkit version")
+    checksum = manifest.pop("checksum", None)
+    if checksum != hashlib.sha256(_canonical(manifest)).hexdigest():
+        raise ArtifactError(f"{mpath} was modified after it was saved (its checksum does not match)", fix=_FIX)
+    weights = None
+    winfo = manifest["weights"]
+    if winfo.get("file"):
+        wpath = root / winfo["file"]
+        if wpath.name != WEIGHTS or not wpath.is_file():
+            raise ArtifactError(f"{root}: the weights file {winfo['file']!r} is missing", fix=_FIX)
+        if _sha256(wpath) != winfo["sha256"]:
+            raise ArtifactError(f"{wpath} is truncated, corrupted or replaced (SHA-256 mismatch)", fix=_FIX)
+        from safetensors.torch import load_file
+
+        weights = load_file(str(wpath))
+        for alias, name in winfo.get("aliases", {}).items():
+            if name not in weights:
+                raise ArtifactError(f"{mpath}: tied weight {alias!r} points at missing {name!r}", fix=_FIX)
+            weights[alias] = weights[name]
+    try:
+        opts = manifest["options"]
+        pl = dict(manifest["placement"])
+        pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])
+        pl["grid"] = tuple(pl["grid"])
+        pl["notes"] = tuple(pl["notes"])
+        pl["stages"] = tuple(tuple(s) for s in pl["stages"])
+        return CompiledProgram(
+            graph=graph_from_dict(manifest["graph"]),
+            spec=AcceleratorSpec.from_dict(manifest["target"], origin=str(mpath)),
+            precision=opts["precision"], batch_size=opts["batch_size"], micro_batch=opts["micro_batch"],
+            example_batch=opts["example_batch"], chips=opts["chips"], parallel=Parallel(**opts["parallel"]),
+            training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
+            passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
+            kernels=[Kernel(**k) for k in manifest["kernels"]],
+            memory_plan=MemoryPlan(**manifest["memory_plan"]),
+            placement=Placement(**pl),
+            weights=weights,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArtifactError(f"{mpath} is missing or has malformed fields ({type(exc).__name__}: {exc})",
+                            fix=_FIX) from None

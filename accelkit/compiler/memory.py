@@ -1,0 +1,215 @@
+"""Memory planning: what lives in which memory tier, and so which execution mode the chip runs.
+
+The plan counts four kinds of bytes per chip, at the compile's precision:
+
+- weights (parameters), split over the chips of tensor and pipeline parallelism;
+- activations: for inference the largest working set of one kernel (its inputs and outputs);
+  for training every op's output of one micro-batch, kept for the backward pass
+  (``recompute="selective"`` keeps each fused kernel's result only, ``"full"`` one tensor per layer);
+- gradients (training): one per weight, at the compile precision;
+- optimizer state (training): Adam's two moments plus an fp32 master copy = 12 bytes per weight
+  (mixed-precision practice, Micikevicius et al. 2018).
+
+Modes per family (``auto`` picks the first that holds):
+
+| family | modes, fastest first |
+|---|---|
+| wafer-dataflow (WSE) | ``pipelined`` (everything in wafer SRAM), ``weight-streaming`` (weights in MemoryX, one layer at a time on the wafer) |
+| reconfigurable-dataflow (RDU) | ``on-chip`` (weights in PMU SRAM), ``hbm`` (weights in HBM, activations in SRAM), ``ddr`` (weights in DDR) |
+| bsp-tiles (IPU) | ``on-chip`` (In-Processor Memory, pipelined over the chips), ``streaming-memory`` |
+| static-schedule (TSP) | ``sram`` (SRAM only: the chips needed to hold the weights) |
+| gpu / cpu | ``hbm`` / ``dram`` |
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelkit.compiler.passes import Kernel
+from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
+
+# Part of on-chip SRAM a compiler can give to tensors; the rest holds programs, routing and
+# buffers. Illustrative: vendors do not publish it; 80% is a round figure used for all chips.
+USABLE_SRAM_FRACTION = 0.8
+OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments
+
+MODES = {
+    "wafer-dataflow": ("pipelined", "weight-streaming"),
+    "reconfigurable-dataflow": ("on-chip", "hbm", "ddr"),
+    "bsp-tiles": ("on-chip", "streaming-memory"),
+    "static-schedule": ("sram",),
+    "gpu": ("hbm",),
+    "cpu": ("dram",),
+}
+
+
+class ModeError(AccelkitError, ValueError):
+    """A model that does not fit the requested (or any) execution mode on the requested chips."""
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Bytes per chip by kind and the tier each kind lives in; the mode that makes it fit."""
+
+    mode: str
+    chips: int
+    weights_bytes: int  # per chip, after tensor/pipeline sharding
+    activation_bytes: int
+    gradient_bytes: int
+    optimizer_bytes: int
+    placement: dict[str, str]  # kind -> tier name
+    tier_use: dict[str, int]  # tier -> bytes used per chip
+    tier_capacity: dict[str, int]
+    chips_needed: int  # chips this mode needs to hold the model (≥ 1)
+    replicas: int = 1  # copies of the model on one chip (the wafer's multi-replica mode)
+    candidates: dict[str, str] = field(default_factory=dict)  # mode -> why it does / doesn't fit
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.activation_bytes + self.gradient_bytes + self.optimizer_bytes
+
+    def summary(self) -> str:
+        lines = [f"mode {self.mode!r} on {self.chips} chip(s)"
+                 + (f", {self.replicas} replicas per chip" if self.replicas > 1 else "")]
+        for kind, label in (("weights", "weights"), ("activation", "activations"), ("gradient", "gradients"),
+                            ("optimizer", "optimizer")):
+            b = getattr(self, f"{kind}_bytes")
+            if b:
+                lines.append(f"  {label:<12} {fmt_bytes(b):>10} per chip in {self.placement.get(kind, '-')}")
+        for tier, used in self.tier_use.items():
+            cap = self.tier_capacity[tier]
+            lines.append(f"  tier {tier:<16} {fmt_bytes(used):>10} of {fmt_bytes(cap)} ({used / cap:.0%})")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Whole-model bytes at the compile's precision, before any sharding."""
+
+    weights: int
+    activations_peak: int  # the largest single-kernel working set (inference)
+    activations_stored: int  # what training keeps for backward (one micro-batch)
+    largest_layer_weights: int
+    training: bool
+    elem_bytes: float  # bytes per weight at the compile's precision
+
+    def per_chip(self, shards: int) -> tuple[int, int, int, int]:
+        w = math.ceil(self.weights / shards)
+        act = math.ceil((self.activations_stored if self.training else self.activations_peak) / max(1, shards))
+        grad = w if self.training else 0
+        opt = math.ceil(self.weights / shards / self.elem_bytes * OPTIMIZER_BYTES_PER_PARAM) if self.training else 0
+        return w, act, grad, opt
+
+
+def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, recompute: str,
+              elem_bytes: float) -> Footprint:
+    fwd = [k for k in kernels if k.section == "fwd"]
+    peak = max((k.bytes_read - k.param_bytes + k.bytes_written for k in fwd), default=0)
+    if recompute == "full":  # keep one tensor per layer, recompute the rest in backward
+        per_layer: dict[str, int] = {}
+        for k in fwd:
+            per_layer[k.group] = max(per_layer.get(k.group, 0), k.out_bytes)
+        stored = sum(per_layer.values())
+    elif recompute == "selective":  # keep each kernel's result, recompute the cheap ops inside it
+        stored = sum(k.out_bytes for k in fwd)
+    else:  # keep everything every op produced
+        stored = sum(k.saved_bytes for k in fwd)
+    layers: dict[str, int] = {}
+    for k in fwd:
+        layers[k.group] = layers.get(k.group, 0) + k.param_bytes
+    return Footprint(weights_bytes, peak, stored, max(layers.values(), default=0), training, elem_bytes)
+
+
+def _tiers(spec: AcceleratorSpec) -> dict[str, int]:
+    return {t.name: int(t.capacity_bytes * (USABLE_SRAM_FRACTION if i == 0 else 1.0))
+            for i, t in enumerate(spec.memory_tiers)}
+
+
+def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
+                mode: str = "auto") -> MemoryPlan:
+    """Choose the execution mode and where each kind of bytes lives, per chip.
+
+    ``model_shards`` is tensor x pipeline parallelism (chips that split the weights); data
+    parallel replicas each hold a full shard. Raises :class:`ModeError` naming what would fit.
+    """
+    modes = MODES[spec.family]
+    if mode != "auto" and mode not in modes:
+        raise ModeError(f"{spec.name} has no execution mode {mode!r}",
+                        fix=f"use mode='auto' or one of {list(modes)}")
+    caps = _tiers(spec)
+    tier_names = list(caps)
+    sram = tier_names[0]
+    w, act, grad, opt = fp.per_chip(model_shards)
+    candidates: dict[str, str] = {}
+    plans: dict[str, MemoryPlan] = {}
+
+    def make(m: str, placement: dict[str, str], needed: int, replicas: int = 1) -> MemoryPlan:
+        use: dict[str, int] = {}
+        for kind, b in (("weights", w), ("activation", act), ("gradient", grad), ("optimizer", opt)):
+            if b:
+                use[placement[kind]] = use.get(placement[kind], 0) + b
+        if m == "weight-streaming":  # one layer's weights (double-buffered) sit on the wafer too
+            use[sram] = use.get(sram, 0) + 2 * math.ceil(fp.largest_layer_weights / model_shards)
+        return MemoryPlan(m, chips, w, act, grad, opt, placement, use,
+                          {t: caps[t] for t in use}, needed, replicas, candidates)
+
+    def fits(p: MemoryPlan) -> bool:
+        return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
+
+    total = w + act + grad + opt
+    if spec.family == "wafer-dataflow":
+        ext = tier_names[1] if len(tier_names) > 1 else sram
+        replicas = max(1, min(64, caps[sram] // max(1, total))) if not fp.training else 1
+        plans["pipelined"] = make("pipelined", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
+                                  math.ceil(total / caps[sram]), replicas)
+        plans["weight-streaming"] = make("weight-streaming", {"weights": ext, "activation": sram,
+                                                              "gradient": ext, "optimizer": ext},
+                                         math.ceil((w + grad + opt) / caps[ext]))
+    elif spec.family == "reconfigurable-dataflow":
+        hbm = tier_names[1] if len(tier_names) > 1 else sram
+        ddr = tier_names[2] if len(tier_names) > 2 else hbm
+        plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
+                                math.ceil(total / caps[sram]))
+        plans["hbm"] = make("hbm", {"weights": hbm, "activation": sram, "gradient": hbm, "optimizer": hbm},
+                            math.ceil((w + grad + opt) / caps[hbm]))
+        plans["ddr"] = make("ddr", {"weights": ddr, "activation": hbm, "gradient": ddr, "optimizer": ddr},
+                            math.ceil((w + grad + opt) / caps[ddr]))
+    elif spec.family == "bsp-tiles":
+        stream = tier_names[1] if len(tier_names) > 1 else sram
+        plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
+                                math.ceil(total / caps[sram]))
+        plans["streaming-memory"] = make("streaming-memory", {"weights": stream, "activation": sram,
+                                                              "gradient": stream, "optimizer": stream},
+                                         math.ceil((w + grad + opt) / caps[stream]))
+    else:  # TSP (SRAM only), GPU (HBM), CPU (DRAM): one place for everything
+        main = sram if spec.family == "static-schedule" else (tier_names[1] if len(tier_names) > 1 else sram)
+        m = modes[0]
+        plans[m] = make(m, dict.fromkeys(("weights", "activation", "gradient", "optimizer"), main),
+                        math.ceil(total / caps[main]))
+    for m, p in plans.items():
+        over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {fmt_bytes(caps[t])}" for t in p.tier_use
+                if p.tier_use[t] > caps[t]]
+        candidates[m] = "fits" if not over else "does not fit: " + ", ".join(over)
+    order = modes if mode == "auto" else (mode,)
+    for m in order:
+        if fits(plans[m]):
+            return plans[m]
+    # nothing holds: say how many chips would
+    need = min(max(1, p.chips_needed) for p in plans.values()) * model_shards
+    why = "; ".join(f"{m}: {c}" for m, c in candidates.items())
+    if mode != "auto":
+        raise ModeError(f"mode {mode!r} cannot hold the model on {chips} {spec.name} chip(s): {candidates[mode]}",
+                        fix=f"use mode='auto' (modes that fit: {[m for m, c in candidates.items() if c == 'fits'] or 'none'}),"
+                            f" more chips, or a lower precision")
+    raise ModeError(
+        f"the model ({fmt_bytes(fp.weights)} of weights{', training state' if fp.training else ''}) fits no "
+        f"execution mode on {chips} {spec.name} chip(s): {why}",
+        fix=f"compile for at least chips={need} (the model is split over them), use a lower precision, "
+            "or pick a target with more memory",
+    )

@@ -1,0 +1,196 @@
+"""Compiler passes: an explicit, named pipeline over the captured graph.
+
+Each pass takes the working node list and returns a :class:`PassResult` saying whether it
+changed anything and what, so a notebook can show the graph after every pass.
+
+    legality -> constant folding -> dead-code elimination -> fusion (into kernels)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
+from accelkit.graph.ir import Graph, Node
+
+# Ops that only exist for tracing (asserts, symbolic sizes): never run on a chip.
+_TRACE_ONLY = frozenset({"_assert_tensor_metadata", "_assert_scalar", "sym_size", "sym_numel",
+                         "sym_stride", "_assert_async", "sym_constrain_range_for_size"})
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """What one pass did: ``changed`` and a one-line ``summary``; ``details`` lists the items."""
+
+    name: str
+    changed: bool
+    summary: str
+    nodes_before: int
+    nodes_after: int
+    details: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.name:<16} {self.nodes_before:>6} -> {self.nodes_after:<6} {self.summary}"
+
+
+@dataclass
+class Kernel:
+    """A group of fused nodes that runs as one unit: a GPU kernel, an RDU section's stage,
+    a wafer region's layer, an IPU codelet set, a TSP instruction block."""
+
+    name: str
+    kind: str  # "matmul" | "vector" | "memory"
+    group: str  # the layer (repeated block) or top-level module it belongs to
+    section: str  # fwd | bckwd | opt
+    nodes: list[str]
+    ops: list[str]
+    module: str
+    source: str | None
+    flops: int
+    bytes_read: int
+    bytes_written: int
+    param_bytes: int
+    out_bytes: int  # bytes of the kernel's result
+    saved_bytes: int  # everything its ops produce: what autograd keeps for backward without recompute
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per byte moved: above the chip's ridge point a kernel is compute bound."""
+        return self.flops / self.bytes if self.bytes else float("inf")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def layer_of(module: str) -> str:
+    """``model.layers.3.mlp.up_proj`` -> ``model.layers.3`` (up to the first index: the repeated block);
+    other paths -> their first component."""
+    parts = module.split(".") if module else []
+    for i in range(len(parts)):
+        if parts[i].isdigit():
+            return ".".join(parts[: i + 1])
+    return parts[0] if parts else "<root>"
+
+
+# ---------------------------------------------------------------------------------------------
+def legality(nodes: list[Node], *, findings: list[Any]) -> tuple[list[Node], PassResult]:
+    """Refuses nothing itself: lists what the compatibility check found (errors stop compile earlier)."""
+    warn = [f"{f.kind}: {f.op} ({f.source or f.module or '?'}) {f.fix}" for f in findings]
+    summary = "every op is supported" if not warn else f"{len(warn)} warning(s): " + "; ".join(
+        f.kind for f in findings)
+    return nodes, PassResult("legality", False, summary, len(nodes), len(nodes), tuple(warn))
+
+
+def constant_folding(nodes: list[Node], *, input_names: set[str]) -> tuple[list[Node], PassResult]:
+    """Nodes that read no user input (only parameters and constants) run once at compile time."""
+    live: set[str] = set(input_names)
+    kept, folded = [], []
+    for n in nodes:
+        if n.section != "fwd" or any(a in live for a in n.args) or n.kind in _TRACE_ONLY:
+            live.add(n.name)
+            kept.append(n)
+        elif n.kind in VIEW_OPS and not n.args:
+            kept.append(n)  # a view of nothing: left for dead-code elimination
+        else:
+            folded.append(n)
+    details = tuple(f"{n.name}: {n.kind} [{n.module or '<root>'}]" for n in folded)
+    return kept, PassResult("constant-folding", bool(folded),
+                            f"folded {len(folded)} node(s) that depend only on weights and constants"
+                            + (f" ({', '.join(sorted({n.kind for n in folded})[:6])})" if folded else ""),
+                            len(nodes), len(kept), details)
+
+
+def dead_code(nodes: list[Node], *, output_names: set[str]) -> tuple[list[Node], PassResult]:
+    """Drops trace-only nodes and forward nodes whose results nobody reads."""
+    used: set[str] = set(output_names)
+    for n in nodes:
+        used.update(n.args)
+    kept, dropped = [], []
+    for n in reversed(nodes):
+        dead = n.kind in _TRACE_ONLY or (n.section == "fwd" and n.name not in used and output_names)
+        if dead:
+            dropped.append(n)
+        else:
+            kept.append(n)
+    kept.reverse()
+    return kept, PassResult("dead-code", bool(dropped), f"removed {len(dropped)} node(s) with no consumer "
+                            "or only there for tracing", len(nodes), len(kept),
+                            tuple(f"{n.name}: {n.kind}" for n in reversed(dropped)))
+
+
+def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[Kernel], PassResult]:
+    """Groups nodes into kernels, and kernels into layers (``Kernel.group``).
+
+    A matmul-type op starts a kernel and the elementwise ops after it fuse into it as an epilogue
+    (as torch.compile's inductor does); a kernel never spans two layers; views vanish. What a
+    layer becomes depends on the family (see placement):
+
+    - ``reconfigurable-dataflow``: ``o1`` makes each layer one section (SambaFlow's o1 mode fuses
+      operators into sections); ``o0`` makes every op a section of its own.
+    - ``wafer-dataflow``: each layer becomes one region of the mesh.
+    - ``bsp-tiles``: each kernel is a set of codelets on the tiles (one superstep);
+      ``static-schedule``: a block of the static schedule; ``gpu``/``cpu``: one launched kernel.
+    """
+    compute = [n for n in nodes if n.kind not in VIEW_OPS]
+    groups: list[list[Node]] = []
+    for n in compute:
+        starts = (level == "o0" and family == "reconfigurable-dataflow") or n.kind in MATMUL_KINDS \
+            or not groups or (groups[-1][0].section, layer_of(groups[-1][0].module)) != (n.section, layer_of(n.module))
+        if starts:
+            groups.append([n])
+        else:
+            groups[-1].append(n)
+    kernels = [_kernel(i, g) for i, g in enumerate(groups)]
+    if family == "reconfigurable-dataflow" and level == "o0":
+        for k in kernels:  # o0: every op is a section of its own
+            k.group = k.name
+    n_groups = len({(k.section, k.group) for k in kernels})
+    unit = {"reconfigurable-dataflow": "sections", "wafer-dataflow": "regions (layers)"}.get(family, "layers")
+    return kernels, PassResult(
+        "fusion", len(kernels) != len(nodes),
+        f"{len(compute)} ops -> {len(kernels)} kernels in {n_groups} {unit} "
+        f"({family}{', ' + level if family.startswith('reconf') else ''}); "
+        f"{len(nodes) - len(compute)} views folded into their consumers", len(nodes), len(kernels),
+        tuple(f"{k.name}: {'+'.join(k.ops[:6])}{'…' if len(k.ops) > 6 else ''}" for k in kernels[:200]))
+
+
+def _kernel(i: int, group: list[Node]) -> Kernel:
+    lead = next((n for n in group if n.kind in MATMUL_KINDS), group[0])
+    kind = "matmul" if lead.kind in MATMUL_KINDS else ("vector" if any(n.flops for n in group) else "memory")
+    internal = {n.name for n in group}
+    # bytes: what enters the group from outside, and what leaves it (intermediates stay on chip)
+    read = sum(n.bytes_read for n in group if not any(a in internal for a in n.args)) or group[0].bytes_read
+    consumed_inside = {a for n in group for a in n.args}
+    written = sum(n.bytes_written for n in group if n.name not in consumed_inside) or group[-1].bytes_written
+    return Kernel(
+        name=f"k{i}_{lead.kind}", kind=kind, group=layer_of(lead.module), section=lead.section,
+        nodes=[n.name for n in group], ops=[n.kind for n in group], module=lead.module, source=lead.source,
+        flops=sum(n.flops for n in group), bytes_read=read, bytes_written=written,
+        param_bytes=sum(n.param_bytes for n in group), out_bytes=group[-1].bytes_written,
+        saved_bytes=sum(n.bytes_written for n in group),
+    )
+
+
+def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any]) -> tuple[
+        list[Node], list[Kernel], list[PassResult]]:
+    """The named pipeline; returns the surviving nodes, the kernels and each pass's result."""
+    steps: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
+        ("legality", legality, {"findings": findings}),
+        ("constant-folding", constant_folding, {"input_names": set(graph.inputs)}),
+        ("dead-code", dead_code, {"output_names": set(graph.output_names)}),
+    ]
+    nodes = list(graph.nodes)
+    results = []
+    for _name, fn, kw in steps:
+        nodes, res = fn(nodes, **kw)
+        results.append(res)
+    kernels, res = fusion(nodes, family=family, level=level)
+    results.append(res)
+    return nodes, kernels, results

@@ -1,0 +1,274 @@
+"""Placement: kernels onto the compute units of each kind of chip.
+
+- wafer-dataflow: each layer (region) gets a rectangle of the core mesh sized by its share of the
+  FLOPs, so every region takes about as long as the others (a balanced pipeline). Regions are
+  column strips laid left to right; none overlap. In weight-streaming mode one layer at a time
+  owns the whole wafer, so regions are drawn for the ops inside the largest layer.
+- reconfigurable-dataflow: sections run one after another, each owning the chip: PCUs are split
+  among a section's kernels by FLOPs, PMUs by the bytes they hold.
+- bsp-tiles: each kernel is a superstep (compute, sync, exchange) spread over tiles in
+  proportion to its FLOPs; weights held on chip must fit the tiles' memory.
+- static-schedule: a cycle-exact schedule of kernels on functional slices (MXM for matmuls, VXM
+  for vector ops, MEM for copies) and chips; a kernel waits for its predecessor.
+- gpu / cpu: the kernel sequence as launched, one stream.
+
+Every kernel is placed exactly once; invariants are checked by :func:`check_placement`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelkit.compiler.memory import MemoryPlan
+from accelkit.compiler.passes import Kernel
+from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import AcceleratorSpec
+
+
+@dataclass(frozen=True)
+class Region:
+    """A rectangle of mesh rows/cols (wafer) or a unit range (others) assigned to kernels."""
+
+    name: str  # the layer or kernel
+    kernels: tuple[str, ...]
+    chip: int
+    row0: int
+    col0: int
+    rows: int
+    cols: int
+    units: int  # compute units (cores, PCUs, tiles, slices) it uses
+    memory_units: int = 0  # PMUs on an RDU
+    memory_bytes: int = 0  # bytes it holds in on-chip memory
+    start_cycle: int = 0  # static schedule only
+    cycles: int = 0
+    slice: str = ""  # TSP functional slice / GPU stream
+    section: str = "fwd"
+
+    def overlaps(self, other: Region) -> bool:
+        return (self.chip == other.chip and self.row0 < other.row0 + other.rows
+                and other.row0 < self.row0 + self.rows and self.col0 < other.col0 + other.cols
+                and other.col0 < self.col0 + self.cols)
+
+
+@dataclass(frozen=True)
+class Placement:
+    family: str
+    grid: tuple[int, int]  # rows x cols of the unit array drawn for this chip
+    regions: tuple[Region, ...]
+    chips: int
+    unit_name: str
+    notes: tuple[str, ...] = ()
+    stages: tuple[tuple[str, ...], ...] = ()  # pipeline stages (layers per chip) when pipelined
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def region_of(self, kernel: str) -> Region:
+        for r in self.regions:
+            if kernel in r.kernels:
+                return r
+        raise KeyError(kernel)
+
+    def summary(self, limit: int = 8) -> str:
+        lines = [f"{len(self.regions)} regions on {self.chips} chip(s), {self.unit_name} grid "
+                 f"{self.grid[0]}x{self.grid[1]}"]
+        for r in self.regions[:limit]:
+            where = (f"rows {r.row0}-{r.row0 + r.rows - 1}, cols {r.col0}-{r.col0 + r.cols - 1}"
+                     if self.family == "wafer-dataflow" else
+                     f"cycles {r.start_cycle}-{r.start_cycle + r.cycles}" if self.family == "static-schedule"
+                     else f"{r.units} {self.unit_name}s" + (f", {r.memory_units} PMUs" if r.memory_units else ""))
+            lines.append(f"  chip {r.chip} {r.name:<28} {len(r.kernels):>3} kernel(s)  {where}")
+        if len(self.regions) > limit:
+            lines.append(f"  ... {len(self.regions) - limit} more")
+        return "\n".join(lines)
+
+
+class PlacementError(AccelkitError):
+    """A placement that breaks an invariant (a kernel unplaced, units over memory, overlaps)."""
+
+
+def _split(total: int, weights: list[float], minimum: int = 1) -> list[int]:
+    """Integers ≥ minimum, proportional to weights, summing to at most total (largest remainder)."""
+    n = len(weights)
+    if n == 0:
+        return []
+    if total < n * minimum:
+        raise PlacementError(f"{n} kernels need at least {n * minimum} units, the chip has {total}",
+                             fix="use more chips or a coarser fusion level")
+    s = sum(weights) or n
+    share = [minimum + (total - n * minimum) * (w if sum(weights) else 1) / s for w in weights]
+    out = [int(math.floor(x)) for x in share]
+    rest = total - sum(out)
+    for i in sorted(range(n), key=lambda i: share[i] - out[i], reverse=True)[:rest]:
+        out[i] += 1
+    return out
+
+
+def _groups(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:
+    out: list[tuple[str, list[Kernel]]] = []
+    for k in kernels:
+        if out and out[-1][0] == k.group and out[-1][1][0].section == k.section:
+            out[-1][1].append(k)
+        else:
+            out.append((k.group, [k]))
+    return out
+
+
+def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chips: int,
+          pipeline: int = 1) -> Placement:
+    fam = spec.family
+    unit = spec.unit_name or "unit"
+    if fam == "wafer-dataflow":
+        return _place_wafer(kernels, spec, plan, chips)
+    if fam == "reconfigurable-dataflow":
+        return _place_rdu(kernels, spec, chips)
+    if fam == "bsp-tiles":
+        return _place_ipu(kernels, spec, plan, chips, pipeline)
+    if fam == "static-schedule":
+        return _place_tsp(kernels, spec, plan, chips)
+    regions = tuple(Region(k.name, (k.name,), 0, 0, i, 1, 1, spec.compute_units, slice="stream 0",
+                           section=k.section) for i, k in enumerate(kernels))
+    return Placement(fam, (1, max(1, len(kernels))), regions, chips, unit,
+                     ("kernels launch one after another on one stream; each uses every SM",))
+
+
+def _stages(groups: list[tuple[str, list[Kernel]]], n: int) -> list[list[int]]:
+    """Split consecutive groups into n stages of about equal FLOPs."""
+    flops = [sum(k.flops for k in ks) for _, ks in groups]
+    total = sum(flops) or 1
+    stages: list[list[int]] = [[] for _ in range(n)]
+    acc = 0.0
+    for i, f in enumerate(flops):
+        s = min(n - 1, int(acc / total * n))
+        stages[s].append(i)
+        acc += f
+    return stages
+
+
+def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int) -> Placement:
+    rows, cols = spec.mesh_shape or (int(math.sqrt(spec.compute_units)),) * 2
+    fwd = [k for k in kernels if k.section == "fwd"] or kernels
+    if plan.mode == "weight-streaming":
+        # one layer at a time on the whole wafer: draw the heaviest layer's kernels as regions
+        groups = _groups(fwd)
+        layers = [g for g in groups if g[0].rsplit(".", 1)[-1].isdigit()] or groups  # prefer a repeated block
+        name, heavy = max(layers, key=lambda g: sum(k.flops for k in g[1]))
+        items = [(k.name, (k.name,), k.flops, k.param_bytes) for k in heavy]
+        notes = [f"weight streaming: each layer in turn owns all {rows * cols:,} cores; drawn: {name}",
+                 "weights stream in from MemoryX layer by layer; activations stay on the wafer"]
+        rest = [k.name for k in kernels if k.name not in {i[0] for i in items}]
+    else:
+        groups = _groups(kernels)
+        items = [(g, tuple(k.name for k in ks), sum(k.flops for k in ks) or 1, sum(k.param_bytes for k in ks))
+                 for g, ks in groups]
+        notes = ["pipelined: every layer keeps its own region and weights on the wafer; "
+                 "region sizes follow FLOPs so each stage takes about as long"]
+        if plan.replicas > 1:
+            notes.append(f"the model is small: {plan.replicas} replicas could share the wafer (multi-replica)")
+        rest = []
+    # a region needs cores for its FLOPs (pipeline balance) and for its weights (SRAM beside each core)
+    f_tot = sum(i[2] for i in items) or 1
+    m_tot = sum(i[3] for i in items) or 1
+    widths = _split(cols, [max(i[2] / f_tot, i[3] / m_tot) for i in items])
+    regions = []
+    c = 0
+    for (name, ks, _f, pbytes), w in zip(items, widths, strict=True):
+        regions.append(Region(name, ks, 0, 0, c, rows, w, rows * w, memory_bytes=pbytes,
+                              section=next(k.section for k in kernels if k.name == ks[0])))
+        c += w
+    placement = Placement("wafer-dataflow", (rows, cols), tuple(regions), chips, spec.unit_name or "core",
+                          tuple(notes), extra={"streamed_kernels": rest})
+    return placement
+
+
+def _place_rdu(kernels: list[Kernel], spec: AcceleratorSpec, chips: int) -> Placement:
+    pcus, pmus = spec.pcus or spec.compute_units, spec.pmus or spec.compute_units
+    regions = []
+    for idx, (name, ks) in enumerate(_groups(kernels)):
+        pc = _split(pcus, [k.flops or 1 for k in ks])
+        pm = _split(pmus, [k.bytes or 1 for k in ks])
+        for k, a, b in zip(ks, pc, pm, strict=True):
+            regions.append(Region(k.name, (k.name,), 0, idx, 0, 1, a, a, memory_units=b,
+                                  memory_bytes=k.param_bytes, slice=f"section {idx}: {name}", section=k.section))
+    side = int(math.sqrt(pcus + pmus))
+    return Placement("reconfigurable-dataflow", (side, side), tuple(regions), chips, "PCU",
+                     ("sections run one after another; inside a section every kernel has its own PCUs "
+                      "(compute) and PMUs (on-chip memory) and data flows between them as a pipeline",),
+                     extra={"sections": len(_groups(kernels))})
+
+
+def _place_ipu(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int,
+               pipeline: int) -> Placement:
+    tiles = spec.compute_units
+    groups = _groups(kernels)
+    n_stages = max(1, pipeline if pipeline > 1 else (plan.chips_needed if plan.mode == "on-chip" else 1))
+    n_stages = min(n_stages, chips) if chips > 1 else 1
+    stage_of = {}
+    stages = _stages(groups, n_stages)
+    for s, idxs in enumerate(stages):
+        for i in idxs:
+            for k in groups[i][1]:
+                stage_of[k.name] = s
+    regions = []
+    for step, k in enumerate(kernels):
+        # a superstep uses as many tiles as its FLOPs need, but weights on chip need room too
+        units = tiles  # bulk-synchronous: every tile takes part in every superstep
+        regions.append(Region(k.name, (k.name,), stage_of.get(k.name, 0), 0, 0, 1, units, units,
+                              memory_bytes=k.param_bytes if plan.mode == "on-chip" else 0,
+                              start_cycle=step, slice=f"superstep {step}", section=k.section))
+    cols = 46  # 1,472 tiles drawn as 32 x 46 (illustrative layout; the real chip has 4 columns of islands)
+    return Placement("bsp-tiles", (max(1, tiles // cols), cols), tuple(regions), chips, "tile",
+                     ("each kernel is a superstep: every tile computes its share, all tiles sync, then "
+                      "exchange results over the on-chip exchange",)
+                     + ((f"pipelined over {n_stages} IPUs (PopTorch BeginBlock style)",) if n_stages > 1 else ()),
+                     stages=tuple(tuple(groups[i][0] for i in idxs) for idxs in stages))
+
+
+def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int) -> Placement:
+    clock = spec.clock_hz or 900e6
+    peak = max(spec.peak_flops.values())
+    vec_rate = peak / 16  # illustrative: vector slices run at a sixteenth of the matrix slices' rate
+    groups = _groups(kernels)
+    n = max(1, min(chips, plan.chips_needed * max(1, chips // max(1, plan.chips_needed))))
+    stages = _stages(groups, n)
+    chip_of = {}
+    for s, idxs in enumerate(stages):
+        for i in idxs:
+            for k in groups[i][1]:
+                chip_of[k.name] = s
+    regions = []
+    cycle = 0
+    for k in kernels:
+        rate = peak if k.kind == "matmul" else vec_rate
+        cycles = max(1, math.ceil(k.flops / rate * clock)) if k.flops else max(
+            1, math.ceil(k.bytes / (spec.on_chip_bandwidth_Bps / clock)))
+        sl = {"matmul": "MXM", "vector": "VXM", "memory": "MEM"}[k.kind]
+        regions.append(Region(k.name, (k.name,), chip_of.get(k.name, 0), 0, 0, 1, 1, 1,
+                              memory_bytes=k.param_bytes, start_cycle=cycle, cycles=cycles, slice=sl,
+                              section=k.section))
+        cycle += cycles
+    return Placement("static-schedule", (1, 4), tuple(regions), chips, "functional slice",
+                     ("a static schedule: the compiler fixes the cycle of every instruction, so the same "
+                      "input always takes the same time",),
+                     stages=tuple(tuple(groups[i][0] for i in idxs) for idxs in stages),
+                     extra={"total_cycles": cycle})
+
+
+def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan) -> None:
+    """Invariants: every kernel placed once; no region over its units' memory; wafer regions don't overlap."""
+    placed = [k for r in p.regions for k in r.kernels] + list(p.extra.get("streamed_kernels", []))
+    names = [k.name for k in kernels]
+    if sorted(placed) != sorted(names):
+        missing = sorted(set(names) - set(placed))[:5]
+        raise PlacementError(f"placement lost kernels {missing}", fix="report this as an accelkit bug")
+    if p.family == "wafer-dataflow":
+        rows, cols = p.grid
+        for i, a in enumerate(p.regions):
+            if a.col0 + a.cols > cols or a.row0 + a.rows > rows:
+                raise PlacementError(f"region {a.name} leaves the {rows}x{cols} mesh")
+            for b in p.regions[i + 1:]:
+                if a.overlaps(b):
+                    raise PlacementError(f"regions {a.name} and {b.name} overlap")
+            if plan.mode == "pipelined" and a.memory_bytes > a.units * spec.memory_per_unit_bytes:
+                raise PlacementError(f"region {a.name} holds {a.memory_bytes} bytes in {a.units} cores",
+                                     fix="use weight streaming (mode='weight-streaming')")

@@ -1,0 +1,296 @@
+"""``ak.compile``: a captured model, mapped onto one target — passes, memory plan, placement.
+
+    graph = ak.capture(model, inputs)            # cached per model and input shapes
+    prog  = ak.compile(model, inputs, target="wse2", precision="bf16")
+    prog.passes        # what each pass changed
+    prog.memory_plan   # where weights, activations, gradients, optimizer state live; prog.mode
+    prog.placement     # kernels on the chip's units
+    prog.save("out/model.akp")  ->  ak.load(...)
+
+Compiling the same model again for another target, precision, chip count or batch size reuses the
+captured graph: only the cheap steps after capture run again.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit import hardware
+from accelkit.compiler.memory import MODES, Footprint, MemoryPlan, ModeError, footprint, plan_memory
+from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
+from accelkit.compiler.placement import Placement, check_placement, place
+from accelkit.errors import AccelkitError
+from accelkit.graph.capture import capture
+from accelkit.graph.ir import Graph
+from accelkit.hardware.spec import AcceleratorSpec
+
+ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+RECOMPUTE = ("none", "selective", "full")
+
+
+class CompileError(AccelkitError, ValueError):
+    """A compile request that cannot be honoured: the message names the argument and the fix."""
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """How ``chips`` split the work: ``data`` replicas x ``tensor`` shards per layer x ``pipeline`` stages."""
+
+    data: int = 1
+    tensor: int = 1
+    pipeline: int = 1
+
+    def __post_init__(self) -> None:
+        for k in ("data", "tensor", "pipeline"):
+            v = getattr(self, k)
+            if not isinstance(v, int) or v < 1:
+                raise CompileError(f"Parallel.{k} must be a whole number ≥ 1, got {v!r}",
+                                   fix="e.g. ak.Parallel(data=2, tensor=1, pipeline=4)")
+
+    @property
+    def chips(self) -> int:
+        return self.data * self.tensor * self.pipeline
+
+    @property
+    def model_shards(self) -> int:
+        return self.tensor * self.pipeline
+
+    def __str__(self) -> str:
+        return f"data={self.data} x tensor={self.tensor} x pipeline={self.pipeline}"
+
+
+@dataclass
+class CompiledProgram:
+    """The result of :func:`compile`: everything a performance estimate or a run needs.
+
+    Plain values only (the spec, the graph, kernels, the memory plan, the placement), so it can be
+    printed, plotted and saved as JSON + safetensors (:meth:`save`, ``ak.load``).
+    """
+
+    graph: Graph
+    spec: AcceleratorSpec
+    precision: str
+    batch_size: int
+    micro_batch: int
+    example_batch: int
+    chips: int
+    parallel: Parallel
+    training: bool
+    recompute: str
+    fusion_level: str
+    passes: list[PassResult]
+    kernels: list[Kernel]
+    memory_plan: MemoryPlan
+    placement: Placement
+    weights: dict[str, torch.Tensor] | None = field(default=None, repr=False)
+    model: nn.Module | None = field(default=None, repr=False)
+
+    @property
+    def mode(self) -> str:
+        """The execution mode the memory plan chose (or the one forced with ``mode=``)."""
+        return self.memory_plan.mode
+
+    @property
+    def target(self) -> str:
+        return self.spec.name
+
+    @property
+    def total_flops(self) -> int:
+        return sum(k.flops for k in self.kernels)
+
+    def summary(self) -> str:
+        lines = [
+            f"CompiledProgram: {self.graph.model_name} on {self.chips} x {self.spec.name} "
+            f"({self.spec.family}), {self.precision}, batch {self.batch_size}"
+            + (f" (micro-batch {self.micro_batch})" if self.micro_batch != self.batch_size else "")
+            + (", training" if self.training else ", inference"),
+            f"  parallel {self.parallel}; mode {self.mode!r}; {len(self.kernels)} kernels; "
+            f"{self.total_flops / 1e9:,.2f} GFLOP per step (counted, not timed)",
+            "passes:",
+            *(f"  {p}" for p in self.passes),
+            "memory plan:",
+            *(f"  {line}" for line in self.memory_plan.summary().splitlines()),
+            "placement:",
+            *(f"  {line}" for line in self.placement.summary(limit=5).splitlines()),
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def save(self, path: str) -> str:
+        """Write the program as a PEF-like artifact: JSON manifest + safetensors weights. Returns the path."""
+        from accelkit.compiler.artifact import save
+
+        return save(self, path)
+
+
+# ---------------------------------------------------------------------------------------------
+_GRAPHS: weakref.WeakKeyDictionary[nn.Module, dict[Any, Graph]] = weakref.WeakKeyDictionary()
+
+
+def _input_key(example_inputs: Any) -> Any:
+    leaves = torch.utils._pytree.tree_flatten(example_inputs)[0]
+    return tuple((tuple(t.shape), t.dtype, str(t.device)) if isinstance(t, torch.Tensor) else repr(t)
+                 for t in leaves)
+
+
+def captured(model: nn.Module, example_inputs: Any, training: bool) -> Graph:
+    """The model's graph for these input shapes, captured once and reused by later compiles."""
+    key = (_input_key(example_inputs), training)
+    cache = _GRAPHS.setdefault(model, {})
+    if key not in cache:
+        cache[key] = capture(model, example_inputs, training=training)
+    return cache[key]
+
+
+def _example_batch(graph: Graph) -> int:
+    first = next(iter(graph.inputs.values()), None)
+    return int(first.shape[0]) if first is not None and first.shape else 1
+
+
+def _scaled(kernels: list[Kernel], batch_scale: float, byte_scale: float) -> list[Kernel]:
+    """Kernels at the compile's batch size and precision (weights don't grow with the batch)."""
+    out = []
+    for k in kernels:
+        s = 1.0 if k.section == "opt" else batch_scale
+        p = k.param_bytes * byte_scale
+        out.append(replace(
+            k, flops=int(k.flops * s), param_bytes=int(p),
+            bytes_read=int(p + max(0, k.bytes_read * byte_scale - p) * s),
+            bytes_written=int(k.bytes_written * byte_scale * s), out_bytes=int(k.out_bytes * byte_scale * s),
+            saved_bytes=int(k.saved_bytes * byte_scale * s)))
+    return out
+
+
+def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec) -> list[Any]:
+    try:
+        from accelkit.porting import check
+    except ImportError:  # pragma: no cover - the porting package ships with accelkit
+        return []
+    if not isinstance(model, nn.Module):
+        return []
+    report = check(model, example_inputs, target=spec.name, graph=graph)
+    errors = [f for f in report.findings if f.severity == "error" and f.kind != "too-large"]
+    if errors:
+        f = errors[0]
+        raise CompileError(
+            f"{len(errors)} op(s) of {graph.model_name} cannot run on {spec.name}; first: {f.kind} "
+            f"{f.op} in {f.module or '<root>'} ({f.source or 'no source line'}): {f.reason}",
+            where=f.source, fix=f"{f.fix} (ak.port(model, inputs, target={spec.name!r}) applies the rewrites)")
+    return [f for f in report.findings if f.kind != "too-large"]
+
+
+def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
+    model: nn.Module | Graph,
+    example_inputs: Any = None,
+    *,
+    target: str | AcceleratorSpec,
+    batch_size: int | None = None,
+    micro_batch: int | None = None,
+    precision: str = "bf16",
+    chips: int = 1,
+    mode: str = "auto",
+    training: bool = False,
+    parallel: Parallel | None = None,
+    recompute: str = "none",
+    fusion: str = "o1",
+) -> CompiledProgram:
+    """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
+
+    ``batch_size`` defaults to the example inputs' batch; FLOPs and activation bytes scale with it,
+    weights don't. ``micro_batch`` (training) must divide it: gradients accumulate over
+    ``batch_size / micro_batch`` micro-batches. ``parallel`` splits ``chips`` into data, tensor and
+    pipeline parallelism (their product must equal ``chips``); without it, ``chips`` replicate the
+    model (data parallel) when one chip holds it, else split it into pipeline stages.
+    ``mode="auto"`` picks the fastest execution mode that holds; naming one forces it.
+    ``fusion`` is the RDU's level: ``"o0"`` one op per section, ``"o1"`` one layer per section.
+    """
+    spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
+    spec.peak(precision)  # PrecisionError listing the ones the chip has
+    if recompute not in RECOMPUTE:
+        raise CompileError(f"recompute={recompute!r} is not a recompute policy",
+                           fix=f"use one of {list(RECOMPUTE)}")
+    if fusion not in ("o0", "o1"):
+        raise CompileError(f"fusion={fusion!r} is not a fusion level", fix="use 'o0' or 'o1'")
+    if not isinstance(chips, int) or chips < 1:
+        raise CompileError(f"chips must be a whole number ≥ 1, got {chips!r}", fix="e.g. chips=4")
+    if parallel is not None and parallel.chips != chips:
+        raise CompileError(f"parallel={parallel} uses {parallel.chips} chips but chips={chips}",
+                           fix=f"pass chips={parallel.chips}, or change the Parallel factors so their "
+                               f"product is {chips}")
+    if spec.max_chips is not None and chips > spec.max_chips:
+        raise CompileError(f"{chips} chips is more than the largest {spec.name} system ({spec.max_chips})",
+                           fix=f"use at most {spec.max_chips} chips")
+    if isinstance(model, Graph):
+        graph = model
+        if training and not graph.training:
+            raise CompileError("training=True needs a graph captured with training=True",
+                               fix="ak.capture(model, inputs, training=True), or pass the model itself")
+    elif isinstance(model, nn.Module):
+        if example_inputs is None:
+            raise CompileError("compile needs example inputs to capture the model",
+                               fix="ak.compile(model, (torch.randn(8, 16),), target=...)")
+        graph = captured(model, example_inputs, training)
+    else:
+        raise CompileError(f"compile needs an nn.Module or a captured Graph, not {type(model).__name__}",
+                           fix="pass the model object (e.g. MyNet()) and its example inputs")
+    example_batch = _example_batch(graph)
+    batch = example_batch if batch_size is None else batch_size
+    if not isinstance(batch, int) or batch < 1:
+        raise CompileError(f"batch_size must be a whole number ≥ 1, got {batch_size!r}", fix="e.g. batch_size=32")
+    micro = batch if micro_batch is None else micro_batch
+    if micro < 1 or batch % micro:
+        raise CompileError(f"batch_size {batch} is not divisible by micro_batch {micro}",
+                           fix=f"use a micro_batch that divides {batch}, e.g. "
+                               f"{[d for d in range(1, batch + 1) if batch % d == 0][-2:]}")
+    findings = _legality_findings(model, example_inputs, graph, spec)
+    _nodes, kernels, passes = run_pipeline(graph, family=spec.family, level=fusion, findings=findings)
+    captured_bytes = max((m.nbytes // max(1, m.numel) for m in graph.params.values()), default=4) or 4
+    elem = ELEMENT_BYTES.get(precision, 2)
+    byte_scale = elem / captured_bytes
+    weights = int(graph.param_bytes * byte_scale)
+    # per chip: data parallel replicas each see batch / data; memory holds one micro-batch
+    plan_for: dict[Parallel, MemoryPlan] = {}
+    options = [parallel] if parallel is not None else [Parallel(data=chips)] + (
+        [Parallel(tensor=chips) if spec.family in ("gpu", "reconfigurable-dataflow") else Parallel(pipeline=chips)]
+        if chips > 1 else [])
+    error: ModeError | None = None
+    for par in options:
+        act_batch = (micro if training else batch) / par.data
+        mem_kernels = _scaled(kernels, act_batch / example_batch, byte_scale)
+        fp: Footprint = footprint(mem_kernels, weights_bytes=weights, training=training, recompute=recompute,
+                                  elem_bytes=elem)
+        try:
+            plan_for[par] = plan_memory(fp, spec, chips=chips, model_shards=par.model_shards, mode=mode)
+        except ModeError as exc:
+            error = error or exc
+    if not plan_for:
+        assert error is not None
+        raise error
+    # without an explicit split: replicate the model (data parallel) unless splitting it lets it
+    # run in a faster mode (e.g. weights in HBM across 8 sockets instead of DDR on each)
+    rank = MODES[spec.family].index
+    par = min(plan_for, key=lambda p: (rank(plan_for[p].mode), p.model_shards))
+    plan = plan_for[par]
+    per_replica = batch / par.data
+    step_kernels = _scaled(kernels, per_replica / example_batch, byte_scale)
+    placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline)
+    check_placement(placement, step_kernels, spec, plan)
+    state = None
+    if isinstance(model, nn.Module):
+        state = {k: v for k, v in model.state_dict().items() if v.device.type != "meta"} or None
+    return CompiledProgram(
+        graph=graph, spec=spec, precision=precision, batch_size=batch, micro_batch=micro,
+        example_batch=example_batch, chips=chips, parallel=par, training=training, recompute=recompute,
+        fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
+        weights=state, model=model if isinstance(model, nn.Module) else None,
+    )
+
+
+__all__ = ["CompileError", "CompiledProgram", "Parallel", "captured", "compile"]

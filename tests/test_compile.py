@@ -1,0 +1,268 @@
+"""ak.compile: passes, memory plan and mode choice, placement invariants, errors, artifact round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.compiler import ArtifactError, CompileError, ModeError, Parallel, compile, load
+from accelkit.compiler.program import _GRAPHS
+from accelkit.errors import AccelkitError, PrecisionError, UnknownNameError
+
+TARGETS = ["wse2", "wse3", "sn30", "sn40l", "gc200", "bow", "tsp", "a100", "h100"]
+
+
+def precision_for(target: str) -> str:
+    return "bf16" if "bf16" in ak.hardware.get(target).peak_flops else "fp16"
+
+
+class Tiny(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(32, 32), nn.ReLU()) for _ in range(4))
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    m = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=500, n_positions=64,
+                                   use_cache=False)).eval()
+    return m, (torch.randint(0, 500, (2, 16)),)
+
+
+@pytest.fixture(scope="module")
+def llama70b():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=8192, num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=8,
+                      intermediate_size=28672, vocab_size=128256, use_cache=False)
+    with torch.device("meta"):
+        m = LlamaForCausalLM(cfg).eval()
+    return m, (torch.randint(0, 1000, (1, 128), device="meta"),)
+
+
+def _invariants(prog):
+    placed = [k for r in prog.placement.regions for k in r.kernels] + prog.placement.extra.get("streamed_kernels", [])
+    assert sorted(placed) == sorted(k.name for k in prog.kernels)  # every kernel placed exactly once
+    for tier, used in prog.memory_plan.tier_use.items():  # no memory over capacity
+        assert used <= prog.memory_plan.tier_capacity[tier]
+    if prog.spec.family == "wafer-dataflow":
+        regs = prog.placement.regions
+        assert not any(a.overlaps(b) for i, a in enumerate(regs) for b in regs[i + 1:])
+        rows, cols = prog.placement.grid
+        assert all(r.col0 + r.cols <= cols and r.rows <= rows for r in regs)
+    if prog.spec.family == "reconfigurable-dataflow":
+        sections: dict[str, list] = {}
+        for r in prog.placement.regions:
+            sections.setdefault(r.slice, []).append(r)
+        for regs in sections.values():  # a section never uses more units than the chip has
+            assert sum(r.units for r in regs) <= prog.spec.pcus
+            assert sum(r.memory_units for r in regs) <= prog.spec.pmus
+    if prog.spec.family == "static-schedule":
+        regs = prog.placement.regions
+        assert all(b.start_cycle == a.start_cycle + a.cycles for a, b in zip(regs, regs[1:], strict=False))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_target_compiles_gpt2_with_invariants(gpt2, target):
+    model, inputs = gpt2
+    prog = compile(model, inputs, target=target, precision=precision_for(target))
+    assert prog.mode in ak.compiler.MODES[prog.spec.family]
+    assert [p.name for p in prog.passes] == ["legality", "constant-folding", "dead-code", "fusion"]
+    assert prog.total_flops > 0 and prog.kernels
+    _invariants(prog)
+
+
+def test_passes_say_what_they_changed():
+    prog = compile(Tiny(), (torch.randn(8, 32),), target="a100")
+    fusion = prog.passes[-1]
+    assert fusion.changed and fusion.nodes_after < fusion.nodes_before
+    assert len(prog.kernels) == 5  # each linear + its relu is one kernel; the head is one
+    assert all(k.kind == "matmul" for k in prog.kernels)
+    assert prog.kernels[0].ops == ["linear", "relu"]
+
+
+def test_constant_folding_and_dead_code_act_on_what_they_should():
+    class Folds(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(8, 8))
+
+        def forward(self, x):
+            scale = self.w.abs().sum()  # depends on weights only: folded at compile time
+            unused = x * 3  # nobody reads it: dead code  # noqa: F841
+            return x @ self.w * scale
+
+    prog = compile(Folds(), (torch.randn(4, 8),), target="h100")
+    by = {p.name: p for p in prog.passes}
+    assert by["constant-folding"].changed and any("abs" in d for d in by["constant-folding"].details)
+    assert by["dead-code"].changed and any("mul" in d for d in by["dead-code"].details)
+
+
+def test_rdu_fusion_levels_make_sections():
+    x = (torch.randn(8, 32),)
+    o1 = compile(Tiny(), x, target="sn40l", fusion="o1")
+    o0 = compile(Tiny(), x, target="sn40l", fusion="o0")
+    sections = lambda p: len({r.slice for r in p.placement.regions})  # noqa: E731
+    assert sections(o0) > sections(o1)
+    assert sections(o0) == len(o0.kernels)
+
+
+def test_small_bert_on_wse2_is_pipelined():
+    from transformers import BertConfig, BertModel
+
+    m = BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256,
+                             vocab_size=1000)).eval()
+    prog = compile(m, (torch.randint(0, 1000, (2, 32)),), target="wse2")
+    assert prog.mode == "pipelined"
+    assert prog.memory_plan.placement["weights"] == "sram"
+    _invariants(prog)
+
+
+def test_70b_llama_streams_on_cs3_and_needs_many_tsps(llama70b):
+    model, inputs = llama70b
+    prog = compile(model, inputs, target="wse3")
+    assert prog.mode == "weight-streaming" and prog.memory_plan.placement["weights"] == "memoryx"
+    _invariants(prog)
+    with pytest.raises(ModeError) as info:
+        compile(model, inputs, target="tsp", precision="fp16")
+    chips = int(str(info.value).split("chips=")[1].split(" ")[0])
+    sram = ak.hardware.get("tsp").memory_tiers[0].capacity_bytes
+    assert chips >= 70e9 * 2 / sram  # at least the weights / SRAM per chip
+    big = compile(model, inputs, target="tsp", precision="fp16", chips=chips)
+    assert big.mode == "sram" and big.parallel.pipeline == chips
+    # eight sockets: splitting the weights lets them sit in HBM rather than DDR
+    assert compile(model, inputs, target="sn40l").mode == "ddr"
+    eight = compile(model, inputs, target="sn40l", chips=8)
+    assert eight.mode == "hbm" and eight.parallel.tensor == 8
+
+
+def test_forced_mode_that_cannot_hold_is_refused(llama70b):
+    model, inputs = llama70b
+    with pytest.raises(ModeError, match="pipelined") as info:
+        compile(model, inputs, target="wse3", mode="pipelined")
+    assert "weight-streaming" in info.value.fix
+    with pytest.raises(ModeError, match="no execution mode"):
+        compile(model, inputs, target="wse3", mode="on-chip")
+
+
+def test_second_compile_reuses_the_captured_graph(gpt2):
+    model, inputs = gpt2
+    a = compile(model, inputs, target="a100")
+    b = compile(model, inputs, target="wse2", batch_size=8, chips=2)
+    assert a.graph is b.graph and len(_GRAPHS[model]) == 1
+    assert b.total_flops > a.total_flops  # batch 8 per 2 replicas = 4 per chip vs 2
+
+
+def test_batch_precision_and_parallel_change_the_plan():
+    x = (torch.randn(8, 32),)
+    fp32 = compile(Tiny(), x, target="a100", precision="fp32")
+    bf16 = compile(Tiny(), x, target="a100", precision="bf16")
+    assert fp32.memory_plan.weights_bytes == 2 * bf16.memory_plan.weights_bytes
+    big = compile(Tiny(), x, target="a100", batch_size=32)
+    assert big.total_flops == pytest.approx(4 * bf16.total_flops, rel=0.01)
+    tp = compile(Tiny(), x, target="a100", chips=4, parallel=Parallel(tensor=4))
+    assert tp.memory_plan.weights_bytes == pytest.approx(bf16.memory_plan.weights_bytes / 4, abs=4)
+    train = compile(Tiny(), x, target="a100", training=True, batch_size=8, micro_batch=2)
+    assert train.memory_plan.optimizer_bytes > 0 and train.memory_plan.gradient_bytes > 0
+    assert {k.section for k in train.kernels} == {"fwd", "bckwd", "opt"}
+    deep = Tiny()
+    deep.blocks = nn.ModuleList(nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32)) for _ in range(4))
+    full = compile(deep, x, target="a100", training=True, recompute="full")
+    none = compile(deep, x, target="a100", training=True, recompute="none")
+    sel = compile(deep, x, target="a100", training=True, recompute="selective")
+    assert full.memory_plan.activation_bytes < sel.memory_plan.activation_bytes < none.memory_plan.activation_bytes
+
+
+@pytest.mark.parametrize(("kwargs", "error", "text"), [
+    ({"target": "tpu9"}, UnknownNameError, "wse2"),
+    ({"target": "gc200", "precision": "bf16"}, PrecisionError, "fp16"),
+    ({"target": "a100", "batch_size": 10, "micro_batch": 4}, CompileError, "divisible"),
+    ({"target": "a100", "chips": 4, "parallel": Parallel(data=2)}, CompileError, "chips=2"),
+    ({"target": "a100", "recompute": "some"}, CompileError, "selective"),
+    ({"target": "sn40l", "fusion": "o3"}, CompileError, "o1"),
+    ({"target": "wse2", "mode": "warp"}, ModeError, "weight-streaming"),
+])
+def test_invalid_requests_name_the_fix(kwargs, error, text):
+    with pytest.raises(error) as info:
+        compile(Tiny(), (torch.randn(8, 32),), **kwargs)
+    assert isinstance(info.value, AccelkitError) and text in str(info.value)
+
+
+# ---- the artifact --------------------------------------------------------------------------
+def test_artifact_round_trip_keeps_everything(tmp_path, gpt2):
+    model, inputs = gpt2
+    prog = compile(model, inputs, target="sn40l", training=True, batch_size=4, micro_batch=2)
+    path = prog.save(str(tmp_path / "gpt2.akp"))
+    back = load(path)
+    assert back.mode == prog.mode and back.spec == prog.spec and back.parallel == prog.parallel
+    assert [k.__dict__ for k in back.kernels] == [k.__dict__ for k in prog.kernels]
+    assert back.memory_plan == prog.memory_plan and back.placement == prog.placement
+    assert [n.op for n in back.graph.nodes] == [n.op for n in prog.graph.nodes]
+    assert back.graph.total_flops == prog.graph.total_flops and back.passes == prog.passes
+    for k, v in model.state_dict().items():  # tied weights included
+        assert torch.equal(back.weights[k], v)
+    assert ak.load is load
+
+
+def test_meta_model_artifact_has_no_weights(tmp_path, llama70b):
+    model, inputs = llama70b
+    path = compile(model, inputs, target="wse3").save(str(tmp_path / "llama"))
+    assert not (Path(path) / "weights.safetensors").exists()
+    assert load(path).weights is None
+
+
+@pytest.fixture()
+def saved(tmp_path):
+    return Path(compile(Tiny(), (torch.randn(8, 32),), target="a100").save(str(tmp_path / "tiny.akp")))
+
+
+def test_truncated_manifest_is_refused(saved):
+    m = saved / "manifest.json"
+    m.write_bytes(m.read_bytes()[:200])
+    with pytest.raises(ArtifactError, match="truncated or corrupted"):
+        load(saved)
+
+
+def test_tampered_manifest_is_refused(saved):
+    m = saved / "manifest.json"
+    data = json.loads(m.read_text())
+    data["options"]["chips"] = 64
+    m.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match="modified"):
+        load(saved)
+
+
+def test_corrupted_weights_are_refused(saved):
+    w = saved / "weights.safetensors"
+    raw = bytearray(w.read_bytes())
+    raw[-1] ^= 0xFF
+    w.write_bytes(bytes(raw))
+    with pytest.raises(ArtifactError, match="SHA-256"):
+        load(saved)
+
+
+def test_wrong_schema_version_is_refused(saved):
+    m = saved / "manifest.json"
+    data = json.loads(m.read_text())
+    data["schema_version"] = 99
+    m.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match="schema version 99"):
+        load(saved)
+
+
+def test_missing_artifact_is_refused(tmp_path):
+    with pytest.raises(ArtifactError, match="manifest.json is missing"):
+        load(tmp_path)
