@@ -1,0 +1,48 @@
+"""Shared test set-up: stable plotly output, seeded torch, a throwaway cache, notebook timings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+import torch
+
+# Plotly's JSON mimetype renderer has no random div ids (the Makefile exports the same).
+os.environ.setdefault("PLOTLY_RENDERER", "json")
+torch.set_num_threads(2)  # the CI machines have 2 cores
+
+NOTEBOOK_RUN_TIME = "notebook_run_time_s"  # user_properties key set by tests/test_notebooks.py
+NOTEBOOKS_BUDGET_S = 300.0  # project goal: every notebook, run together, within 5 minutes
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Set before any test module imports accelkit, so nothing is written under $HOME;
+    # notebook kernels started by the tests inherit it too.
+    if "ACCELKIT_CACHE_DIR" not in os.environ:
+        cache_dir = tempfile.mkdtemp(prefix="accelkit-test-cache-")
+        os.environ["ACCELKIT_CACHE_DIR"] = cache_dir
+        config.add_cleanup(lambda: shutil.rmtree(cache_dir, ignore_errors=True))
+
+
+@pytest.fixture(autouse=True)
+def _seed_torch() -> None:
+    torch.manual_seed(0)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    times: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == NOTEBOOK_RUN_TIME and getattr(report, "when", None) == "call":
+                    times[report.nodeid.rpartition("[")[2].rstrip("]")] = float(value)
+    if not times:
+        return
+    terminalreporter.write_sep("-", "notebook run times")
+    for name, seconds in sorted(times.items()):
+        terminalreporter.write_line(f"{seconds:8.1f} s  {name}")
+    total = sum(times.values())
+    verdict = "within" if total <= NOTEBOOKS_BUDGET_S else "OVER"
+    terminalreporter.write_line(f"{total:8.1f} s  total ({verdict} the {NOTEBOOKS_BUDGET_S:.0f} s goal)")
