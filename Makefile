@@ -11,7 +11,7 @@ export PLOTLY_RENDERER ?= json
 export PYTHONHASHSEED = 0
 export MPLBACKEND = Agg
 
-.PHONY: help setup lab tour test test-fast lint notebooks bench clean-notebooks clean
+.PHONY: help setup lab tour test test-fast lint bench clean-notebooks clean
 
 help:
 	@echo "make lab    - set up, then JupyterLab on notebooks/"
@@ -41,16 +41,23 @@ tour: setup
 lint: setup
 	$(VENV)/bin/ruff check accelkit tests benchmarks
 	$(VENV)/bin/mypy
+	$(PY) -m accelkit.devtools.nbclean --check notebooks/
 
+# Unit tests and every notebook run with papermill, then nbval compares the golden cells.
 test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider tests
-	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
+	ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
+
+# The quick loop while developing: no notebooks, no slow tests.
+test-fast: setup
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" tests
 
 bench: setup
 	$(PY) benchmarks/run.py
 
 clean-notebooks: setup
-	$(PY) -m accelkit.devtools.nbclean notebooks/*.ipynb
+	$(PY) -m accelkit.devtools.nbclean notebooks/
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .accelkit_cache

@@ -153,7 +153,8 @@ def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan,
         groups = _groups(fwd)
         layers = [g for g in groups if g[0].rsplit(".", 1)[-1].isdigit()] or groups  # prefer a repeated block
         name, heavy = max(layers, key=lambda g: sum(k.flops for k in g[1]))
-        items = [(k.name, (k.name,), k.flops, k.param_bytes) for k in heavy]
+        items: list[tuple[str, tuple[str, ...], int, int]] = [
+            (k.name, (k.name,), k.flops, k.param_bytes) for k in heavy]
         notes = [f"weight streaming: each layer in turn owns all {rows * cols:,} cores; drawn: {name}",
                  "weights stream in from MemoryX layer by layer; activations stay on the wafer"]
         rest = [k.name for k in kernels if k.name not in {i[0] for i in items}]
@@ -191,7 +192,8 @@ def _place_rdu(kernels: list[Kernel], spec: AcceleratorSpec, chips: int) -> Plac
             regions.append(Region(k.name, (k.name,), 0, idx, 0, 1, a, a, memory_units=b,
                                   memory_bytes=k.param_bytes, slice=f"section {idx}: {name}", section=k.section))
     side = int(math.sqrt(pcus + pmus))
-    return Placement("reconfigurable-dataflow", (side, side), tuple(regions), chips, "PCU",
+    grid = tuple(spec.mesh_shape) if spec.mesh_shape else (side, side)
+    return Placement("reconfigurable-dataflow", (int(grid[0]), int(grid[1])), tuple(regions), chips, "PCU",
                      ("sections run one after another; inside a section every kernel has its own PCUs "
                       "(compute) and PMUs (on-chip memory) and data flows between them as a pipeline",),
                      extra={"sections": len(_groups(kernels))})

@@ -1,0 +1,202 @@
+"""Measure this machine with PyTorch micro-benchmarks: the ``host`` spec.
+
+The figures are what PyTorch reaches here (``torch.mm`` throughput, a large tensor copy), not
+datasheet peaks, and every source says "measured on this host <date>". The result is cached as
+JSON in ``$ACCELKIT_CACHE_DIR/host.json`` (else ``~/.cache/accelkit/host.json``) and reused while
+the cache's schema version, torch version and thread count match. A calibration takes 1-2 s.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import AcceleratorSpec
+
+CACHE_SCHEMA = 1
+"""Bump when the measurement or the spec format changes: older caches are then ignored."""
+
+_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
+def cache_path() -> Path:
+    """Where the host calibration is cached."""
+    base = os.environ.get("ACCELKIT_CACHE_DIR")
+    return (Path(base) if base else Path.home() / ".cache" / "accelkit") / "host.json"
+
+
+def calibrate(force: bool = False) -> AcceleratorSpec:
+    """The ``host`` spec: this CPU, measured (cached on disk; ``force=True`` measures again)."""
+    path = cache_path()
+    if not force:
+        cached = _read_cache(path)
+        if cached is not None:
+            return cached
+    spec = _measure()
+    _write_cache(path, spec)
+    return spec
+
+
+def _cache_key() -> dict[str, Any]:
+    return {"schema_version": CACHE_SCHEMA, "torch_version": torch.__version__,
+            "num_threads": torch.get_num_threads()}
+
+
+def _read_cache(path: Path) -> AcceleratorSpec | None:
+    """The cached spec, or ``None`` when missing, unreadable or made by another schema / torch."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if any(data.get(k) != v for k, v in _cache_key().items()):
+            return None
+        return AcceleratorSpec.from_dict(data["spec"], origin=str(path))
+    except (OSError, ValueError, KeyError, TypeError, AccelkitError):
+        return None
+
+
+def _write_cache(path: Path, spec: AcceleratorSpec) -> None:
+    data = {**_cache_key(), "date": _dt.date.today().isoformat(), "spec": spec.to_dict()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home still gets a spec, just not a cached one
+
+
+# ---- micro-benchmarks
+
+
+def _best_time(fn: Any, budget_s: float, min_reps: int = 3) -> tuple[float, int]:
+    """Fastest of repeated calls of ``fn`` within about ``budget_s`` seconds (after one warm-up)."""
+    fn()
+    best, reps, end = float("inf"), 0, time.perf_counter() + budget_s
+    while reps < min_reps or time.perf_counter() < end:
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+        reps += 1
+        if reps >= min_reps and time.perf_counter() > end:
+            break
+    return best, reps
+
+
+def _matmul_flops(dtype: torch.dtype, budget_s: float) -> tuple[float, str] | None:
+    """FLOP/s of ``torch.mm`` on square matrices big enough to take ~10 ms; None if it cannot run."""
+    try:
+        n = 256
+        torch.mm(torch.ones(64, 64).to(dtype), torch.ones(64, 64).to(dtype))  # warm-up: thread pool, kernels
+        while True:
+            a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+            t0 = time.perf_counter()
+            torch.mm(a, b)  # (n, n) @ (n, n) -> (n, n)
+            if time.perf_counter() - t0 > 0.01 or n >= 1024:
+                break
+            n *= 2
+        best, reps = _best_time(lambda: torch.mm(a, b), budget_s)
+    except (RuntimeError, TypeError):
+        return None
+    return 2 * n**3 / best, f"torch.mm {n}x{n}, best of {reps}"
+
+
+def _copy_Bps(nbytes: int, budget_s: float, inner: int = 1) -> tuple[float, str]:
+    """Bytes per second moved by ``dst.copy_(src)`` (read + write) for float32 tensors of ``nbytes``."""
+    src = torch.ones(nbytes // 4)
+    dst = torch.empty_like(src)
+
+    def run() -> None:
+        for _ in range(inner):
+            dst.copy_(src)
+
+    best, reps = _best_time(run, budget_s)
+    return 2 * nbytes * inner / best, f"copy of a {nbytes / 2**20:g} MiB tensor, best of {reps}"
+
+
+def _cache_bytes() -> int | None:
+    """Size of the largest CPU cache level (Linux sysfs), or None if it cannot be read."""
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = f.read_text().strip().upper()
+        scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+        try:
+            sizes.append(int(text.rstrip("KMG")) * scale)
+        except ValueError:
+            continue
+    return max(sizes) if sizes else None
+
+
+def _cpu_names() -> tuple[str, str]:
+    """(vendor, model) from /proc/cpuinfo where it exists, else from ``platform``."""
+    info: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    except OSError:
+        pass
+    vendors = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}
+    vendor = vendors.get(info.get("vendor_id", ""), info.get("vendor_id", "")) or platform.system()
+    model = info.get("model name") or platform.processor() or platform.machine() or "CPU"
+    return vendor, model
+
+
+def _measure() -> AcceleratorSpec:
+    """Run the micro-benchmarks (1-2 s) and build the host spec."""
+    import psutil
+
+    today = _dt.date.today().isoformat()
+    here = f"measured on this host {today}"
+    sources: dict[str, str] = {}
+    threads = torch.get_num_threads()
+    sources["compute_units"] = f"{here}: torch.get_num_threads()"
+
+    peaks: dict[str, float] = {}
+    for key, dtype, budget in (("fp32", torch.float32, 0.3), ("fp16", torch.float16, 0.2),
+                               ("bf16", torch.bfloat16, 0.2)):
+        got = _matmul_flops(dtype, budget)
+        if got is not None:
+            peaks[key] = got[0]
+            sources[f"peak_flops.{key}"] = f"{here}: {got[1]} (what PyTorch reaches, not a datasheet peak)"
+
+    dram_Bps, how = _copy_Bps(64 * 2**20, 0.25)
+    sources["memory_tiers.dram.bandwidth_Bps"] = f"{here}: {how}"
+    cache_Bps, how = _copy_Bps(2**20, 0.15, inner=20)
+    sources["on_chip_bandwidth_Bps"] = f"{here}: {how} (stays in cache)"
+    cache = _cache_bytes()
+    if cache is None:
+        cache = 32 * 2**20
+        sources["on_chip_memory_bytes"] = "illustrative: cache size unreadable here; 32 MiB assumed"
+    else:
+        sources["on_chip_memory_bytes"] = f"{here}: largest cache level in /sys/devices/system/cpu"
+    total = psutil.virtual_memory().total
+    sources["memory_tiers.dram.capacity_bytes"] = f"{here}: psutil.virtual_memory().total"
+    sources["memory_tiers.cache.capacity_bytes"] = sources["on_chip_memory_bytes"]
+    sources["memory_tiers.cache.bandwidth_Bps"] = sources["on_chip_bandwidth_Bps"]
+    sources["memory_per_unit_bytes"] = f"derived: cache / {threads} threads"
+    sources["dtypes"] = "PyTorch's CPU backend runs every common dtype"
+
+    values: dict[str, Any] = {
+        "name": "host", "vendor": _cpu_names()[0], "family": "cpu", "full_name": _cpu_names()[1],
+        "unit_name": "core", "compute_units": threads, "on_chip_memory_bytes": cache,
+        "memory_per_unit_bytes": max(1, cache // threads), "on_chip_bandwidth_Bps": cache_Bps,
+        "peak_flops": peaks, "dtypes": list(_DTYPES),
+        "memory_tiers": [{"name": "cache", "capacity_bytes": cache, "bandwidth_Bps": cache_Bps},
+                         {"name": "dram", "capacity_bytes": total, "bandwidth_Bps": dram_Bps}],
+        "max_chips": 1,
+        "notes": f"Measured with torch {torch.__version__} on {threads} threads, {today}. These are "
+                 "achieved figures, lower than the CPU's datasheet peaks.",
+    }
+    sources["max_chips"] = "this host is one machine"
+    freq = psutil.cpu_freq()
+    if freq is not None and (freq.max or freq.current):
+        values["clock_hz"] = (freq.max or freq.current) * 1e6
+        sources["clock_hz"] = f"{here}: psutil.cpu_freq()"
+    return AcceleratorSpec.from_dict({**values, "sources": sources}, origin="host calibration")

@@ -1,0 +1,159 @@
+"""The catalog: one TOML file per chip in ``systems/``, looked up by name; and "what fits where".
+
+``get("sn40l")`` reads ``systems/sn40l.toml`` once and returns the frozen spec; ``get("host")``
+returns this machine, measured by :func:`accelkit.hardware.calibrate`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from accelkit.errors import UnknownNameError
+from accelkit.hardware.spec import FAMILIES, AcceleratorSpec, fmt_bytes, load
+
+SYSTEMS_DIR = Path(__file__).with_name("systems")
+
+BYTES_PER_PARAM = {
+    "bf16 weights": 2,       # inference: the weights alone
+    "fp32 weights": 4,
+    "bf16 training": 16,     # Adam, mixed precision: bf16 weights + bf16 grads + fp32 master, m, v
+}
+"""Bytes each parameter costs, for :func:`fits` (activations not counted)."""
+
+
+@cache
+def _catalog() -> dict[str, AcceleratorSpec]:
+    specs = {}
+    for path in sorted(SYSTEMS_DIR.glob("*.toml")):
+        spec = load(path, strict_sources=True)
+        specs[spec.name.lower()] = spec
+    return specs
+
+
+def names() -> list[str]:
+    """The catalog's names, sorted, then ``"host"`` (this machine, measured)."""
+    return sorted(_catalog()) + ["host"]
+
+
+def get(name: str) -> AcceleratorSpec:
+    """The spec called ``name`` (case-insensitive); ``"host"`` measures this machine (cached)."""
+    key = name.strip().lower()
+    if key == "host":
+        from accelkit.hardware.calibrate import calibrate
+
+        return calibrate()
+    try:
+        return _catalog()[key]
+    except KeyError:
+        raise UnknownNameError(
+            f"no system called {name!r}; known: {', '.join(names())}",
+            fix="pick one of the known names, or load your own chip with accelkit.hardware.load('my_chip.toml')",
+        ) from None
+
+
+def catalog(names: Sequence[str | AcceleratorSpec] | None = None) -> list[AcceleratorSpec]:
+    """Specs in spectrum order, general-purpose to specialised (family, then name).
+
+    ``names=None`` gives the whole catalog without the host. Entries may be names (``"host"``
+    measures this machine) or specs, e.g. your own chip from :func:`load`.
+    """
+    if names is None:
+        specs = list(_catalog().values())
+    else:
+        specs = [n if isinstance(n, AcceleratorSpec) else get(n) for n in names]
+    return sorted(specs, key=lambda s: (FAMILIES.index(s.family), s.name))
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Where a model's bytes fit on one kind of chip (parameter state only, never activations).
+
+    ``tier`` is the fastest memory tier that holds everything on one chip (``None`` if none
+    does). Otherwise ``chips_needed`` chips hold it in their ``spread_tier`` (the biggest tier).
+    ``chips_on_chip`` is how many chips it takes to hold everything in on-chip SRAM alone.
+    """
+
+    spec_name: str
+    model_bytes: int
+    tier: str | None
+    chips_needed: int
+    spread_tier: str
+    chips_on_chip: int
+    max_chips: int | None
+
+    @property
+    def on_chip(self) -> bool:
+        """True when one chip holds everything in on-chip SRAM."""
+        return self.chips_on_chip == 1
+
+    @property
+    def within_max_chips(self) -> bool:
+        """False when it takes more chips than the largest published system."""
+        return self.max_chips is None or self.chips_needed <= self.max_chips
+
+    def summary(self) -> str:
+        """Short text for a table cell: ``"sram"``, ``"hbm"``, ``"12x hbm"``; ``!`` = too many chips."""
+        if self.tier is not None:
+            return self.tier
+        text = f"{self.chips_needed:,}x {self.spread_tier}"
+        return text if self.within_max_chips else text + "!"
+
+
+def fits(param_count: float, spec: AcceleratorSpec | str, bytes_per_param: float = 2) -> Fit:
+    """Where ``param_count`` parameters of ``bytes_per_param`` bytes each fit on ``spec``.
+
+    >>> fits(70e9, "h100").summary()       # 140 GB of bf16 weights, 80 GB of HBM per GPU
+    '2x hbm'
+    """
+    if isinstance(spec, str):
+        spec = get(spec)
+    model_bytes = int(math.ceil(param_count * bytes_per_param))
+    chips_on_chip = max(1, math.ceil(model_bytes / spec.on_chip_memory_bytes))
+    tier = next((t.name for t in spec.memory_tiers if model_bytes <= t.capacity_bytes), None)
+    biggest = max(spec.memory_tiers, key=lambda t: t.capacity_bytes)
+    if tier is not None:
+        return Fit(spec.name, model_bytes, tier, 1, tier, chips_on_chip, spec.max_chips)
+    chips = math.ceil(model_bytes / biggest.capacity_bytes)
+    return Fit(spec.name, model_bytes, None, chips, biggest.name, chips_on_chip, spec.max_chips)
+
+
+def fits_table(param_counts: dict[str, float], bytes_per_param: dict[str, float] | None = None,
+               names: Sequence[str | AcceleratorSpec] | None = None) -> str:
+    """A text table of :func:`fits` for every model size x parameter state x chip.
+
+    ``param_counts`` maps a label ("8 B") to a parameter count; ``bytes_per_param`` maps a label
+    to bytes per parameter (default: bf16 weights and bf16 Adam training). A ``!`` marks more
+    chips than the largest published system.
+    """
+    bytes_per_param = bytes_per_param or {k: BYTES_PER_PARAM[k] for k in ("bf16 weights", "bf16 training")}
+    specs = catalog(names)
+    rows = []
+    for mlabel, count in param_counts.items():
+        for slabel, bpp in bytes_per_param.items():
+            rows.append([mlabel, slabel, fmt_bytes(count * bpp)] + [fits(count, s, bpp).summary() for s in specs])
+    head = ["model", "state", "bytes"] + [s.name for s in specs]
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+
+    out = [line(head), "-" * len(line(head))] + [line(r) for r in rows]
+    return "\n".join(x.rstrip() for x in out)
+
+
+def catalog_table(names: Sequence[str | AcceleratorSpec] | None = None) -> str:
+    """The catalog side by side as text: family, 16-bit peak, on-chip memory, bandwidth."""
+    specs = catalog(names)
+    head = (f"{'name':<6} {'family':<24} {'bf16 TFLOP/s':>12} {'16-bit TFLOP/s':>14} "
+            f"{'on-chip MB':>10} {'on-chip TB/s':>12}")
+    rows = [head, "-" * len(head)]
+    for s in specs:
+        bf16 = f"{s.peak_flops['bf16'] / 1e12:,.0f}" if "bf16" in s.peak_flops else "-"
+        prec, p16 = s.peak_16bit()
+        rows.append(f"{s.name:<6} {s.family:<24} {bf16:>12} {f'{p16 / 1e12:,.0f} {prec}':>14} "
+                    f"{s.on_chip_memory_bytes / 1e6:>10,.0f} {s.on_chip_bandwidth_Bps / 1e12:>12,.1f}")
+    return "\n".join(rows)

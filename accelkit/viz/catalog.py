@@ -1,0 +1,413 @@
+"""Plotly figures of the hardware catalog: chips side by side, and each family's structure.
+
+Every function returns a ``plotly.graph_objects.Figure`` and never shows it. Hovering a bar or
+a point shows where its figure comes from; hatched bars are illustrative (nobody published them).
+Figures stay light: a chip's units are drawn in aggregated blocks, never one point per core.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from accelkit.errors import UnknownNameError
+from accelkit.hardware import AcceleratorSpec, catalog, fmt_bytes, fmt_si, get
+
+FAMILY_COLORS = {
+    "cpu": "#7f7f7f",
+    "gpu": "#2ca02c",
+    "bsp-tiles": "#9467bd",
+    "reconfigurable-dataflow": "#d62728",
+    "wafer-dataflow": "#1f77b4",
+    "static-schedule": "#ff7f0e",
+}
+
+MAX_CELLS = 400
+"""Most cells a family diagram draws; units are aggregated into blocks to stay under it."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A number every chip may have: its label, unit and how to read it (value, source) off a spec."""
+
+    label: str
+    unit: str
+    read: Callable[[AcceleratorSpec], tuple[float, str] | None]
+
+    def fmt(self, x: float) -> str:
+        return fmt_bytes(x) if self.unit == "B" else fmt_si(x, self.unit)
+
+
+def _field(name: str) -> Callable[[AcceleratorSpec], tuple[float, str] | None]:
+    def read(s: AcceleratorSpec) -> tuple[float, str] | None:
+        v = getattr(s, name)
+        return None if v is None else (float(v), s.source(name))
+
+    return read
+
+
+def _peak(precision: str) -> Callable[[AcceleratorSpec], tuple[float, str] | None]:
+    def read(s: AcceleratorSpec) -> tuple[float, str] | None:
+        v = s.peak_flops.get(precision)
+        return None if v is None else (v, s.source(f"peak_flops.{precision}"))
+
+    return read
+
+
+def _peak_16bit(s: AcceleratorSpec) -> tuple[float, str]:
+    p, v = s.peak_16bit()
+    return v, f"{p}: {s.source(f'peak_flops.{p}')}"
+
+
+def _memory_per_flop(s: AcceleratorSpec) -> tuple[float, str]:
+    p, v = s.peak_16bit()
+    return s.on_chip_memory_bytes / v * 1e9, f"derived: on-chip memory / {p} peak"
+
+
+def _bytes_per_flop(s: AcceleratorSpec) -> tuple[float, str]:
+    p, v = s.peak_16bit()
+    return s.on_chip_bandwidth_Bps / v, f"derived: on-chip bandwidth / {p} peak"
+
+
+def _offchip(attr: str) -> Callable[[AcceleratorSpec], tuple[float, str] | None]:
+    def read(s: AcceleratorSpec) -> tuple[float, str] | None:
+        if len(s.memory_tiers) < 2:
+            return None
+        t = s.memory_tiers[1]  # the first tier off chip: HBM, DDR, MemoryX, streaming memory
+        return float(getattr(t, attr)), f"{t.name}: {s.source(f'memory_tiers.{t.name}.{attr}')}"
+
+    return read
+
+
+METRICS: dict[str, Metric] = {
+    **{f"peak_flops_{p}": Metric(f"peak {p}", "FLOP/s", _peak(p))
+       for p in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")},
+    "peak_flops_16bit": Metric("peak 16-bit (bf16, else fp16)", "FLOP/s", _peak_16bit),
+    "on_chip_memory_bytes": Metric("on-chip memory", "B", _field("on_chip_memory_bytes")),
+    "on_chip_bandwidth_Bps": Metric("on-chip bandwidth", "B/s", _field("on_chip_bandwidth_Bps")),
+    "memory_per_unit_bytes": Metric("memory per unit", "B", _field("memory_per_unit_bytes")),
+    "memory_per_flop": Metric("on-chip bytes per GFLOP/s (16-bit)", "B per GFLOP/s", _memory_per_flop),
+    "bandwidth_per_flop": Metric("on-chip bytes per FLOP (16-bit)", "B/FLOP", _bytes_per_flop),
+    "offchip_capacity_bytes": Metric("first off-chip tier: capacity", "B", _offchip("capacity_bytes")),
+    "offchip_bandwidth_Bps": Metric("first off-chip tier: bandwidth", "B/s", _offchip("bandwidth_Bps")),
+    "compute_units": Metric("compute units", "units", _field("compute_units")),
+    "chip_to_chip_Bps": Metric("chip-to-chip bandwidth", "B/s", _field("chip_to_chip_Bps")),
+    "clock_hz": Metric("clock", "Hz", _field("clock_hz")),
+    "power_w": Metric("power", "W", _field("power_w")),
+}
+"""Metrics :func:`catalog_bars` and :func:`catalog_scatter` know, by name."""
+
+
+def _illustrative(source: str) -> bool:
+    """True for "illustrative: ..." and for "bf16: illustrative: ..." (a metric's own prefix)."""
+    return re.match(r"^(\w+: )?illustrative", source.lower()) is not None
+
+
+def _metric(name: str) -> Metric:
+    if name not in METRICS:
+        raise UnknownNameError(f"no metric called {name!r}; known: {', '.join(METRICS)}")
+    return METRICS[name]
+
+
+def _specs(names: Sequence[str | AcceleratorSpec] | None) -> list[AcceleratorSpec]:
+    return catalog(names)
+
+
+def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
+    """One bar per chip for ``metric`` (see :data:`METRICS`), log scale, coloured by family.
+
+    Hover shows the value and its source; hatched bars are illustrative. Chips that lack the
+    metric (an IPU has no bf16) are named under the title.
+    """
+    m = _metric(metric)
+    specs = _specs(names)
+    fig = go.Figure()
+    missing = []
+    order = []
+    for family in FAMILY_COLORS:
+        read = [(s, m.read(s)) for s in specs if s.family == family]
+        missing += [s.name for s, r in read if r is None]
+        rows = [(s, r) for s, r in read if r is not None]
+        if not rows:
+            continue
+        order += [s.name for s, _ in rows]
+        fig.add_bar(
+            name=family, x=[s.name for s, _ in rows], y=[r[0] for _, r in rows],
+            marker={"color": FAMILY_COLORS[family],
+                    "pattern": {"shape": ["/" if _illustrative(r[1]) else "" for _, r in rows]}},
+            text=[m.fmt(r[0]) for _, r in rows], textposition="outside",
+            customdata=[[s.full_name, r[1]] for s, r in rows],
+            hovertemplate="<b>%{customdata[0]}</b><br>%{text}<br>source: %{customdata[1]}<extra></extra>",
+        )
+    subtitle = "hatched: illustrative (no public source); hover for each figure's source"
+    if missing:
+        subtitle += f"; not on {', '.join(missing)}"
+    fig.update_layout(
+        title={"text": f"{m.label} ({m.unit})", "subtitle": {"text": subtitle}},
+        yaxis={"type": "log", "title": m.unit}, xaxis={"categoryorder": "array", "categoryarray": order},
+        legend_title_text="family", bargap=0.25, margin={"t": 80},
+    )
+    return fig
+
+
+def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit",
+                    names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
+    """Chips as points, ``x`` against ``y`` (metrics by name), log-log, one colour per family."""
+    mx, my = _metric(x), _metric(y)
+    fig = go.Figure()
+    for family, color in FAMILY_COLORS.items():
+        pts = []
+        for s in _specs(names):
+            a, b = mx.read(s), my.read(s)
+            if s.family == family and a is not None and b is not None:
+                pts.append((s, a, b))
+        if not pts:
+            continue
+        fig.add_scatter(
+            name=family, mode="markers+text", x=[a[0] for _, a, _ in pts], y=[b[0] for _, _, b in pts],
+            text=[s.name for s, _, _ in pts], textposition="top center",
+            marker={"size": 12, "color": color},
+            customdata=[[s.full_name, mx.fmt(a[0]), a[1], my.fmt(b[0]), b[1]] for s, a, b in pts],
+            hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{mx.label}: %{{customdata[1]}} (%{{customdata[2]}})"
+                           f"<br>{my.label}: %{{customdata[3]}} (%{{customdata[4]}})<extra></extra>"),
+        )
+    fig.update_layout(
+        title=f"{my.label} vs {mx.label}",
+        xaxis={"type": "log", "title": f"{mx.label} ({mx.unit})"},
+        yaxis={"type": "log", "title": f"{my.label} ({my.unit})"}, legend_title_text="family",
+    )
+    return fig
+
+
+def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
+    """Each chip's memory tiers as a line from fast and small (on chip) to big and slow."""
+    fig = go.Figure()
+    for s in _specs(names):
+        fig.add_scatter(
+            name=s.name, mode="lines+markers+text", x=[t.capacity_bytes for t in s.memory_tiers],
+            y=[t.bandwidth_Bps for t in s.memory_tiers], text=[t.name for t in s.memory_tiers],
+            textposition="middle right", line={"color": FAMILY_COLORS[s.family]},
+            customdata=[[s.name, str(t), s.source(f"memory_tiers.{t.name}.bandwidth_Bps")]
+                        for t in s.memory_tiers],
+            hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>source: %{customdata[2]}<extra></extra>",
+        )
+    fig.update_layout(title="Memory tiers: capacity vs bandwidth (per chip)",
+                      xaxis={"type": "log", "title": "capacity (B)"},
+                      yaxis={"type": "log", "title": "bandwidth (B/s)"})
+    return fig
+
+
+# ---- one structural picture per family
+
+
+def family_diagram(name: str | AcceleratorSpec) -> go.Figure:
+    """The chip's structure, aggregated (at most :data:`MAX_CELLS` cells), with its memory tiers below.
+
+    WSE: the core mesh in blocks, with an illustrative pipelined placement (one rectangle per layer).
+    RDU: the PCU/PMU checkerboard, split into sections. IPU: the tile grid, and one superstep.
+    TSP: the functional slices as columns. GPU / CPU: the SMs or cores over L2 / cache and HBM / DRAM.
+    """
+    spec = name if isinstance(name, AcceleratorSpec) else get(name)
+    fig = _DIAGRAMS[spec.family](spec)
+    fig.update_layout(
+        title={"text": f"{spec.full_name} [{spec.family}]", "subtitle": {"text": spec.execution_model}},
+        xaxis={"visible": False}, yaxis={"visible": False},
+        plot_bgcolor="white", margin={"t": 90, "l": 10, "r": 10, "b": 10}, showlegend=False,
+    )
+    if spec.family == "static-schedule":
+        fig.update_layout(height=360)  # a strip of slices: cells need not be square
+    else:
+        fig.update_yaxes(scaleanchor="x")
+    return fig
+
+
+def _grid(rows: int, cols: int, budget: int = MAX_CELLS) -> tuple[int, int, int]:
+    """Aggregate a rows x cols grid into blocks of step x step: (grid rows, grid cols, step)."""
+    step = max(1, math.ceil(math.sqrt(rows * cols / budget)))
+    while math.ceil(rows / step) * math.ceil(cols / step) > budget:
+        step += 1
+    return math.ceil(rows / step), math.ceil(cols / step), step
+
+
+def _near_square(n: int) -> tuple[int, int]:
+    rows = max(1, int(math.sqrt(n / 2)))
+    return rows, math.ceil(n / rows)
+
+
+def _heatmap(z: list[list[int]], text: list[list[str]], colorscale: list[list[object]],
+             zmin: float, zmax: float) -> go.Heatmap:
+    return go.Heatmap(z=z, text=text, hovertemplate="%{text}<extra></extra>", colorscale=colorscale,
+                      zmin=zmin, zmax=zmax, showscale=False, xgap=1, ygap=1)
+
+
+def _memory_bands(fig: go.Figure, spec: AcceleratorSpec, width: int, height: int, *, skip_first: bool = True,
+                  top_label: str | None = "") -> None:
+    """Draw the tiers (off-chip ones, or all) as labelled bands under the unit grid (rows 0..height).
+
+    ``top_label`` goes above the grid: "" means "on chip: <first tier>", None means no label.
+    """
+    band = max(1.0, height * 0.12)
+    y = -0.5
+    for t in spec.memory_tiers[1 if skip_first else 0:]:
+        y0, y1 = y - band * 0.3 - band, y - band * 0.3
+        fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=y0, y1=y1,
+                      fillcolor="#dddddd", line={"color": "#888888"})
+        fig.add_annotation(x=(width - 1) / 2, y=(y0 + y1) / 2, text=str(t), showarrow=False)
+        y = y0
+    if top_label is not None:
+        fig.add_annotation(x=(width - 1) / 2, y=height - 0.5 + band * 0.5,
+                           text=top_label or f"on chip: {spec.memory_tiers[0]}", showarrow=False)
+
+
+def _wafer(spec: AcceleratorSpec) -> go.Figure:
+    rows, cols = spec.mesh_shape or _near_square(spec.compute_units)
+    gr, gc, step = _grid(rows, cols)
+    per_block = step * step
+    layers = [0.15, 0.35, 0.35, 0.15]  # an illustrative 4-layer model, each layer on a rectangle of columns
+    bounds = [sum(layers[:i + 1]) for i in range(len(layers))]
+    z, text = [], []
+    for _ in range(gr):
+        zr, tr = [], []
+        for c in range(gc):
+            layer = next(i for i, b in enumerate(bounds) if (c + 0.5) / gc <= b + 1e-9)
+            zr.append(layer + 1)
+            tr.append(f"block of {per_block:,} cores ({step} x {step}), "
+                      f"{fmt_bytes(per_block * spec.memory_per_unit_bytes)} SRAM<br>"
+                      f"pipelined mode: layer {layer + 1} lives here (illustrative)")
+        z.append(zr)
+        text.append(tr)
+    scale: list[list[object]] = [[0, "#c6dbef"], [0.33, "#6baed6"], [0.67, "#2171b5"], [1, "#08306b"]]
+    fig = go.Figure(_heatmap(z, text, scale, 1, len(layers)))
+    x0 = -0.5
+    for i, b in enumerate(bounds):  # label each layer's rectangle
+        x1 = b * gc - 0.5
+        fig.add_annotation(x=(x0 + x1) / 2, y=gr / 2, text=f"layer {i + 1}", showarrow=False,
+                           font={"color": "white" if i else "black"})
+        x0 = x1
+    _memory_bands(fig, spec, gc, gr, top_label=f"on chip: {spec.memory_tiers[0]}; each cell = {per_block:,} cores")
+    return fig
+
+
+def _rdu(spec: AcceleratorSpec) -> go.Figure:
+    pcus = spec.pcus or spec.compute_units
+    pmus = spec.pmus or pcus
+    rows, cols = spec.mesh_shape or _near_square(pcus + pmus)
+    gr, gc, step = _grid(rows, cols, budget=MAX_CELLS // 2)
+    per_cell = math.ceil((pcus + pmus) / (gr * gc))
+    z, text = [], []
+    for r in range(gr):
+        zr, tr = [], []
+        for c in range(gc):
+            section = min(2, 3 * c // gc) + 1
+            pcu = (r + c) % 2 == 0
+            zr.append(1 if pcu else 2)
+            tr.append(f"~{per_cell} {'PCUs (compute)' if pcu else 'PMUs (on-chip memory)'}<br>"
+                      f"section {section} of a fused graph (illustrative)")
+        z.append(zr)
+        text.append(tr)
+    fig = go.Figure(_heatmap(z, text, [[0, "#d62728"], [0.5, "#d62728"], [0.5, "#fcbba1"], [1, "#fcbba1"]],
+                             1, 2))
+    edges = [math.ceil(k * gc / 3) - 0.5 for k in range(4)]  # first column of each section, minus half a cell
+    edges[-1] = gc - 0.5
+    for x in edges[1:-1]:
+        fig.add_shape(type="line", x0=x, x1=x, y0=-0.5, y1=gr - 0.5, line={"color": "black", "width": 3})
+    for k in range(3):
+        fig.add_annotation(x=(edges[k] + edges[k + 1]) / 2, y=gr - 0.5, yshift=-12, text=f"section {k + 1}",
+                           showarrow=False, font={"color": "white"}, bgcolor="black")
+    _memory_bands(fig, spec, gc, gr)
+    return fig
+
+
+def _ipu(spec: AcceleratorSpec) -> go.Figure:
+    rows, cols = spec.mesh_shape or _near_square(spec.compute_units)
+    gr, gc, step = _grid(rows, cols)
+    per_cell = step * step
+    z = [[1] * gc for _ in range(gr)]
+    text = [[f"{per_cell} tiles, {fmt_bytes(per_cell * spec.memory_per_unit_bytes)} private SRAM"] * gc
+            for _ in range(gr)]
+    fig = go.Figure(_heatmap(z, text, [[0, "#ffffff"], [1, "#9467bd"]], 0, 1))
+    # One bulk-synchronous superstep, as a bar above the tiles (illustrative proportions).
+    y = gr + 1
+    x = -0.5
+    for phase, share, color in (("compute", 0.6, "#9467bd"), ("sync", 0.1, "#444444"), ("exchange", 0.3, "#c5b0d5")):
+        fig.add_shape(type="rect", x0=x, x1=x + share * gc, y0=y, y1=y + 1.5, fillcolor=color,
+                      line={"color": "white"})
+        fig.add_annotation(x=x + share * gc / 2, y=y + 0.75, text=phase, showarrow=False,
+                           font={"color": "white" if phase != "exchange" else "black"})
+        x += share * gc
+    fig.add_annotation(x=(gc - 1) / 2, y=y + 2.3, text="one superstep (illustrative proportions)",
+                       showarrow=False)
+    _memory_bands(fig, spec, gc, gr, top_label=None)  # the superstep bar sits where the label would
+    return fig
+
+
+_SLICE_COLORS = {"MXM": "#ff7f0e", "SXM": "#8c564b", "MEM": "#fdd0a2", "VXM": "#d62728"}
+
+
+def _tsp(spec: AcceleratorSpec) -> go.Figure:
+    slices = dict(spec.functional_slices or {"MEM": spec.compute_units})
+    # Mirror the floorplan: west half, the vector unit in the middle, east half.
+    west: list[str] = []
+    for kind in ("MXM", "SXM"):
+        west += [kind] * (slices.get(kind, 0) // 2)
+    west += ["MEM"] * (slices.get("MEM", 0) // 2)
+    others = [k for k in slices if k not in ("MXM", "SXM", "MEM", "VXM")]
+    middle = ["VXM"] * slices.get("VXM", 0) + [k for k in others for _ in range(slices[k])]
+    east = list(reversed(west))
+    leftovers = {k: slices.get(k, 0) - 2 * (slices.get(k, 0) // 2) for k in ("MXM", "SXM", "MEM")}
+    middle += [k for k, n in leftovers.items() for _ in range(n)]
+    layout = west + middle + east
+    kinds = list(dict.fromkeys(layout))
+    code = {k: i for i, k in enumerate(kinds)}
+    lanes = 4  # a few rows, to read as slices that span the chip's lanes
+    z = [[code[k] for k in layout] for _ in range(lanes)]
+    per_mem = fmt_bytes(spec.memory_per_unit_bytes)
+    text = [[f"{k} slice" + (f", {per_mem} SRAM" if k == "MEM" else "") for k in layout] for _ in range(lanes)]
+    n = max(1, len(kinds) - 1)
+    scale: list[list[object]] = []
+    for i, k in enumerate(kinds):
+        color = _SLICE_COLORS.get(k, "#bbbbbb")
+        scale += [[max(0.0, (i - 0.5) / n), color], [min(1.0, (i + 0.5) / n), color]]
+    scale[0][0], scale[-1][0] = 0.0, 1.0
+    fig = go.Figure(go.Heatmap(z=z, text=text, hovertemplate="%{text}<extra></extra>", colorscale=scale,
+                               zmin=0, zmax=n, showscale=False, xgap=1))
+    for k in kinds:
+        i = layout.index(k)
+        fig.add_annotation(x=i, y=lanes - 0.5, text=k, showarrow=False, yshift=10, textangle=-90 if k == "MEM" else 0)
+    fig.add_annotation(x=len(layout) / 2, y=-1.2, text="streams flow east and west across the slices; "
+                       "the compiler schedules every cycle", showarrow=False)
+    fig.add_annotation(x=len(layout) / 2, y=lanes + 1.5, text=f"on chip: {spec.memory_tiers[0]} (SRAM only)",
+                       showarrow=False)
+    return fig
+
+
+def _processor(spec: AcceleratorSpec) -> go.Figure:
+    rows, cols = _near_square(spec.compute_units)
+    z, text = [], []
+    for r in range(rows):
+        zr, tr = [], []
+        for c in range(cols):
+            i = r * cols + c
+            zr.append(1 if i < spec.compute_units else 0)
+            tr.append(f"{spec.unit_name} {i}, {fmt_bytes(spec.memory_per_unit_bytes)} private" if
+                      i < spec.compute_units else "")
+        z.append(zr)
+        text.append(tr)
+    fig = go.Figure(_heatmap(z, text, [[0, "#ffffff"], [1, FAMILY_COLORS[spec.family]]], 0, 1))
+    _memory_bands(fig, spec, cols, rows, skip_first=False,
+                  top_label=f"{spec.compute_units:,} {spec.unit_name}s; each kernel reads and writes the tiers below")
+    return fig
+
+
+_DIAGRAMS: dict[str, Callable[[AcceleratorSpec], go.Figure]] = {
+    "wafer-dataflow": _wafer,
+    "reconfigurable-dataflow": _rdu,
+    "bsp-tiles": _ipu,
+    "static-schedule": _tsp,
+    "gpu": _processor,
+    "cpu": _processor,
+}

@@ -1,0 +1,340 @@
+"""The hardware catalog, user spec files, host calibration and "what fits where"."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import accelkit as ak
+from accelkit import hardware as hw
+from accelkit.errors import AccelkitError, PrecisionError, SpecError, UnknownNameError
+
+CATALOG = ["a100", "bow", "gc200", "h100", "sn30", "sn40l", "tsp", "wse2", "wse3"]
+calibrate_module = importlib.import_module("accelkit.hardware.calibrate")
+
+
+# ---- the catalog
+
+
+def test_names_lists_the_catalog_then_host() -> None:
+    assert hw.names() == CATALOG + ["host"]
+
+
+@pytest.mark.parametrize("name", CATALOG)
+def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -> None:
+    spec = hw.get(name)
+    assert spec.name == name
+    assert spec.family in hw.FAMILIES and spec.family not in ("cpu",)
+    assert spec.execution_model and spec.vendor and spec.full_name
+    for key in spec.figure_keys():
+        assert spec.sources.get(key, "").strip(), f"{name}: figure {key} has no source"
+        assert "no source given" not in spec.sources[key]
+    assert set(spec.sources) == set(spec.figure_keys())
+    assert spec.memory_tiers[0].capacity_bytes == spec.on_chip_memory_bytes
+    assert spec.memory_tiers[0].bandwidth_Bps == spec.on_chip_bandwidth_Bps
+    assert all(p in hw.PRECISIONS for p in spec.peak_flops) and "fp32" in spec.peak_flops
+    assert all(v > 0 for v in spec.peak_flops.values())
+    assert all(t.capacity_bytes > 0 and t.bandwidth_Bps > 0 for t in spec.memory_tiers)
+    assert all(isinstance(getattr(torch, d), torch.dtype) for d in spec.dtypes)
+    if spec.family != "gpu":
+        assert "float64" not in spec.dtypes, "no accelerator here computes in float64"
+    if spec.mesh_shape is not None:
+        rows, cols = spec.mesh_shape
+        cells = spec.compute_units + (spec.pmus or 0) if spec.pmus else spec.compute_units
+        assert rows * cols == cells
+    hash(spec)  # frozen and hashable, mappings included
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.compute_units = 1  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        spec.peak_flops["bf16"] = 1.0  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("name", "getter", "expected"), [
+    ("wse2", lambda s: s.compute_units, 850_000),
+    ("wse2", lambda s: s.on_chip_memory_bytes, 40e9),
+    ("wse2", lambda s: s.on_chip_bandwidth_Bps, 20e15),
+    ("wse3", lambda s: s.compute_units, 900_000),
+    ("wse3", lambda s: s.on_chip_memory_bytes, 44e9),
+    ("sn40l", lambda s: (s.pcus, s.pmus), (1040, 1040)),
+    ("sn40l", lambda s: s.on_chip_memory_bytes, 520e6),
+    ("sn40l", lambda s: s.peak("bf16"), 638e12),
+    ("sn40l", lambda s: (s.tier("hbm").capacity_bytes, s.tier("hbm").bandwidth_Bps), (64e9, 1.6e12)),
+    ("gc200", lambda s: s.compute_units, 1472),
+    ("gc200", lambda s: s.on_chip_memory_bytes, 900e6),
+    ("gc200", lambda s: s.peak("fp16"), 250e12),
+    ("gc200", lambda s: s.clock_hz, 1.35e9),
+    ("bow", lambda s: (s.clock_hz, s.peak("fp16")), (1.85e9, 350e12)),
+    ("tsp", lambda s: s.on_chip_memory_bytes, 220 * 2**20),
+    ("tsp", lambda s: (s.peak("fp16"), s.peak("int8"), s.clock_hz), (188e12, 750e12, 900e6)),
+    ("a100", lambda s: s.tier("hbm").bandwidth_Bps, 2.039e12),
+    ("a100", lambda s: (s.compute_units, s.peak("bf16"), s.peak("fp32"), s.power_w), (108, 312e12, 19.5e12, 400)),
+    ("h100", lambda s: s.peak("bf16"), 989e12),
+    ("h100", lambda s: (s.peak("fp8"), s.tier("hbm").bandwidth_Bps, s.compute_units), (1979e12, 3.35e12, 132)),
+])
+def test_figures_match_the_reference_sheet(name: str, getter, expected) -> None:  # type: ignore[no-untyped-def]
+    assert getter(hw.get(name)) == expected
+
+
+def test_unpublished_figures_are_marked() -> None:
+    assert hw.get("wse2").is_illustrative("peak_flops.fp32")
+    assert hw.get("wse2").source("memory_per_unit_bytes").startswith("derived: 40 GB / 850,000 cores")
+    assert hw.get("wse2").is_illustrative("mesh_shape")
+    assert hw.get("sn40l").source("memory_tiers.hbm.bandwidth_Bps").startswith("derived")
+    assert hw.get("sn30").source("peak_flops.bf16").startswith("unconfirmed")
+    assert not hw.get("h100").is_illustrative("peak_flops.bf16")
+    for name in CATALOG:  # fp32 has a figure everywhere; where unpublished it says so
+        src = hw.get(name).source("peak_flops.fp32")
+        assert src.startswith(("illustrative", "unconfirmed", "NVIDIA")), (name, src)
+
+
+def test_ipus_have_no_bf16_and_peak_says_what_they_have() -> None:
+    gc200 = hw.get("gc200")
+    assert "bfloat16" not in gc200.dtypes
+    with pytest.raises(PrecisionError, match=r"gc200 has no bf16 peak; it has: fp32, fp16") as err:
+        gc200.peak(torch.bfloat16)
+    assert isinstance(err.value, AccelkitError) and isinstance(err.value, ValueError)
+    assert gc200.peak_16bit() == ("fp16", 250e12)
+    assert hw.get("a100").peak("bfloat16") == hw.get("a100").peak("bf16") == hw.get("a100").peak_16bit()[1]
+    assert hw.get("h100").peak("torch.float32") == 67e12
+
+
+def test_get_is_case_insensitive_and_unknown_names_list_the_known() -> None:
+    assert hw.get("SN40L") is hw.get("sn40l")
+    assert ak.hardware.get(" Wse2 ") is hw.get("wse2")
+    with pytest.raises(UnknownNameError) as err:
+        hw.get("tpu")
+    text = str(err.value)
+    assert "'tpu'" in text and all(n in text for n in hw.names())
+    assert isinstance(err.value, KeyError)
+    with pytest.raises(UnknownNameError, match="it has: sram, ddr"):
+        hw.get("sn30").tier("hbm")
+
+
+def test_describe_has_units_and_marks_illustrative() -> None:
+    text = hw.get("sn40l").describe()
+    assert "1,040 PCUs + 1,040 PMUs" in text
+    assert "638 TFLOP/s bf16" in text
+    assert "hbm 64 GB @ 1.6 TB/s" in text
+    assert "244 TB/s*" in text and "illustrative" in text
+    assert str(hw.get("sn40l")) == text
+
+
+def test_to_dict_is_json_and_round_trips() -> None:
+    for name in CATALOG:
+        spec = hw.get(name)
+        data = json.loads(json.dumps(spec.to_dict()))
+        assert data["schema_version"] == 1
+        back = hw.AcceleratorSpec.from_dict(data)
+        assert back == spec and hash(back) == hash(spec)
+    with pytest.raises(SpecError, match="schema_version 99"):
+        hw.AcceleratorSpec.from_dict({**hw.get("tsp").to_dict(), "schema_version": 99})
+
+
+def test_catalog_order_and_tables() -> None:
+    families = [s.family for s in hw.catalog()]
+    assert families == sorted(families, key=hw.FAMILIES.index)
+    table = hw.catalog_table()
+    assert table.splitlines()[0].split()[:3] == ["name", "family", "bf16"]
+    gc200_row = next(line for line in table.splitlines() if line.startswith("gc200"))
+    assert " - " in gc200_row and "250 fp16" in gc200_row
+
+
+# ---- a user's own chip
+
+
+USER_CHIP = """\
+name = "mychip"
+vendor = "Me"
+family = "gpu"
+compute_units = { value = 64, source = "my datasheet" }
+on_chip_memory_bytes = 32e6
+on_chip_bandwidth_Bps = 4e12
+chip_to_chip_Bps = 100e9
+dtypes = ["float32", "bfloat16"]
+
+[peak_flops]
+bf16 = { value = 200e12, source = "my datasheet" }
+fp32 = 50e12
+
+[[memory_tiers]]
+name = "sram"
+capacity_bytes = 32e6
+bandwidth_Bps = 4e12
+
+[[memory_tiers]]
+name = "hbm"
+capacity_bytes = { value = 24e9, source = "my datasheet" }
+bandwidth_Bps = 1e12
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "mychip.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_user_file_loads_and_round_trips(tmp_path: Path) -> None:
+    spec = hw.load(_write(tmp_path, USER_CHIP))
+    assert spec.peak("bf16") == 200e12 and spec.tier("HBM").capacity_bytes == 24_000_000_000
+    assert spec.unit_name == "SM" and spec.execution_model == hw.EXECUTION_MODELS["gpu"]
+    assert spec.source("compute_units") == "my datasheet"
+    assert spec.source("on_chip_memory_bytes") == "mychip.toml: no source given"
+    assert spec.memory_per_unit_bytes == 500_000 and spec.source("memory_per_unit_bytes").startswith("derived")
+    assert hw.AcceleratorSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    again = hw.load(_write(tmp_path, spec.to_toml(), "copy.toml"))
+    assert again == spec
+    with pytest.raises(SpecError, match="without a source"):
+        hw.load(_write(tmp_path, USER_CHIP), strict_sources=True)
+
+
+def test_catalog_files_round_trip_through_toml(tmp_path: Path) -> None:
+    for name in ("wse2", "sn40l", "tsp"):
+        spec = hw.get(name)
+        assert hw.load(_write(tmp_path, spec.to_toml(), f"{name}.toml"), strict_sources=True) == spec
+
+
+def test_a_sources_table_works_too(tmp_path: Path) -> None:
+    text = USER_CHIP + '\n[sources]\non_chip_memory_bytes = "my datasheet, p. 2"\npeak_flops.fp32 = "my datasheet, p. 3"\n'
+    spec = hw.load(_write(tmp_path, text))
+    assert spec.source("on_chip_memory_bytes") == "my datasheet, p. 2"
+    assert spec.source("peak_flops.fp32") == "my datasheet, p. 3"
+
+
+def test_memory_tiers_default_to_on_chip_sram(tmp_path: Path) -> None:
+    text = USER_CHIP.split("\n[[memory_tiers]]")[0]
+    spec = hw.load(_write(tmp_path, text))
+    assert [t.name for t in spec.memory_tiers] == ["sram"]
+    assert spec.memory_tiers[0].capacity_bytes == spec.on_chip_memory_bytes
+
+
+@pytest.mark.parametrize(("edit", "pattern"), [
+    (("on_chip_memory_bytes = 32e6", 'on_chip_memory_bytes = "32MB"'),
+     r"mychip.toml: field 'on_chip_memory_bytes' must be a number of bytes \(got '32MB'\)"),
+    (("bandwidth_Bps = 1e12", 'bandwidth_Bps = "1 TB/s"'),
+     r"mychip.toml: field 'memory_tiers.hbm.bandwidth_Bps' must be a number of bytes per second \(got '1 TB/s'\)"),
+    (("fp32 = 50e12", 'fp32 = "50 TFLOPS"'),
+     r"mychip.toml: field 'peak_flops.fp32' must be a number of FLOP/s"),
+    (("compute_units = { value = 64,", "compute_units = { value = 64.5,"),
+     r"mychip.toml: field 'compute_units' must be a whole number of compute units"),
+    (("chip_to_chip_Bps = 100e9", "chip_to_chip_Bps = -1"),
+     r"mychip.toml: field 'chip_to_chip_Bps' must be a number of bytes per second greater than 0"),
+    (('vendor = "Me"\n', ""), r"mychip.toml: missing required field 'vendor'"),
+    (("[peak_flops]", "[peak_flop]"), r"mychip.toml: missing required field 'peak_flops'"),
+    (('family = "gpu"', 'family = "tpu"'),
+     r"mychip.toml: field 'family' must be one of cpu, gpu, bsp-tiles, reconfigurable-dataflow, "
+     r"wafer-dataflow, static-schedule \(got 'tpu'\)"),
+    (("bf16 = {", "bfloat16 = {"), r"mychip.toml: field 'peak_flops.bfloat16': unknown precision"),
+    (('dtypes = ["float32", "bfloat16"]', 'dtypes = ["float32", "brain16"]'),
+     r"mychip.toml: field 'dtypes': 'brain16' is not a torch dtype name"),
+    (("chip_to_chip_Bps", "chip2chip_Bps"), r"mychip.toml: unknown field\(s\) 'chip2chip_Bps'"),
+    (("capacity_bytes = 32e6\n", ""), r"mychip.toml: missing required field 'memory_tiers.sram.capacity_bytes'"),
+    (('vendor = "Me"', 'vendor = "Me'), r"mychip.toml: not valid TOML: .*line 2"),
+])
+def test_bad_files_name_file_field_and_unit(tmp_path: Path, edit: tuple[str, str], pattern: str) -> None:
+    old, new = edit
+    assert old in USER_CHIP
+    with pytest.raises(SpecError, match=pattern):
+        hw.load(_write(tmp_path, USER_CHIP.replace(old, new, 1)))
+
+
+def test_unit_strings_get_a_suggested_fix(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as err:
+        hw.load(_write(tmp_path, USER_CHIP.replace("on_chip_memory_bytes = 32e6", 'on_chip_memory_bytes = "520MB"')))
+    assert err.value.fix == "write the plain number: on_chip_memory_bytes = 520e6"
+    with pytest.raises(SpecError) as err:
+        hw.load(_write(tmp_path, USER_CHIP.replace("bandwidth_Bps = 1e12", 'bandwidth_Bps = "1.6 TB/s"')))
+    assert err.value.fix == "write the plain number: bandwidth_Bps = 1.6e12"
+    with pytest.raises(SpecError) as err:
+        hw.load(_write(tmp_path, USER_CHIP.replace("capacity_bytes = 32e6", 'capacity_bytes = "2 MiB"')))
+    assert err.value.fix == "write the plain number: capacity_bytes = 2097152"
+    with pytest.raises(SpecError, match="no such file"):
+        hw.load(tmp_path / "missing.toml")
+
+
+# ---- host calibration
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ACCELKIT_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_calibrate_measures_this_cpu_then_uses_the_cache(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host = hw.calibrate()
+    assert host.name == "host" and host.family == "cpu"
+    assert host.compute_units == torch.get_num_threads()
+    assert host.peak("fp32") > 0 and host.peak("bf16") > 0
+    assert [t.name for t in host.memory_tiers] == ["cache", "dram"]
+    assert all(t.capacity_bytes > 0 and t.bandwidth_Bps > 0 for t in host.memory_tiers)
+    assert host.source("peak_flops.fp32").startswith("measured on this host 20")
+    assert host.source("memory_tiers.dram.bandwidth_Bps").startswith("measured on this host")
+    assert all(host.source(k) for k in host.figure_keys())
+    cached = json.loads((cache_dir / "host.json").read_text())
+    assert cached["torch_version"] == torch.__version__ and cached["schema_version"] == 1 and cached["date"]
+
+    def no_measuring() -> None:
+        raise AssertionError("measured again instead of reading the cache")
+
+    monkeypatch.setattr(calibrate_module, "_measure", no_measuring)
+    assert hw.calibrate() == host
+    assert hw.get("HOST") == host
+
+
+def test_calibrate_ignores_a_stale_cache(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = dataclasses.replace(hw.get("a100"), name="host", family="cpu")
+    calls = []
+
+    def fake_measure() -> hw.AcceleratorSpec:
+        calls.append(1)
+        return fake
+
+    monkeypatch.setattr(calibrate_module, "_measure", fake_measure)
+    assert hw.calibrate() == fake and calls == [1]
+    path = cache_dir / "host.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "schema_version": 0}))
+    assert hw.calibrate() == fake and calls == [1, 1]
+    path.write_text(json.dumps({**data, "torch_version": "0.0.1"}))
+    hw.calibrate()
+    path.write_text("{not json")
+    hw.calibrate()
+    assert len(calls) == 4
+    hw.calibrate()
+    assert len(calls) == 4  # the rewritten cache is good again
+    hw.calibrate(force=True)
+    assert len(calls) == 5
+
+
+# ---- what fits where
+
+
+def test_fits_picks_the_fastest_tier_that_holds_the_model() -> None:
+    assert hw.fits(110e6, "a100").tier == "hbm"              # 220 MB > 40 MB of L2
+    assert hw.fits(10e6, "a100").tier == "l2"
+    assert hw.fits(110e6, "tsp").tier == "sram"              # 220 MB <= 230 MB
+    f = hw.fits(70e9, hw.get("tsp"))
+    assert f.tier is None and f.chips_needed == f.chips_on_chip == 607 and f.summary() == "607x sram"
+    f = hw.fits(70e9, "h100")
+    assert (f.summary(), f.chips_needed, f.model_bytes) == ("2x hbm", 2, 140_000_000_000)
+    f = hw.fits(70e9, "wse3")                                 # weight streaming from MemoryX
+    assert f.tier == "memoryx" and f.chips_on_chip == 4 and not f.on_chip
+    assert hw.fits(20e9, "wse3").tier == "sram"               # the vendor's "20 B fits one CS-3"
+    f = hw.fits(70e9, "sn40l", bytes_per_param=hw.BYTES_PER_PARAM["bf16 training"])
+    assert f.tier == "ddr" and f.model_bytes == 1_120_000_000_000
+    f = hw.fits(10e12, "tsp")                                 # more chips than any system holds
+    assert not f.within_max_chips and f.summary().endswith("!")
+
+
+def test_fits_table_has_a_row_per_size_and_state() -> None:
+    table = hw.fits_table({"110 M": 110e6, "70 B": 70e9})
+    lines = table.splitlines()
+    assert len(lines) == 2 + 4
+    assert lines[0].split()[3:] == [s.name for s in hw.catalog()]
+    assert "607x sram" in lines[4]
