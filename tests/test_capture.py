@@ -237,3 +237,21 @@ def test_bad_arguments_are_accelkit_errors():
         ak.capture(MLP, (torch.randn(2, 16),))
     with pytest.raises(AccelkitError, match="example_inputs"):
         ak.capture(MLP(), 3)
+
+
+class AddsInPlace(nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x * 2
+
+
+def test_in_place_mutation_of_an_input_is_recorded_with_its_line():
+    g = ak.capture(AddsInPlace(), (torch.randn(2, 4),))
+    assert list(g.mutated_inputs.values()) == [_line_of(AddsInPlace.forward, "x.add_(1)")]
+
+
+def test_mixed_train_eval_flags_are_restored():
+    model = MLP().train()
+    model.norm.eval()
+    ak.capture(model, (torch.randn(2, 16),))
+    assert model.training and not model.norm.training and model.fc1.training

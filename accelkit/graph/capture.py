@@ -308,12 +308,21 @@ def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], di
             extra={"source_path": path} if path else {},
         ))
         nodes[-1].extra["kwargs"] = {k: v for k, v in fx.kwargs.items() if isinstance(v, str | int | float | bool)}  # porting: simple non-tensor kwargs, e.g. gelu's approximate
-    # where a user input is mutated in place, remember the line that does it
+    # where a user input is mutated in place, remember the line that does it: the export signature
+    # lists it when the graph is functionalized; non-strict export keeps ``add_`` on the input itself
     mutated: dict[str, str] = {}
     by_name = {x.name: x for x in nodes}
     for out_name, input_name in getattr(sig, "user_inputs_to_mutate", {}).items():
         src = by_name[out_name].source if out_name in by_name else None
         mutated[str(input_name)] = src or "?"
+    user_inputs = {s.arg.name for s in sig.input_specs if s.kind.name == "USER_INPUT"}
+    alias_of = {name: name for name in user_inputs}  # node -> the input it is a view of
+    for x in nodes:
+        if x.args and x.args[0] in alias_of:
+            if x.kind in VIEW_OPS:
+                alias_of[x.name] = alias_of[x.args[0]]
+            elif x.kind.endswith("_") and not x.kind.startswith("_"):
+                mutated.setdefault(alias_of[x.args[0]], x.source or "?")
     return nodes, mutated
 
 
@@ -470,7 +479,7 @@ def capture(
                             fix="pass the model object (e.g. MyNet()), not its class or a function")
     args, kwargs = _normalize_inputs(example_inputs)
     t0 = time.perf_counter()
-    was_training = model.training
+    modes = {m: m.training for m in model.modules()}  # restored exactly, even mixed train/eval
     model.train(training)
     notes: list[str] = []
     try:
@@ -512,7 +521,8 @@ def capture(
             nodes = nodes + extra
             notes.extend(tnotes)
     finally:
-        model.train(was_training)
+        for m, flag in modes.items():
+            m.training = flag
     params = {n: TensorMeta(tuple(p.shape), _dtype_name(p.dtype)) for n, p in model.named_parameters()}
     buffers = {n: TensorMeta(tuple(b.shape), _dtype_name(b.dtype)) for n, b in model.named_buffers()}
     g = Graph(nodes=nodes, inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=type(model).__name__,
