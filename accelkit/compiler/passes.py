@@ -83,8 +83,11 @@ def layer_of(module: str) -> str:
 def legality(nodes: list[Node], *, findings: list[Any]) -> tuple[list[Node], PassResult]:
     """Refuses nothing itself: lists what the compatibility check found (errors stop compile earlier)."""
     warn = [f"{f.kind}: {f.op} ({f.source or f.module or '?'}) {f.fix}" for f in findings]
-    summary = "every op is supported" if not warn else f"{len(warn)} warning(s): " + "; ".join(
-        f.kind for f in findings)
+    kinds: dict[str, int] = {}
+    for f in findings:
+        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    summary = "every op is supported" if not warn else f"{len(warn)} warning(s): " + ", ".join(
+        f"{n} {k}" for k, n in kinds.items())
     return nodes, PassResult("legality", False, summary, len(nodes), len(nodes), tuple(warn))
 
 
@@ -151,7 +154,10 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
     if family == "reconfigurable-dataflow" and level == "o0":
         for k in kernels:  # o0: every op is a section of its own
             k.group = k.name
-    n_groups = len({(k.section, k.group) for k in kernels})
+    # consecutive kernels of one layer form one section / region (a layer can appear twice, e.g. a
+    # model's embedding and its final norm both belong to the top-level module)
+    n_groups = sum(1 for i, k in enumerate(kernels)
+                   if i == 0 or (k.section, k.group) != (kernels[i - 1].section, kernels[i - 1].group))
     unit = {"reconfigurable-dataflow": "sections", "wafer-dataflow": "regions (layers)"}.get(family, "layers")
     return kernels, PassResult(
         "fusion", len(kernels) != len(nodes),
