@@ -6,6 +6,8 @@ The workflow, one function per step, each returning a plain value the next one t
     prof  = ak.profile(model, inputs)                  # 1. measured on this host
     spec  = ak.hardware.get("wse2")                    # 2. the catalog, every figure sourced
     graph = ak.capture(model, inputs)                  #    the graph every later step reads
+    report = ak.check(model, inputs, target="tsp")     # 3. what must change, with the fix
+    ported = ak.port(model, inputs, target="tsp")      #    rewrites, verified against the original
     prog  = ak.compile(model, inputs, target="wse2")   # 4. passes, memory plan, placement
     prog.save("out/model.akp"); ak.load("out/model.akp")
 """
@@ -16,6 +18,7 @@ from accelkit import compiler, hardware
 from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
+from accelkit.porting import CompatibilityReport, Finding, PortResult, check, port
 from accelkit.profiler import HostProfile, profile
 
 __version__ = "0.1.0"
@@ -23,18 +26,23 @@ __version__ = "0.1.0"
 __all__ = [
     "AccelkitError",
     "CaptureError",
+    "CompatibilityReport",
     "CompiledProgram",
+    "Finding",
     "Graph",
     "HostProfile",
     "Node",
     "Parallel",
+    "PortResult",
     "SpecError",
     "UnknownNameError",
     "__version__",
     "capture",
+    "check",
     "compile",
     "compiler",
     "hardware",
     "load",
+    "port",
     "profile",
 ]

@@ -41,7 +41,7 @@ class CaptureError(AccelkitError):
 
     Attributes ``module``, ``op`` and ``source`` hold those parts (``None`` where unknown),
     and ``kind`` classifies the cause (``data-dependent-control-flow``, ``host-sync``,
-    ``non-tensor-output``, ``unsupported``).
+    ``non-tensor-output``, ``dynamic-shape``, ``unsupported``).
     """
 
     def __init__(
@@ -65,3 +65,18 @@ class CaptureError(AccelkitError):
 
 class PrecisionError(AccelkitError, ValueError):
     """A precision (bf16, fp8, ...) the chip has no peak figure for; the message lists the ones it has."""
+
+
+class PortError(AccelkitError):
+    """A rewrite ``ak.port`` refuses: it would change results beyond its tolerance, or cannot apply.
+
+    ``recipe`` names the rewrite; ``error`` is the measured max absolute difference (``None``
+    when the rewrite could not run) and ``tolerance`` the bound it had to meet.
+    """
+
+    def __init__(self, message: str, *, recipe: str, error: float | None = None, tolerance: str | None = None,
+                 where: str | None = None, fix: str | None = None) -> None:
+        self.recipe = recipe
+        self.error = error
+        self.tolerance = tolerance
+        super().__init__(message, where=where, fix=fix)

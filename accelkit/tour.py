@@ -44,11 +44,11 @@ def _step(n: int, title: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m accelkit.tour", description=__doc__.splitlines()[0])
-    parser.add_argument("--target", default="sn40l", help="target for the check/port step (default sn40l)")
+    parser.add_argument("--target", default="tsp", help="target for the check/port/compile steps (default tsp)")
     parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
-    model = TourModel().eval()
+    model: nn.Module = TourModel().eval()
     inputs = (torch.randn(args.batch, 64),)
     t_start = time.perf_counter()
 
@@ -63,15 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     print(spec.describe())
 
     _step(3, f"check and modify for {args.target}")
-    try:
-        report = ak.check(model, inputs, target=args.target)
-        print(report)
-        if not report.ok:
-            result = ak.port(model, inputs, target=args.target)
-            print(result)
-            model = result.model
-    except AttributeError:  # the porting step is not in this build
-        print("(ak.check / ak.port are not available in this build)")
+    report = ak.check(model, inputs, target=args.target)
+    print(report)
+    if not report.ok:
+        result = ak.port(model, inputs, target=args.target)
+        print(result)
+        model, inputs = result.model, result.example_inputs
 
     _step(4, "capture and compile for every target (counted and planned, not timed)")
     graph = ak.capture(model, inputs)

@@ -255,3 +255,16 @@ def test_mixed_train_eval_flags_are_restored():
     model.norm.eval()
     ak.capture(model, (torch.randn(2, 16),))
     assert model.training and not model.norm.training and model.fc1.training
+
+
+class NonZero(nn.Module):
+    def forward(self, x):
+        return x[x > 0].sum()
+
+
+def test_data_dependent_output_size_is_a_dynamic_shape_error():
+    with pytest.raises(CaptureError) as info:
+        ak.capture(NonZero(), (torch.randn(8),))
+    assert info.value.kind == "dynamic-shape"
+    assert info.value.source == _line_of(NonZero.forward, "x[x > 0]")
+    assert "torch.where" in info.value.fix

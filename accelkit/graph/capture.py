@@ -280,7 +280,18 @@ def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], di
             if isinstance(val, torch.Tensor):
                 ins.extend(_metas(val))
                 flags.append(a.name in param_like)
-        outs = _metas(fx.meta.get("val"))
+        try:
+            outs = _metas(fx.meta.get("val"))
+        except (TypeError, ValueError, RuntimeError) as exc:  # an output size only the data decides
+            src, _ = _source_from_stack(fx.meta.get("stack_trace"))
+            raise CaptureError(
+                f"{kind} returns a tensor whose size depends on the values in it; a compiled graph needs "
+                f"every shape fixed before the data is seen ({type(exc).__name__})",
+                kind="dynamic-shape", op=str(op), source=src,
+                module=(list((fx.meta.get("nn_module_stack") or {"": ("<root>", "")}).values())[-1][0] or "<root>"),
+                fix="keep the shape fixed: use a mask and torch.where instead of nonzero/unique/boolean "
+                    "indexing, or pad to a fixed size",
+            ) from None
         if kind in VIEW_OPS or kind in {"_to_copy", "to"}:
             if any(a.name in param_like for a in arg_nodes):
                 param_like.add(fx.name)

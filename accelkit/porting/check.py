@@ -1,0 +1,540 @@
+"""``ak.check``: will this model run on that accelerator, and if not, what exactly stops it?
+
+The check reads the captured :class:`~accelkit.graph.Graph` (or the :class:`CaptureError` when the
+model cannot be captured at all) against the target's op-support table (``porting/tables``) and
+its catalog spec, and returns a :class:`CompatibilityReport`: a list of :class:`Finding`, each
+with the op, how many nodes, the owning module, the user's ``file:line``, the reason, the fix,
+and the name of the ``ak.port`` recipe that applies the fix (``None`` when it takes a person).
+
+Op rules are checked on the forward pass only: the backward pass is derived from it, so a
+forward fixed is a backward fixed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import inspect
+import io
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils._pytree import tree_flatten
+
+from accelkit.errors import AccelkitError, CaptureError
+from accelkit.graph.cost import VIEW_OPS
+from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
+from accelkit.porting.support import Rule, SupportTable, table_for
+
+KINDS = (
+    "unsupported-op", "data-dependent-control-flow", "host-sync", "dynamic-shape", "dtype", "too-large",
+    "inplace-on-input", "non-tensor-output", "loss-outside-model", "capture-error",
+)
+"""Every kind of finding the check reports."""
+
+HOST_SYNC_KINDS = frozenset({"item", "_local_scalar_dense"})
+DATA_DEPENDENT_SHAPE_KINDS = frozenset({"nonzero", "nonzero_static", "unique", "_unique", "_unique2",
+                                        "unique_dim", "unique_consecutive", "masked_select"})
+_CAPTURE_KIND_TO_RULE = {"data-dependent-control-flow": "data-dependent-control-flow", "host-sync": "host-sync",
+                         "non-tensor-output": "non-tensor-output", "unsupported": "capture-error"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason the model does not run (``error``) or runs with a caveat (``warning``) on the target.
+
+    ``count`` is how many graph nodes it covers; ``module`` the first owning module (``modules``
+    holds them all); ``source`` the user's ``file:line``. ``recipe`` names the ``ak.port`` recipe
+    that fixes it, ``rule_source`` where the rule comes from (a vendor document or ``illustrative``).
+    """
+
+    kind: str
+    op: str
+    count: int
+    module: str
+    source: str | None
+    reason: str
+    fix: str
+    severity: str = "error"
+    recipe: str | None = None
+    rule_source: str = ""
+    modules: tuple[str, ...] = ()
+    input_name: str | None = None  # the forward argument it is about (dtype, dynamic-shape, in-place)
+    chips_needed: int | None = None  # too-large: chips whose memory tiers together hold the parameters
+
+    @property
+    def where(self) -> str:
+        more = f" (+{len(self.modules) - 1})" if len(self.modules) > 1 else ""
+        return f"{self.module or '<root>'}{more}"
+
+    def summary(self) -> str:
+        """One short line: severity, kind, op, count, module and source."""
+        return (f"{self.severity} {self.kind}: {self.op} x{self.count} in {self.where} at {self.source or '?'}"
+                + (f" -> recipe {self.recipe}" if self.recipe else ""))
+
+
+@dataclass(frozen=True)
+class CompatibilityReport:
+    """What stands between a model and a target: a list of findings, rendered as text and HTML."""
+
+    target: str
+    family: str
+    sdk: str
+    model_name: str
+    findings: tuple[Finding, ...]
+    captured: bool
+    tables: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    graph: Graph | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is an error (warnings still deserve a look)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    def kinds(self) -> list[str]:
+        """The kinds found, each once, in report order."""
+        return list(dict.fromkeys(f.kind for f in self.findings))
+
+    def recipes(self) -> list[str]:
+        """The ``ak.port`` recipes the findings ask for, each once."""
+        return list(dict.fromkeys(f.recipe for f in self.findings if f.recipe))
+
+    def find(self, kind: str | None = None, op: str | None = None) -> list[Finding]:
+        """Findings of this kind and/or whose op contains ``op``."""
+        return [f for f in self.findings if (kind is None or f.kind == kind) and (op is None or op in f.op)]
+
+    def headline(self) -> str:
+        verdict = "ready" if self.ok else "NOT ready"
+        return (f"{self.model_name} on {self.target} ({self.family}, {self.sdk}): {verdict} - "
+                f"{len(self.errors)} error(s), {len(self.warnings)} warning(s)")
+
+    def summary(self) -> str:
+        """The headline and one short line per finding (stable text for notebooks and tests)."""
+        return "\n".join([self.headline()] + [f"  {f.summary()}" for f in self.findings])
+
+    def __str__(self) -> str:
+        lines = [self.headline()]
+        if not self.captured:
+            lines.append("(the model could not be captured, so only what stopped the capture is listed)")
+        if not self.findings:
+            return "\n".join(lines)
+        rows = [(str(i), f.severity, f.kind, f.op, str(f.count), f.where, f.source or "-")
+                for i, f in enumerate(self.findings, 1)]
+        head = ("#", "severity", "kind", "op", "count", "module", "source")
+        widths = [min(48, max(len(r[c]) for r in [head, *rows])) for c in range(len(head))]
+        fmt = "  ".join(f"{{:{'>' if c in (0, 4) else '<'}{w}}}" for c, w in enumerate(widths))
+        lines += [fmt.format(*head), "-" * (sum(widths) + 2 * (len(widths) - 1))]
+        for r, f in zip(rows, self.findings, strict=True):
+            lines.append(fmt.format(*(x if len(x) <= 48 else x[:45] + "..." for x in r)))
+            lines.append(f"     why: {f.reason}")
+            lines.append(f"     fix: {f.fix}" + (f"  [ak.port recipe: {f.recipe}]" if f.recipe else ""))
+            lines.append(f"     rule: {f.rule_source}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        color = {"error": "#b00020", "warning": "#8a6d00"}
+        cells = "".join(
+            f"<tr><td style='color:{color.get(f.severity, 'inherit')}'>{e(f.severity)}</td><td>{e(f.kind)}</td>"
+            f"<td><code>{e(f.op)}</code></td><td>{f.count}</td><td>{e(f.where)}</td><td>{e(f.source or '-')}</td>"
+            f"<td>{e(f.reason)}</td><td>{e(f.fix)}</td><td>{e(f.recipe or '-')}</td>"
+            f"<td><small>{e(f.rule_source)}</small></td></tr>"
+            for f in self.findings
+        )
+        table = ("<table><tr><th>severity</th><th>kind</th><th>op</th><th>count</th><th>module</th><th>source</th>"
+                 f"<th>why</th><th>fix</th><th>ak.port recipe</th><th>rule from</th></tr>{cells}</table>"
+                 if self.findings else "")
+        notes = "".join(f"<p><small>note: {e(n)}</small></p>" for n in self.notes)
+        return f"<p><b>{e(self.headline())}</b></p>{table}{notes}"
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------
+def resolve_target(target: Any) -> Any:
+    """An :class:`AcceleratorSpec` from a name (the catalog's ``UnknownNameError`` if unknown) or a spec."""
+    if isinstance(target, str):
+        from accelkit import hardware
+
+        return hardware.get(target)
+    if hasattr(target, "family") and hasattr(target, "memory_tiers"):
+        return target
+    raise AccelkitError(f"target must be a chip name or an AcceleratorSpec, not {type(target).__name__}",
+                        fix="e.g. target='tsp'; see accelkit.hardware.names()")
+
+
+def split_inputs(example_inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Positional and keyword inputs, the way :func:`accelkit.capture` reads ``example_inputs``."""
+    if example_inputs is None:
+        return (), {}
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,), {}
+    if isinstance(example_inputs, Mapping):
+        return (), dict(example_inputs)
+    if isinstance(example_inputs, (tuple, list)):
+        return tuple(example_inputs), {}
+    raise AccelkitError(f"example_inputs must be a tensor, a tuple of tensors or a dict, not "
+                        f"{type(example_inputs).__name__}", fix="e.g. (torch.randn(8, 16),)")
+
+
+def named_inputs(model: nn.Module | None, example_inputs: Any) -> dict[str, Any]:
+    """Forward's argument names -> the example values (``arg0``, ``arg1``... when names are unknown)."""
+    args, kwargs = split_inputs(example_inputs)
+    if model is not None:
+        try:
+            bound = inspect.signature(model.forward).bind(*args, **kwargs)
+            out: dict[str, Any] = {}
+            for name, value in bound.arguments.items():
+                if isinstance(value, tuple) and name not in kwargs and len(args) > len(out):  # *args
+                    out.update({f"{name}{i}": v for i, v in enumerate(value)})
+                else:
+                    out[name] = value
+            return out
+        except (TypeError, ValueError):
+            pass
+    return {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The user's model inside ``ak.port``'s whole-model wrappers (their ``.inner``), for names and lines."""
+    while type(model).__module__ == "accelkit.porting.recipes":
+        inner = getattr(model, "inner", None)
+        if not isinstance(inner, nn.Module):
+            break
+        model = inner
+    return model
+
+
+def forward_source(model: nn.Module | None) -> str | None:
+    """``file.py:line`` of the model's ``def forward`` (where inputs are declared)."""
+    if model is None:
+        return None
+    try:
+        fn = inspect.unwrap(type(unwrap(model)).forward)  # past decorators (transformers wraps forward)
+        path = inspect.getsourcefile(fn)
+        _, line = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    return f"{os.path.basename(path or '?')}:{line}"
+
+
+def default_dtype(spec: Any) -> str:
+    """The chip's default training type: bfloat16 if it has it, else float16, else float32."""
+    for d in ("bfloat16", "float16"):
+        if d in spec.dtypes:
+            return d
+    return "float32"
+
+
+def _mem_tiers(spec: Any) -> list[Any]:
+    """Tiers that hold data (a GPU's L2 is a cache in front of HBM, not extra capacity)."""
+    tiers = [t for t in spec.memory_tiers if t.name.lower() not in ("l2", "cache", "l1")]
+    return tiers or list(spec.memory_tiers)
+
+
+def _fmt_bytes(n: float) -> str:
+    from accelkit.hardware.spec import fmt_bytes
+
+    return fmt_bytes(n)
+
+
+# ------------------------------------------------------------------------------------------
+# raw hits -> grouped findings
+# ------------------------------------------------------------------------------------------
+@dataclass
+class _Hit:
+    kind: str
+    op: str
+    module: str
+    source: str | None
+    reason: str
+    fix: str
+    severity: str
+    recipe: str | None
+    rule_source: str
+    input_name: str | None = None
+    chips_needed: int | None = None
+
+
+def _hit_from_rule(rule: Rule, op: str, module: str, source: str | None, *, reason: str | None = None,
+                   fix: str | None = None, input_name: str | None = None) -> _Hit:
+    return _Hit(rule.kind, op, module, source, reason or rule.reason, fix or rule.fix, rule.severity,
+                rule.recipe, rule.source, input_name)
+
+
+def _group(hits: list[_Hit]) -> list[Finding]:
+    groups: dict[tuple[Any, ...], list[_Hit]] = {}
+    for h in hits:
+        if h.severity == "none":
+            continue
+        key = (h.kind, h.op, h.source, h.reason, h.input_name)
+        groups.setdefault(key, []).append(h)
+    out = []
+    for hs in groups.values():
+        h = hs[0]
+        modules = tuple(dict.fromkeys(x.module for x in hs))
+        out.append(Finding(kind=h.kind, op=h.op, count=len(hs), module=h.module, source=h.source, reason=h.reason,
+                           fix=h.fix, severity=h.severity, recipe=h.recipe, rule_source=h.rule_source,
+                           modules=modules, input_name=h.input_name, chips_needed=h.chips_needed))
+    order = {"error": 0, "warning": 1}
+    return sorted(out, key=lambda f: order.get(f.severity, 2))  # stable: errors first, then graph order
+
+
+# ------------------------------------------------------------------------------------------
+# the individual checks
+# ------------------------------------------------------------------------------------------
+def _capture_hits(err: CaptureError, table: SupportTable) -> list[_Hit]:
+    rule = table.rule(_CAPTURE_KIND_TO_RULE.get(err.kind, "capture-error"))
+    module = err.module or "<root>"
+    return [_hit_from_rule(rule, err.op or "forward", module, err.source, reason=f"{rule.reason} ({err.message.splitlines()[0]})",
+                           fix=f"{rule.fix}" + (f"; {err.fix}" if err.fix and rule.recipe is None else ""))]
+
+
+def _shape_is_data_dependent(val: Any) -> bool:
+    leaves = tree_flatten(val)[0]
+    for t in leaves:
+        if isinstance(t, torch.Tensor):
+            for d in t.shape:
+                if isinstance(d, torch.SymInt) and getattr(d.node, "expr", None) is not None \
+                        and any(str(s).startswith("u") for s in d.node.expr.free_symbols):
+                    return True
+    return False
+
+
+def _data_dependent_shape_hits(model: nn.Module, example_inputs: Any, table: SupportTable) -> list[_Hit]:
+    """Export again and find ops whose output size depends on the data (nonzero, unique, x[mask])."""
+    from accelkit.graph.capture import _source_from_stack  # the same rule for "the user's line"
+
+    args, kwargs = split_inputs(example_inputs)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            ep = torch.export.export(model, args, kwargs, strict=False)
+    except Exception:
+        return []
+    rule = table.rule("data-dependent-shape")
+    hits = []
+    for fx in ep.graph.nodes:
+        if fx.op != "call_function" or not _shape_is_data_dependent(fx.meta.get("val")):
+            continue
+        op = str(fx.target)
+        if any(k in op for k in ("sym_size", "getitem", "_assert")):
+            continue
+        stack = fx.meta.get("nn_module_stack") or {}
+        module = list(stack.values())[-1][0] if stack else "<root>"
+        source, _ = _source_from_stack(fx.meta.get("stack_trace"))
+        hits.append(_hit_from_rule(rule, op, module or "<root>", source))
+    return hits
+
+
+def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
+    hits: list[_Hit] = []
+    user_inputs = set(graph.inputs)
+    aliases = set(user_inputs)  # user inputs and views of them
+    supported = set(spec.dtypes)
+    inplace_rule = table.rule("inplace-on-input")
+    for n in graph.nodes:
+        if n.section != "fwd":
+            continue
+        module = n.module or "<root>"
+        kwargs = n.extra.get("kwargs", {})
+        rule = table.op_rule(n.op, n.kind, kwargs)
+        if rule is not None:
+            args_txt = ", ".join(f"{k}={v!r}" for k, v in rule.when)
+            hits.append(_Hit("unsupported-op", n.op + (f" ({args_txt})" if args_txt else ""), module, n.source,
+                             rule.reason, rule.fix, rule.severity, rule.recipe, rule.source))
+        if n.kind in HOST_SYNC_KINDS:
+            hits.append(_hit_from_rule(table.rule("host-sync"), n.op, module, n.source))
+        if n.kind in DATA_DEPENDENT_SHAPE_KINDS:
+            hits.append(_hit_from_rule(table.rule("data-dependent-shape"), n.op, module, n.source))
+        if n.kind in VIEW_OPS and n.args and n.args[0] in aliases:
+            aliases.add(n.name)
+        elif n.kind.endswith("_") and not n.kind.endswith("__") and n.args and n.args[0] in aliases:
+            hits.append(_hit_from_rule(inplace_rule, n.op, module, n.source,
+                                       reason=f"{inplace_rule.reason} (the input written is a view of a forward argument)",
+                                       input_name=_root_input(n, graph, user_inputs)))
+        for meta in {m.dtype for m in n.outputs}:
+            if meta not in supported:
+                hits.append(_dtype_hit(table, meta, n.op, module, n.source))
+    for name, src in graph.mutated_inputs.items():
+        if not any(h.kind == "inplace-on-input" and h.source == src for h in hits):
+            hits.append(_hit_from_rule(inplace_rule, f"in-place write to input {name}", "<root>", src, input_name=name))
+    return hits
+
+
+def _root_input(node: Node, graph: Graph, user_inputs: set[str]) -> str | None:
+    by_name = {n.name: n for n in graph.nodes}
+    name = node.args[0] if node.args else None
+    while name is not None and name not in user_inputs:
+        prev = by_name.get(name)
+        name = prev.args[0] if prev is not None and prev.args else None
+    return name
+
+
+def _dtype_hit(table: SupportTable, dtype: str, op: str, module: str, source: str | None,
+               input_name: str | None = None) -> _Hit:
+    d = table.dtypes.get(dtype)
+    if d is not None:
+        return _Hit("dtype", op, module, source, f"{dtype}: {d.reason}", d.fix, d.severity, d.recipe, d.source,
+                    input_name)
+    rule = table.rule("dtype")
+    return _hit_from_rule(rule, op, module, source, reason=f"{dtype}: {rule.reason}", input_name=input_name)
+
+
+def _input_hits(model: nn.Module | None, example_inputs: Any, graph: Graph | None, table: SupportTable,
+                spec: Any, dynamic_dims: Mapping[Any, Any] | None) -> list[_Hit]:
+    """Inputs of a dtype the chip lacks, and inputs declared to vary in size."""
+    hits = []
+    src = forward_source(model)
+    if graph is not None and graph.inputs:
+        metas = {name: (m.dtype, m.shape) for name, m in graph.inputs.items()}
+        if model is not None and unwrap(model) is not model:  # a wrapper's forward(*args): use the user's names
+            user = list(named_inputs(unwrap(model), example_inputs))
+            if len(user) == len(metas):
+                metas = dict(zip(user, metas.values(), strict=True))
+    else:
+        metas = {name: (str(v.dtype).replace("torch.", ""), tuple(v.shape))
+                 for name, v in named_inputs(model, example_inputs).items() if isinstance(v, torch.Tensor)}
+    for name, (dtype, _shape) in metas.items():
+        if dtype not in spec.dtypes:
+            hits.append(_dtype_hit(table, dtype, f"input {name}", "<input>", src, input_name=name))
+    rule = table.rule("dynamic-input")
+    names = list(metas)
+    for key, dims in (dynamic_dims or {}).items():
+        name = names[key] if isinstance(key, int) and key < len(names) else str(key)
+        if name not in metas:
+            raise AccelkitError(f"dynamic_dims names input {key!r}, but forward's tensor inputs are {names}",
+                                fix="key dynamic_dims by argument name or position, e.g. {'input_ids': 1}")
+        for d in ([dims] if isinstance(dims, int) else list(dims)):
+            size = metas[name][1][d]
+            hits.append(_hit_from_rule(rule, f"input {name} dim {d} (example size {size})", "<input>", src,
+                                       input_name=name))
+    return hits
+
+
+def _too_large_hit(param_count: int, spec: Any, table: SupportTable, training: bool) -> _Hit | None:
+    rule = table.rule("too-large")
+    dtype = default_dtype(spec)
+    from accelkit.hardware.catalog import BYTES_PER_PARAM
+
+    bpp = BYTES_PER_PARAM["bf16 training"] if training else DTYPE_BYTES[dtype]
+    need = param_count * bpp
+    tiers = _mem_tiers(spec)
+    cap = sum(t.capacity_bytes for t in tiers)
+    chips = math.ceil(need / cap) if cap else 0
+    if chips <= 1:
+        return None
+    what = (f"{bpp} bytes/parameter for mixed-precision Adam training" if training
+            else f"{bpp} bytes/parameter at {dtype}")
+    tier_txt = " + ".join(f"{t.name} {_fmt_bytes(t.capacity_bytes)}" for t in tiers)
+    reason = (f"{param_count / 1e9:,.2f} B parameters x {what} = {_fmt_bytes(need)}; one {spec.name} holds "
+              f"{_fmt_bytes(cap)} ({tier_txt}); {_fmt_bytes(need)} / {_fmt_bytes(cap)} = {need / cap:,.1f} "
+              f"-> needs {chips:,} chips")
+    if spec.max_chips is not None and chips > spec.max_chips:
+        reason += f", more than the largest published {spec.name} system ({spec.max_chips:,} chips)"
+    fix = f"compile for {chips:,} or more chips (pipeline / tensor parallel), or use a smaller or quantized model"
+    hit = _hit_from_rule(rule, "parameters", "<model>", None, reason=reason, fix=fix)
+    hit.chips_needed = chips
+    return hit
+
+
+def _loss_hit(graph: Graph, table: SupportTable, model: nn.Module | None) -> _Hit | None:
+    rule = table.rule("loss-outside-model")
+    if not rule.enabled or any(m.shape == () and m.dtype.startswith(("float", "bfloat")) for m in graph.outputs):
+        return None
+    return _hit_from_rule(rule, "forward returns " + ", ".join(str(m) for m in graph.outputs), "<root>",
+                          forward_source(model))
+
+
+# ------------------------------------------------------------------------------------------
+# the public function
+# ------------------------------------------------------------------------------------------
+def check(
+    model: nn.Module | None,
+    example_inputs: Any = None,
+    target: Any = "wse2",
+    *,
+    graph: Graph | None = None,
+    training: bool = False,
+    dynamic_dims: Mapping[Any, int | Sequence[int]] | None = None,
+    name: str | None = None,
+) -> CompatibilityReport:
+    """Check ``model`` on ``example_inputs`` against ``target``: what stops it, where, and the fix.
+
+    ``target`` is a catalog name (``"tsp"``, ``"sn40l"``, ...; an unknown name raises
+    :class:`~accelkit.UnknownNameError`) or an ``AcceleratorSpec``. Pass ``graph=`` to reuse a
+    graph from :func:`accelkit.capture`. ``training=True`` checks a training step (and, on
+    targets whose SDK wants it, that forward returns the loss). ``dynamic_dims`` declares input
+    dimensions that vary between calls, e.g. ``{"input_ids": 1}`` or ``{0: [0, 1]}``. ``name`` is how
+    the report names the model (default: its class name).
+
+    A model that cannot be captured does not raise: the report holds a finding from the
+    :class:`~accelkit.CaptureError` that points at the line.
+    """
+    spec = resolve_target(target)
+    table = table_for(spec)
+    hits: list[_Hit] = []
+    notes: list[str] = []
+    captured = graph is not None
+    if graph is None:
+        if model is None:
+            raise AccelkitError("check needs a model (or graph=)", fix="check(model, example_inputs, target)")
+        from accelkit.graph.capture import capture
+
+        try:
+            with warnings.catch_warnings():  # nn.LSTM's flat-weights export warning says nothing to a learner
+                warnings.filterwarnings("ignore", message="The tensor attributes .* were assigned during export")
+                graph = capture(model, example_inputs, training=training)
+            captured = True
+        except CaptureError as err:
+            if err.kind in ("unsupported", "dynamic-shape"):
+                hits += _data_dependent_shape_hits(model, example_inputs, table)
+            if not hits:
+                hits += _capture_hits(err, table)
+        except AccelkitError:
+            raise
+        except Exception as exc:  # capture itself tripped over a data-dependent size
+            dd = _data_dependent_shape_hits(model, example_inputs, table) if "data-dependent" in str(exc) \
+                or "unbacked" in str(exc) else []
+            hits += dd or [_hit_from_rule(table.rule("capture-error"), "forward", "<root>", forward_source(model),
+                                          reason=f"capture failed: {type(exc).__name__}: "
+                                                 f"{str(exc).strip().splitlines()[0][:200]}")]
+    if graph is not None:
+        hits += _node_hits(graph, table, spec)
+        if training:
+            loss = _loss_hit(graph, table, model)
+            hits += [loss] if loss else []
+    hits = _input_hits(model, example_inputs, graph, table, spec, dynamic_dims) + hits
+    if graph is not None:
+        param_count = graph.param_count
+    else:
+        param_count = sum(p.numel() for p in model.parameters()) if model is not None else 0
+    big = _too_large_hit(param_count, spec, table, training)
+    if big is not None:
+        hits.insert(0, big)
+    name = name or (graph.model_name if graph is not None and graph.model_name else type(model).__name__)
+    if not captured:
+        notes.append("ops were not checked: fix the capture finding first, then check again")
+    return CompatibilityReport(
+        target=spec.name, family=spec.family, sdk=table.sdk, model_name=name, findings=tuple(_group(hits)),
+        captured=captured, tables=table.files, notes=tuple(notes), graph=graph,
+    )
+
+
+__all__ = ["KINDS", "CompatibilityReport", "Finding", "check", "default_dtype", "forward_source", "named_inputs",
+           "resolve_target", "split_inputs", "unwrap"]
