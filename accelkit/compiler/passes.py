@@ -150,7 +150,16 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
             groups.append([n])
         else:
             groups[-1].append(n)
-    kernels = [_kernel(i, g) for i, g in enumerate(groups)]
+    # a view is the tensor it views: resolve names so fused kernels see their own intermediates
+    alias = {n.name: n.args[0] for n in nodes if n.kind in VIEW_OPS and n.args}
+
+    def root(name: str) -> str:
+        seen = 0
+        while name in alias and seen < 64:
+            name, seen = alias[name], seen + 1
+        return name
+
+    kernels = [_kernel(i, g, root) for i, g in enumerate(groups)]
     if family == "reconfigurable-dataflow" and level == "o0":
         for k in kernels:  # o0: every op is a section of its own
             k.group = k.name
@@ -167,13 +176,13 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
         tuple(f"{k.name}: {'+'.join(k.ops[:6])}{'…' if len(k.ops) > 6 else ''}" for k in kernels[:200]))
 
 
-def _kernel(i: int, group: list[Node]) -> Kernel:
+def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a) -> Kernel:
     lead = next((n for n in group if n.kind in MATMUL_KINDS), group[0])
     kind = "matmul" if lead.kind in MATMUL_KINDS else ("vector" if any(n.flops for n in group) else "memory")
     internal = {n.name for n in group}
     # bytes: what enters the group from outside, and what leaves it (intermediates stay on chip)
-    read = sum(n.bytes_read for n in group if not any(a in internal for a in n.args)) or group[0].bytes_read
-    consumed_inside = {a for n in group for a in n.args}
+    read = sum(n.bytes_read for n in group if not any(root(a) in internal for a in n.args)) or group[0].bytes_read
+    consumed_inside = {root(a) for n in group for a in n.args}
     written = sum(n.bytes_written for n in group if n.name not in consumed_inside) or group[-1].bytes_written
     return Kernel(
         name=f"k{i}_{lead.kind}", kind=kind, group=layer_of(lead.module), section=lead.section,

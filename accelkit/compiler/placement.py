@@ -115,7 +115,7 @@ def _groups(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chips: int,
-          pipeline: int = 1) -> Placement:
+          pipeline: int = 1, precision: str | None = None) -> Placement:
     fam = spec.family
     unit = spec.unit_name or "unit"
     if fam == "wafer-dataflow":
@@ -125,7 +125,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chi
     if fam == "bsp-tiles":
         return _place_ipu(kernels, spec, plan, chips, pipeline)
     if fam == "static-schedule":
-        return _place_tsp(kernels, spec, plan, chips)
+        return _place_tsp(kernels, spec, plan, chips, precision)
     regions = tuple(Region(k.name, (k.name,), 0, 0, i, 1, 1, spec.compute_units, slice="stream 0",
                            section=k.section) for i, k in enumerate(kernels))
     return Placement(fam, (1, max(1, len(kernels))), regions, chips, unit,
@@ -226,10 +226,13 @@ def _place_ipu(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
                      stages=tuple(tuple(groups[i][0] for i in idxs) for idxs in stages))
 
 
-def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int) -> Placement:
+def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int,
+               precision: str | None) -> Placement:
+    from accelkit.sim.estimate import rates  # the schedule's cycle counts follow the performance model
+
     clock = spec.clock_hz or 900e6
-    peak = max(spec.peak_flops.values())
-    vec_rate = peak / 16  # illustrative: vector slices run at a sixteenth of the matrix slices' rate
+    r = rates(spec, precision or spec.peak_16bit()[0])
+    peak, vec_rate = r.matmul_flops, r.vector_flops
     groups = _groups(kernels)
     n = max(1, min(chips, plan.chips_needed * max(1, chips // max(1, plan.chips_needed))))
     stages = _stages(groups, n)

@@ -89,11 +89,21 @@ class CompiledProgram:
     placement: Placement
     weights: dict[str, torch.Tensor] | None = field(default=None, repr=False)
     model: nn.Module | None = field(default=None, repr=False)
+    _report: Any = field(default=None, repr=False, compare=False)
 
     @property
     def mode(self) -> str:
         """The execution mode the memory plan chose (or the one forced with ``mode=``)."""
         return self.memory_plan.mode
+
+    @property
+    def report(self) -> Any:
+        """The modelled performance of one step (a :class:`accelkit.sim.PerfReport`), computed once."""
+        if self._report is None:
+            from accelkit.sim.estimate import estimate
+
+            self._report = estimate(self)
+        return self._report
 
     @property
     def target(self) -> str:
@@ -280,7 +290,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     plan = plan_for[par]
     per_replica = batch / par.data
     step_kernels = _scaled(kernels, per_replica / example_batch, byte_scale)
-    placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline)
+    placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline, precision=precision)
     check_placement(placement, step_kernels, spec, plan)
     state = None
     if isinstance(model, nn.Module):

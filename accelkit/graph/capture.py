@@ -345,6 +345,8 @@ class _Recorder(TorchDispatchMode):
                  owner: dict[int, str] | None = None) -> None:
         super().__init__()
         self.owner = owner or {}  # tensor id -> module path (optimizer state is owned by its parameter)
+        self.producer: dict[int, str] = {}  # tensor id -> the node that last wrote it (dataflow edges)
+        self.keep: list[Any] = []  # outputs kept alive so their ids are not reused
         self.section = section
         self.tracker = tracker
         self.root = root
@@ -373,8 +375,14 @@ class _Recorder(TorchDispatchMode):
                 deepest = max(parents, key=len)
                 module = deepest[len(self.root) + 1:] if deepest.startswith(self.root + ".") else ""
         br, bw = node_bytes(kind, ins, outs)
+        name = f"{self.section}_{len(self.nodes)}"
+        args = [self.producer[id(t)] for t in tensors if id(t) in self.producer]
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                self.producer[id(t)] = name
+                self.keep.append(t)
         self.nodes.append(Node(
-            name=f"{self.section}_{len(self.nodes)}", op=str(func), kind=kind, inputs=ins, outputs=outs,
+            name=name, op=str(func), kind=kind, inputs=ins, outputs=outs, args=args,
             module=module, flops=int(flops), flops_from=frm, bytes_read=br, bytes_written=bw,
             param_inputs=flags, param_bytes=sum(m.nbytes for m, f in zip(ins, flags, strict=False) if f),
             section=self.section,

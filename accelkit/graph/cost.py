@@ -27,6 +27,7 @@ VIEW_OPS = frozenset({
     "chunk", "unbind", "narrow", "view_as", "expand_as", "lift_fresh_copy", "lift_fresh", "numpy_T",
     "contiguous", "dropout",  # dropout in eval is an identity; in training it is counted as elementwise below
     "sym_size", "sym_numel", "sym_stride", "_assert_tensor_metadata", "_assert_scalar",
+    "device", "size", "stride", "dim", "is_same_size", "_has_compatible_shallow_copy_type",  # metadata only
 })
 
 # Per-output-element FLOPs for ops the registry counts as zero (accelkit's convention).
