@@ -9,17 +9,21 @@ The workflow, one function per step, each returning a plain value the next one t
     report = ak.check(model, inputs, target="tsp")     # 3. what must change, with the fix
     ported = ak.port(model, inputs, target="tsp")      #    rewrites, verified against the original
     prog  = ak.compile(model, inputs, target="wse2")   # 4. passes, memory plan, placement
+    prog.report                                        # 5. modelled step time, where it goes
+    ak.serve(llm, target="sn40l", chips=8, prompt_tokens=128, output_tokens=128)
     prog.save("out/model.akp"); ak.load("out/model.akp")
 """
 
 from __future__ import annotations
 
-from accelkit import compiler, hardware
+from accelkit import compiler, hardware, sim
 from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
 from accelkit.porting import CompatibilityReport, Finding, PortResult, check, port
 from accelkit.profiler import HostProfile, profile
+from accelkit.sim import PerfReport
+from accelkit.sim.serve import ServingEstimate, serve
 
 __version__ = "0.1.0"
 
@@ -33,7 +37,9 @@ __all__ = [
     "HostProfile",
     "Node",
     "Parallel",
+    "PerfReport",
     "PortResult",
+    "ServingEstimate",
     "SpecError",
     "UnknownNameError",
     "__version__",
@@ -45,4 +51,6 @@ __all__ = [
     "load",
     "port",
     "profile",
+    "serve",
+    "sim",
 ]

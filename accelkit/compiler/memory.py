@@ -16,7 +16,7 @@ Modes per family (``auto`` picks the first that holds):
 |---|---|
 | wafer-dataflow (WSE) | ``pipelined`` (everything in wafer SRAM), ``weight-streaming`` (weights in MemoryX, one layer at a time on the wafer) |
 | reconfigurable-dataflow (RDU) | ``on-chip`` (weights in PMU SRAM), ``hbm`` (weights in HBM, activations in SRAM), ``ddr`` (weights in DDR) |
-| bsp-tiles (IPU) | ``on-chip`` (In-Processor Memory, pipelined over the chips), ``streaming-memory`` |
+| bsp-tiles (IPU) | ``on-chip`` (In-Processor Memory, pipelined over the chips), ``optimizer-offload`` (optimizer state in streaming memory), ``streaming-memory`` (weights too) |
 | static-schedule (TSP) | ``sram`` (SRAM only: the chips needed to hold the weights) |
 | gpu / cpu | ``hbm`` / ``dram`` |
 """
@@ -39,7 +39,7 @@ OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments
 MODES = {
     "wafer-dataflow": ("pipelined", "weight-streaming"),
     "reconfigurable-dataflow": ("on-chip", "hbm", "ddr"),
-    "bsp-tiles": ("on-chip", "streaming-memory"),
+    "bsp-tiles": ("on-chip", "optimizer-offload", "streaming-memory"),
     "static-schedule": ("sram",),
     "gpu": ("hbm",),
     "cpu": ("dram",),
@@ -184,6 +184,11 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         stream = tier_names[1] if len(tier_names) > 1 else sram
         plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
                                 math.ceil(total / caps[sram]))
+        # Graphcore's usual recipe for large models: weights stay in tile memory, optimizer state
+        # lives in streaming memory and is touched once per step
+        plans["optimizer-offload"] = make("optimizer-offload", {"weights": sram, "activation": sram,
+                                                                "gradient": sram, "optimizer": stream},
+                                          math.ceil((w + act + grad) / caps[sram]))
         plans["streaming-memory"] = make("streaming-memory", {"weights": stream, "activation": sram,
                                                               "gradient": stream, "optimizer": stream},
                                          math.ceil((w + grad + opt) / caps[stream]))

@@ -144,8 +144,12 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
     compute = [n for n in nodes if n.kind not in VIEW_OPS]
     groups: list[list[Node]] = []
     for n in compute:
-        starts = (level == "o0" and family == "reconfigurable-dataflow") or n.kind in MATMUL_KINDS \
-            or not groups or (groups[-1][0].section, layer_of(groups[-1][0].module)) != (n.section, layer_of(n.module))
+        # the optimizer's scalar bookkeeping (step counters, bias corrections) belongs to no module:
+        # it rides along with the update it serves instead of starting a kernel of its own
+        joins = groups and n.section == "opt" and not n.module
+        starts = not joins and ((level == "o0" and family == "reconfigurable-dataflow") or n.kind in MATMUL_KINDS
+                                or not groups or (groups[-1][0].section, layer_of(groups[-1][0].module))
+                                != (n.section, layer_of(n.module)))
         if starts:
             groups.append([n])
         else:

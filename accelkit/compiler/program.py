@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from accelkit import hardware
-from accelkit.compiler.memory import MODES, Footprint, MemoryPlan, ModeError, footprint, plan_memory
+from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_memory
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
 from accelkit.errors import AccelkitError
@@ -266,8 +266,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     byte_scale = elem / captured_bytes
     weights = int(graph.param_bytes * byte_scale)
     # per chip: data parallel replicas each see batch / data; memory holds one micro-batch
-    plan_for: dict[Parallel, MemoryPlan] = {}
-    options = [parallel] if parallel is not None else [Parallel(data=chips)] + (
+    plan_for: dict[Parallel, MemoryPlan] = {}  # each split that holds, with its memory plan
+    options: list[Parallel] = [parallel] if parallel is not None else [Parallel(data=chips)] + (
         [Parallel(tensor=chips) if spec.family in ("gpu", "reconfigurable-dataflow") else Parallel(pipeline=chips)]
         if chips > 1 else [])
     error: ModeError | None = None
@@ -283,24 +283,29 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     if not plan_for:
         assert error is not None
         raise error
-    # without an explicit split: replicate the model (data parallel) unless splitting it lets it
-    # run in a faster mode (e.g. weights in HBM across 8 sockets instead of DDR on each)
-    rank = MODES[spec.family].index
-    par = min(plan_for, key=lambda p: (rank(plan_for[p].mode), p.model_shards))
-    plan = plan_for[par]
-    per_replica = batch / par.data
-    step_kernels = _scaled(kernels, per_replica / example_batch, byte_scale)
-    placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline, precision=precision)
-    check_placement(placement, step_kernels, spec, plan)
     state = None
     if isinstance(model, nn.Module):
         state = {k: v for k, v in model.state_dict().items() if v.device.type != "meta"} or None
-    return CompiledProgram(
-        graph=graph, spec=spec, precision=precision, batch_size=batch, micro_batch=micro,
-        example_batch=example_batch, chips=chips, parallel=par, training=training, recompute=recompute,
-        fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
-        weights=state, model=model if isinstance(model, nn.Module) else None,
-    )
 
+    def build(par: Parallel) -> CompiledProgram:
+        plan = plan_for[par]
+        step_kernels = _scaled(kernels, batch / par.data / example_batch, byte_scale)
+        placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline, precision=precision)
+        check_placement(placement, step_kernels, spec, plan)
+        return CompiledProgram(
+            graph=graph, spec=spec, precision=precision, batch_size=batch, micro_batch=micro,
+            example_batch=example_batch, chips=chips, parallel=par, training=training, recompute=recompute,
+            fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
+            weights=state, model=model if isinstance(model, nn.Module) else None,
+        )
+
+    # Without an explicit split, every split that holds is a candidate: replicating the model (data
+    # parallel) needs at least one sample per replica; the cost model picks the fastest step, as a
+    # real compiler's auto-parallel search does.
+    usable = [p for p in plan_for if p.data <= batch] or list(plan_for)
+    if len(usable) == 1:
+        return build(usable[0])
+    candidates = [build(p) for p in usable]
+    return min(candidates, key=lambda prog: (prog.report.step_time_s, prog.parallel.model_shards))
 
 __all__ = ["CompileError", "CompiledProgram", "Parallel", "captured", "compile"]

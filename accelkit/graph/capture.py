@@ -357,9 +357,17 @@ class _Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         kind = short_kind(func)
-        if kind in VIEW_OPS:
-            return out
         tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        if kind in VIEW_OPS:  # an alias is the tensor it views: same producer, same owner
+            src = tensors[0] if tensors else None
+            for t in tree_flatten(out)[0]:
+                if isinstance(t, torch.Tensor) and src is not None:
+                    if id(src) in self.producer:
+                        self.producer[id(t)] = self.producer[id(src)]
+                    if id(src) in self.owner:
+                        self.owner[id(t)] = self.owner[id(src)]
+                    self.keep.append(t)
+            return out
         ins = _metas(tensors)
         outs = _metas(out)
         flags = [id(t) in self.param_ids for t in tensors]
@@ -380,6 +388,8 @@ class _Recorder(TorchDispatchMode):
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 self.producer[id(t)] = name
+                if module and id(t) not in self.owner:
+                    self.owner[id(t)] = module  # optimizer state belongs to its parameter's module
                 self.keep.append(t)
         self.nodes.append(Node(
             name=name, op=str(func), kind=kind, inputs=ins, outputs=outs, args=args,
@@ -462,6 +472,9 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
             owner[id(p)] = mod
             if p.grad is not None:
                 owner[id(p.grad)] = mod
+        # a first step creates the optimizer's state (zeros); record the steady-state second step
+        with _Recorder("opt", None, root, param_ids | grad_ids, owner):
+            opt.step()
         rec_o = _Recorder("opt", None, root, param_ids | grad_ids, owner)
         with rec_o:
             opt.step()

@@ -102,7 +102,9 @@ def _groups(kernels: list[Kernel]) -> list[list[Kernel]]:
 # per-kernel roofline
 # ---------------------------------------------------------------------------------------------
 def _roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: float = 1.0,
-              act_bytes: float | None = None, tensor: int = 1) -> tuple[float, float]:
+              act_bytes: float | None = None, tensor: int = 1, opt_tier: str | None = None) -> tuple[float, float]:
+    if k.section == "opt" and opt_tier:  # an optimizer update reads and writes its state where it lives
+        act_tier = opt_tier
     rate = (r.matmul_flops if k.kind == "matmul" else r.vector_flops) * share
     compute = k.flops / tensor / rate if k.flops else 0.0
     act = (k.bytes - k.param_bytes) if act_bytes is None else act_bytes
@@ -126,7 +128,9 @@ def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, pl
                       peak: float) -> list[KernelTime]:
     w, a = plan.placement["weights"], plan.placement["activation"]
     units = f"{spec.compute_units} {spec.unit_name or 'units'}"
-    return [_kt(k, units, *_roofline(k, r, w, a, tensor=tensor), 0.0, r.launch_s, peak) for k in kernels]
+    o = plan.placement.get("optimizer")
+    return [_kt(k, units, *_roofline(k, r, w, a, tensor=tensor, opt_tier=o), 0.0, r.launch_s, peak)
+            for k in kernels]
 
 
 def _rdu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: int, peak: float,
@@ -141,7 +145,8 @@ def _rdu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: i
             # (or leaves it) touches the activation tier
             ext_in = (k.bytes_read - k.param_bytes) if i == 0 else 0
             ext_out = k.bytes_written if i == len(sec) - 1 or not names else 0
-            c, m = _roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=tensor)
+            c, m = _roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=tensor,
+                             opt_tier=plan.placement.get("optimizer"))
             out.append(_kt(k, units.get(k.name, ""), c, m, 0.0, r.launch_s if i == 0 else 0.0, peak))
     return out
 
@@ -151,11 +156,12 @@ def _wafer(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor:
     """Returns kernel times (per step), the step time, and one sample's latency through the wafer."""
     rows, cols = placement.grid
     total_units = rows * cols
+    onchip = spec.memory_tiers[0].name
     out: list[KernelTime] = []
     if plan.mode == "weight-streaming":
         ext = plan.placement["weights"]
         for k in kernels:
-            c, _ = _roofline(k, r, "sram", "sram", tensor=tensor)
+            c, _ = _roofline(k, r, onchip, onchip, tensor=tensor)
             stream = (k.param_bytes / tensor) / r.tier_bw[ext]
             hops = 2 * (rows + cols) / r.clock_hz if k.kind == "matmul" else 0.0
             out.append(_kt(k, f"all {total_units:,} cores", c, stream, 0.0, r.launch_s + hops, peak))
@@ -171,7 +177,7 @@ def _wafer(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor:
     for k in kernels:
         reg = region_of.get(k.name)
         share = (reg.units / total_units) if reg else 1.0
-        c, m = _roofline(k, r, "sram", "sram", share=share, tensor=tensor)
+        c, m = _roofline(k, r, onchip, onchip, share=share, tensor=tensor)
         hops = 2 * ((reg.rows if reg else rows) + (reg.cols if reg else cols)) / r.clock_hz \
             if k.kind == "matmul" else 0.0
         kt = _kt(k, f"rows {reg.row0}-{reg.row0 + reg.rows - 1}, cols {reg.col0}-{reg.col0 + reg.cols - 1}"
@@ -189,12 +195,11 @@ def _wafer(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor:
 def _ipu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: int, peak: float
          ) -> list[KernelTime]:
     exchange_Bps = (spec.fabric_Bps or spec.on_chip_bandwidth_Bps) * BANDWIDTH_EFFICIENCY
-    stream = plan.mode == "streaming-memory"
-    w = plan.placement["weights"]
+    w = plan.placement["weights"]  # tile memory unless the weights stream in from streaming memory
     units = f"{spec.compute_units} tiles"
     out = []
     for k in kernels:
-        c, m = _roofline(k, r, w if stream else "sram", "sram", tensor=tensor)
+        c, m = _roofline(k, r, w, spec.memory_tiers[0].name, tensor=tensor, opt_tier=plan.placement.get("optimizer"))
         exchange = k.out_bytes / exchange_Bps
         out.append(_kt(k, units, c, m, exchange, r.launch_s, peak))  # compute | sync | exchange
     return out
@@ -203,13 +208,14 @@ def _ipu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: i
 def _tsp(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: int, peak: float,
          placement) -> list[KernelTime]:
     clock = r.clock_hz
+    onchip = spec.memory_tiers[0].name
     region_of = {reg.kernels[0]: reg for reg in placement.regions}
     out = []
     prev_chip = 0
     for k in kernels:
         reg = region_of[k.name]
         cycles = reg.cycles / tensor
-        c, m = _roofline(k, r, "sram", "sram", tensor=tensor)
+        c, m = _roofline(k, r, onchip, onchip, tensor=tensor)
         hop = CHIP_HOP_LATENCY_S + k.out_bytes / r.link_Bps if reg.chip != prev_chip else 0.0
         prev_chip = reg.chip
         t = max(cycles / clock, m) + hop  # the schedule is fixed in cycles: deterministic
