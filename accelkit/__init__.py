@@ -16,12 +16,13 @@ The workflow, one function per step, each returning a plain value the next one t
 
 from __future__ import annotations
 
-from accelkit import compiler, hardware, sim
+from accelkit import compiler, hardware, runtime, sim
 from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
 from accelkit.porting import CompatibilityReport, Finding, PortResult, check, port
 from accelkit.profiler import HostProfile, profile
+from accelkit.runtime import Session, StepResult
 from accelkit.sim import PerfReport
 from accelkit.sim.serve import ServingEstimate, serve
 
@@ -40,7 +41,9 @@ __all__ = [
     "PerfReport",
     "PortResult",
     "ServingEstimate",
+    "Session",
     "SpecError",
+    "StepResult",
     "UnknownNameError",
     "__version__",
     "capture",
@@ -51,6 +54,7 @@ __all__ = [
     "load",
     "port",
     "profile",
+    "runtime",
     "serve",
     "sim",
 ]

@@ -473,11 +473,13 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
             if p.grad is not None:
                 owner[id(p.grad)] = mod
         # a first step creates the optimizer's state (zeros); record the steady-state second step
-        with _Recorder("opt", None, root, param_ids | grad_ids, owner):
+        warm = _Recorder("opt", None, root, param_ids | grad_ids, owner)  # kept alive: ids stay unique
+        with warm:
             opt.step()
         rec_o = _Recorder("opt", None, root, param_ids | grad_ids, owner)
         with rec_o:
             opt.step()
+        del warm
     name = optimizer if isinstance(optimizer, str) else getattr(optimizer, "__name__", "custom")
     notes.append(f"training capture: optimizer step recorded with {name} (foreach=False, one update per tensor)")
     return rec_b.nodes + rec_o.nodes, notes

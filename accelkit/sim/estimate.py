@@ -61,12 +61,22 @@ def rates(spec: AcceleratorSpec, precision: str) -> Rates:
     _, p16 = spec.peak_16bit()
     vec = spec.peak_flops.get("fp32") if spec.family in ("gpu", "cpu") else None
     vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
+    # the host's figures are measured achievable rates (ak.hardware.calibrate), not datasheet peaks
+    measured = spec.family == "cpu"
+    ce = 1.0 if measured else COMPUTE_EFFICIENCY
+    be = 1.0 if measured else BANDWIDTH_EFFICIENCY
+    if measured:
+        from accelkit.sim.host import dispatch_overhead_s
+
+        launch = dispatch_overhead_s()
+    else:
+        launch = LAUNCH_OVERHEAD_S.get(spec.family, 4e-6)
     return Rates(
-        matmul_flops=peak * COMPUTE_EFFICIENCY,
-        vector_flops=vec * COMPUTE_EFFICIENCY,
-        tier_bw={t.name: t.bandwidth_Bps * BANDWIDTH_EFFICIENCY for t in spec.memory_tiers},
+        matmul_flops=peak * ce,
+        vector_flops=vec * ce,
+        tier_bw={t.name: t.bandwidth_Bps * be for t in spec.memory_tiers},
         link_Bps=(spec.chip_to_chip_Bps or DEFAULT_LINK_BPS) / 2,  # vendors quote both directions
-        launch_s=LAUNCH_OVERHEAD_S.get(spec.family, 4e-6),
+        launch_s=launch,
         clock_hz=spec.clock_hz or 1e9,
     )
 
@@ -129,8 +139,14 @@ def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, pl
     w, a = plan.placement["weights"], plan.placement["activation"]
     units = f"{spec.compute_units} {spec.unit_name or 'units'}"
     o = plan.placement.get("optimizer")
-    return [_kt(k, units, *_roofline(k, r, w, a, tensor=tensor, opt_tier=o), 0.0, r.launch_s, peak)
-            for k in kernels]
+    cache = spec.memory_tiers[0]
+    out = []
+    for k in kernels:
+        # on a CPU a kernel whose tensors fit in the cache runs from it, not from DRAM
+        tier = cache.name if spec.family == "cpu" and k.bytes <= cache.capacity_bytes / 2 else None
+        c, m = _roofline(k, r, tier or w, tier or a, tensor=tensor, opt_tier=o)
+        out.append(_kt(k, units, c, m, 0.0, r.launch_s * (len(k.ops) if spec.family == "cpu" else 1), peak))
+    return out
 
 
 def _rdu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: int, peak: float,

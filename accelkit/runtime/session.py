@@ -1,0 +1,336 @@
+"""``ak.Session``: train and infer with real PyTorch numerics on a simulated accelerator clock.
+
+    session = ak.Session(model, target="sn40l", optimizer=opt, loss_fn=nn.CrossEntropyLoss())
+    for x, y in session.loader(train_loader):          # progress bar, prefetch, input-bound check
+        step = session.run(x, labels=y)                 # real forward/backward/step on this CPU
+        step.loss, step.outputs, step.simulated_time_s  # ... and the modelled time on the target
+    print(session.report())                             # simulated totals, labelled as modelled
+
+Numerics: in ``fp32`` a step is exactly the plain PyTorch step (same ops, same order). In ``bf16`` /
+``fp16`` the forward runs under ``torch.autocast`` with that dtype, which is how the accelerators'
+mixed precision behaves (16-bit matmuls, fp32 master weights and reductions); outputs then differ
+from fp32 by roughly the 16-bit rounding: relative error ~1e-2 (bf16, 8-bit mantissa) or ~1e-3
+(fp16), which is the documented tolerance.
+
+The clock: the model is compiled once for the target (on the first step, with the real input
+shapes) and each step adds the modelled time of the sections it ran (fwd / bckwd / opt and the
+multi-chip communication). Nothing about the clock is measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.errors import AccelkitError
+
+SECTIONS = ("fwd", "bckwd", "opt")
+CHECKPOINT_SCHEMA = 1
+PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+TOLERANCE = {"fp32": 0.0, "bf16": 2e-2, "fp16": 2e-3}  # relative, on outputs, vs the fp32 step
+
+
+class SessionError(AccelkitError, ValueError):
+    """A session used in a way that cannot work: the message says which argument and the fix."""
+
+
+@dataclass
+class StepResult:
+    """One step: real ``outputs`` and ``loss`` (computed on this CPU) and the modelled time."""
+
+    outputs: Any
+    loss: torch.Tensor | None
+    simulated_time_s: float  # modelled on the target, not measured
+    host_time_s: float  # measured on this host
+    sections: tuple[str, ...]
+    step: int
+
+
+@dataclass
+class SessionReport:
+    target: str
+    mode: str
+    precision: str
+    chips: int
+    steps: int
+    samples: int
+    simulated_time_s: float
+    host_time_s: float
+    input_wait_s: float
+    utilization: dict[str, float]
+    sections_s: dict[str, float]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def simulated_throughput(self) -> float:
+        return self.samples / self.simulated_time_s if self.simulated_time_s else 0.0
+
+    def __str__(self) -> str:
+        lines = [
+            f"Session on {self.chips} x {self.target} (mode {self.mode!r}, {self.precision}): {self.steps} steps, "
+            f"{self.samples} samples",
+            f"  MODELLED on {self.target}: {self.simulated_time_s:.4g} s in all, "
+            f"{self.simulated_throughput:,.1f} samples/s; "
+            + ", ".join(f"{k} {v:.3g} s" for k, v in self.sections_s.items() if v),
+            "  modelled utilization: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items()),
+            f"  MEASURED on this host: {self.host_time_s:.4g} s of real PyTorch work"
+            + (f", {self.input_wait_s:.3g} s waiting for input" if self.input_wait_s else ""),
+        ]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _first_tensor(x: Any) -> torch.Tensor | None:
+    leaves = torch.utils._pytree.tree_flatten(x)[0]
+    return next((t for t in leaves if isinstance(t, torch.Tensor)), None)
+
+
+def _split(x: Any, n: int) -> list[Any]:
+    """Split every tensor with a leading batch dim into n micro-batches (others are repeated)."""
+    if n == 1:
+        return [x]
+    leaves, spec = torch.utils._pytree.tree_flatten(x)
+    parts = [t.chunk(n, dim=0) if isinstance(t, torch.Tensor) and t.dim() else [t] * n for t in leaves]
+    return [torch.utils._pytree.tree_unflatten([p[i] for p in parts], spec) for i in range(n)]
+
+
+def _cat(outs: list[Any]) -> Any:
+    if len(outs) == 1:
+        return outs[0]
+    leaves = [torch.utils._pytree.tree_flatten(o) for o in outs]
+    spec = leaves[0][1]
+    merged = []
+    for i in range(len(leaves[0][0])):
+        vals = [lv[0][i] for lv in leaves]
+        if isinstance(vals[0], torch.Tensor) and vals[0].dim():
+            merged.append(torch.cat(vals, dim=0))
+        elif isinstance(vals[0], torch.Tensor):
+            merged.append(torch.stack(vals).mean())  # a scalar (a loss): the micro-batches' mean
+        else:
+            merged.append(vals[0])
+    return torch.utils._pytree.tree_unflatten(merged, spec)
+
+
+class Session:
+    """Run ``model`` on ``target``: real PyTorch numerics, a simulated clock (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        *,
+        target: str,
+        optimizer: torch.optim.Optimizer | None = None,
+        loss_fn: Callable[..., torch.Tensor] | None = None,
+        precision: str = "fp32",
+        batch_size: int | None = None,
+        micro_batch: int | None = None,
+        chips: int = 1,
+        parallel: Any = None,
+        mode: str = "auto",
+        log_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if not isinstance(model, nn.Module):
+            raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
+                               fix="pass the model object, e.g. ak.Session(MyNet(), target='sn40l')")
+        if precision not in PRECISION_DTYPES:
+            raise SessionError(f"precision {precision!r} cannot be emulated on this CPU",
+                               fix=f"use one of {list(PRECISION_DTYPES)}")
+        if micro_batch is not None and batch_size is not None and batch_size % micro_batch:
+            raise SessionError(f"batch_size {batch_size} is not divisible by micro_batch {micro_batch}",
+                               fix="pick a micro_batch that divides batch_size")
+        from accelkit import hardware
+
+        spec = hardware.get(target)
+        spec.peak(precision)  # PrecisionError if the chip lacks it
+        self.model = model
+        self.target = spec.name
+        self.optimizer = optimizer
+        self.loss_fn = loss_fn
+        self.precision = precision
+        self.batch_size = batch_size
+        self.micro_batch = micro_batch
+        self.chips = chips
+        self.parallel = parallel
+        self.mode = mode
+        self.steps = 0
+        self.samples = 0
+        self.simulated_time_s = 0.0
+        self.host_time_s = 0.0
+        self.input_wait_s = 0.0
+        self.sections_s = dict.fromkeys((*SECTIONS, "comm"), 0.0)
+        self._programs: dict[Any, Any] = {}
+        self._writer = None
+        if log_dir is not None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError as exc:  # pragma: no cover - tensorboard is a dev dependency
+                raise SessionError("log_dir needs the tensorboard package", fix="pip install tensorboard") from exc
+            self._writer = SummaryWriter(str(log_dir))
+
+    # ---- the compiled program behind the clock ------------------------------------------
+    def program(self, inputs: tuple[Any, ...], training: bool) -> Any:
+        """The compiled program for these input shapes (compiled once, then reused)."""
+        from accelkit.compiler.program import compile
+
+        first = _first_tensor(inputs)
+        batch = self.batch_size or (int(first.shape[0]) if first is not None and first.dim() else 1)
+        key = (tuple((tuple(t.shape), t.dtype) for t in torch.utils._pytree.tree_flatten(inputs)[0]
+                     if isinstance(t, torch.Tensor)), training)
+        if key not in self._programs:
+            micro = self.micro_batch if training else None
+            self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
+                self.model, inputs, target=self.target, precision=self.precision, batch_size=batch,
+                micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training)
+        return self._programs[key]
+
+    # ---- one step ---------------------------------------------------------------------
+    def _loss(self, out: Any, labels: Any) -> torch.Tensor | None:
+        if labels is not None and self.loss_fn is not None:
+            logits = out[0] if isinstance(out, (tuple, list)) else out
+            return self.loss_fn(logits, labels)
+        first = _first_tensor(out)
+        if first is not None and first.dim() == 0:
+            return first  # the model computes its own loss (PopTorch / SambaFlow style)
+        return None
+
+    def run(self, *inputs: Any, labels: Any = None, sections: Sequence[str] | None = None) -> StepResult:
+        """One step. ``sections`` (a subset of fwd / bckwd / opt) defaults to all three when the session has
+        an optimizer, else ``fwd``; gradients accumulate over ``batch_size / micro_batch`` micro-batches."""
+        training = self.optimizer is not None
+        secs = tuple(sections) if sections is not None else (SECTIONS if training else ("fwd",))
+        bad = [s for s in secs if s not in SECTIONS]
+        if bad:
+            raise SessionError(f"unknown section(s) {bad}", fix=f"use a subset of {list(SECTIONS)}")
+        if "opt" in secs and self.optimizer is None:
+            raise SessionError("section 'opt' needs an optimizer", fix="ak.Session(model, optimizer=..., ...)")
+        if not inputs:
+            raise SessionError("run() needs the model's inputs", fix="session.run(x) or session.run(x, labels=y)")
+        first = _first_tensor(inputs)
+        n = int(first.shape[0]) if first is not None and first.dim() else 1
+        n_micro = 1
+        if self.micro_batch and "bckwd" in secs:
+            if n % self.micro_batch:
+                raise SessionError(f"this batch has {n} samples, not a multiple of micro_batch {self.micro_batch}",
+                                   fix="drop the last partial batch (DataLoader(drop_last=True))")
+            n_micro = n // self.micro_batch
+        prog = self.program(inputs, training="bckwd" in secs)
+        t0 = time.perf_counter()
+        was_training = self.model.training
+        self.model.train("bckwd" in secs)
+        outs, losses = [], []
+        dtype = PRECISION_DTYPES[self.precision]
+        autocast = torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+        grad = torch.enable_grad() if "bckwd" in secs else torch.no_grad()
+        try:
+            with grad:
+                for xs, ys in zip(_split(inputs, n_micro), _split(labels, n_micro), strict=True):
+                    with autocast:
+                        out = self.model(*xs)
+                        loss = self._loss(out, ys)
+                    if "bckwd" in secs:
+                        if loss is None:
+                            raise SessionError("a backward pass needs a loss",
+                                               fix="pass loss_fn= and labels=, or return the loss from forward")
+                        (loss / n_micro if n_micro > 1 else loss).backward()
+                    outs.append(out)
+                    losses.append(loss.detach() if loss is not None else None)
+            if "opt" in secs:
+                assert self.optimizer is not None
+                self.optimizer.step()
+                self.optimizer.zero_grad(set_to_none=True)
+        finally:
+            self.model.train(was_training)
+        host = time.perf_counter() - t0
+        report = prog.report
+        sim = sum(report.sections_s.get(s, 0.0) for s in secs)
+        if "bckwd" in secs:
+            sim += report.sections_s.get("comm", 0.0)
+        if report.batch_size != n and report.batch_size:
+            sim *= n / report.batch_size  # a ragged last batch: the same program, fewer samples
+        for s in secs:
+            self.sections_s[s] += report.sections_s.get(s, 0.0)
+        self.steps += 1
+        self.samples += n
+        self.simulated_time_s += sim
+        self.host_time_s += host
+        loss_val = None
+        if losses and losses[0] is not None:
+            loss_val = torch.stack([lv for lv in losses if lv is not None]).mean() if n_micro > 1 else losses[0]
+        if self._writer is not None:
+            if loss_val is not None:
+                self._writer.add_scalar("loss", float(loss_val), self.steps)
+            self._writer.add_scalar("modelled/samples_per_s", n / sim if sim else 0.0, self.steps)
+            self._writer.add_scalar("modelled/step_time_s", sim, self.steps)
+        return StepResult(_cat(outs), loss_val, sim, host, secs, self.steps)
+
+    __call__ = run
+
+    # ---- loops ------------------------------------------------------------------------
+    def loader(self, data: Iterable[Any], *, prefetch: int = 2, desc: str | None = None,
+               progress: bool = True) -> Iterator[Any]:
+        """Iterate ``data`` with a background prefetch thread and a progress bar; counts time spent
+        waiting for input so ``report()`` can say when steps are input-bound."""
+        from accelkit.runtime.loader import PrefetchLoader
+
+        pl = PrefetchLoader(data, prefetch=prefetch)
+        it: Iterable[Any] = pl
+        if progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(pl, desc=desc or f"{self.target}", total=_len(data), leave=False)
+        for item in it:
+            yield item
+            self.input_wait_s = pl.wait_s
+
+    def report(self) -> SessionReport:
+        """Simulated totals (modelled), host time (measured) and whether input kept up."""
+        prog = next(iter(self._programs.values()), None)
+        notes = []
+        if self.steps and self.input_wait_s > self.simulated_time_s:
+            notes.append(f"input-bound: waiting for data ({self.input_wait_s:.3g} s on this host) exceeds the "
+                         f"modelled compute ({self.simulated_time_s:.3g} s); the accelerator would starve")
+        return SessionReport(
+            target=self.target, mode=prog.mode if prog else "-", precision=self.precision, chips=self.chips,
+            steps=self.steps, samples=self.samples, simulated_time_s=self.simulated_time_s,
+            host_time_s=self.host_time_s, input_wait_s=self.input_wait_s,
+            utilization=dict(prog.report.utilization) if prog else {}, sections_s=dict(self.sections_s),
+            notes=notes)
+
+    # ---- checkpoints (safetensors + JSON; loading runs no code) ------------------------
+    def save_checkpoint(self, path: str | os.PathLike[str]) -> str:
+        from accelkit.runtime.checkpoint import save_checkpoint
+
+        return save_checkpoint(self, Path(path))
+
+    def load_checkpoint(self, path: str | os.PathLike[str]) -> None:
+        from accelkit.runtime.checkpoint import load_checkpoint
+
+        load_checkpoint(self, Path(path))
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+    def state(self) -> dict[str, Any]:
+        return {"steps": self.steps, "samples": self.samples, "simulated_time_s": self.simulated_time_s,
+                "sections_s": self.sections_s, "target": self.target, "precision": self.precision}
+
+    def __repr__(self) -> str:
+        return f"Session({type(self.model).__name__} on {self.chips} x {self.target}, {self.precision}, " \
+               f"{self.steps} steps, {self.simulated_time_s:.3g} s modelled)"
+
+
+def _len(data: Any) -> int | None:
+    try:
+        return len(data)
+    except TypeError:
+        return None
+
