@@ -268,3 +268,30 @@ def test_data_dependent_output_size_is_a_dynamic_shape_error():
     assert info.value.kind == "dynamic-shape"
     assert info.value.source == _line_of(NonZero.forward, "x[x > 0]")
     assert "torch.where" in info.value.fix
+
+
+@pytest.mark.parametrize("name", ["bert", "llama", "vit", "resnet"])
+def test_more_transformers_models_flops_match_flop_counter(name):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from transformers import (BertConfig, BertModel, LlamaConfig, LlamaForCausalLM, ResNetConfig, ResNetModel,
+                              ViTConfig, ViTModel)
+
+    ids = torch.randint(0, 500, (2, 16))
+    img = torch.randn(2, 3, 32, 32)
+    model, x = {
+        "bert": lambda: (BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                              intermediate_size=128, vocab_size=500)), ids),
+        "llama": lambda: (LlamaForCausalLM(LlamaConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                                       num_key_value_heads=2, intermediate_size=128, vocab_size=500,
+                                                       use_cache=False)), ids),
+        "vit": lambda: (ViTModel(ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                           intermediate_size=128, image_size=32, patch_size=8)), img),
+        "resnet": lambda: (ResNetModel(ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1],
+                                                    layer_type="basic")), img),
+    }[name]()
+    model.eval()
+    g = ak.capture(model, (x,))
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as fc, torch.no_grad():
+        model(x)
+    ours = sum(n.flops for n in g.nodes if n.flops_from == "registry")
+    assert ours == pytest.approx(fc.get_total_flops(), rel=0.05)
