@@ -4,7 +4,8 @@
 
 Step by step: profile (measured on this host) -> the hardware (catalog figures, sourced) ->
 check and port for the target -> capture and compile for every target -> save and load the
-artifact. Every number printed says whether it was measured here or counted / modelled.
+artifact -> train and infer through a Session. Every number printed says whether it was
+measured here or counted / modelled.
 """
 
 from __future__ import annotations
@@ -93,11 +94,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nsaved and loaded the artifact: mode {back.mode!r}, {len(back.kernels)} kernels, "
               f"{len(back.weights or {})} weight tensors (JSON + safetensors, no pickle)")
 
-    _step(5, "run")
-    with torch.no_grad():
-        out = model(*inputs)
-    print(f"real PyTorch forward on this host: output {tuple(out.shape)}; the simulated clock "
-          "(ak.Session) is not in this build yet")
+    _step(5, f"run: train and infer through ak.Session on {args.target} (real numerics, modelled clock)")
+    labels = torch.randint(0, 10, (args.batch,), generator=torch.Generator().manual_seed(0))
+    x = inputs[0] + torch.nn.functional.one_hot(labels, 64).float() * 3  # a learnable toy task
+    precision = "bf16" if "bf16" in spec.peak_flops else "fp32"  # fp16 matmuls are slow on most CPUs
+    session = ak.Session(model, target=args.target, optimizer=torch.optim.AdamW(model.parameters(), lr=3e-3),
+                         loss_fn=nn.CrossEntropyLoss(), precision=precision)
+    losses = [float(session.run(x, labels=labels).loss) for _ in range(20)]
+    print(f"training loss {losses[0]:.3f} -> {losses[-1]:.3f} over {len(losses)} steps ({precision} emulated)")
+    infer = session.run(x, sections=["fwd"])
+    accuracy = (infer.outputs.argmax(-1) == labels).float().mean()
+    print(f"inference: accuracy {accuracy:.0%} on the training batch; one step {infer.simulated_time_s * 1e6:.1f} µs "
+          "modelled")
+    print(session.report())
     print(f"\ntour done in {time.perf_counter() - t_start:.1f} s (measured on this host)")
     return 0
 
