@@ -25,6 +25,7 @@ from accelkit.profiler import HostProfile, profile
 from accelkit.runtime import Session, StepResult
 from accelkit.sim import PerfReport
 from accelkit.sim.serve import ServingEstimate, serve
+from accelkit.sim.validate import ValidationResult, validate
 
 __version__ = "0.1.0"
 
@@ -45,6 +46,7 @@ __all__ = [
     "SpecError",
     "StepResult",
     "UnknownNameError",
+    "ValidationResult",
     "__version__",
     "capture",
     "check",
@@ -57,4 +59,5 @@ __all__ = [
     "runtime",
     "serve",
     "sim",
+    "validate",
 ]

@@ -1,0 +1,66 @@
+"""``accelkit.cerebras``: the two shapes of Cerebras' PyTorch integration, on a simulated wafer.
+
+- :mod:`~accelkit.cerebras.cbtorch` (``cerebras.framework.torch``, the CS-2's first PyTorch API):
+  ``initialize(cs_ip=...)``, ``module(model)``, ``dataloader(loader)`` and ``with Session(loader, mode=...)``
+  around an ordinary PyTorch loop.
+- :mod:`~accelkit.cerebras.cstorch` (``cerebras.pytorch``, today's API): ``backend("CSX")``,
+  ``compile(model, backend)``, a ``@trace`` decorated step and ``DataExecutor(loader, num_steps=...)``
+  (also reachable as ``utils.data.DataExecutor``, as in cstorch).
+
+Both leave the loop to the user and time it step by step on an :class:`accelkit.Session` for ``wse2``
+(CS-2) or ``wse3`` (CS-3): the numerics are the user's PyTorch calls on this CPU, the wafer's time is
+modelled, and the report names the execution mode the compiler chose, pipelined (the whole model in
+wafer SRAM) or weight streaming (weights streamed in from MemoryX layer by layer).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from accelkit.cerebras import optim
+from accelkit.cerebras.cbtorch import (
+    CerebrasDataLoader,
+    CerebrasModule,
+    Session,
+    System,
+    dataloader,
+    initialize,
+    module,
+)
+from accelkit.cerebras.clock import CerebrasError, StepClock
+from accelkit.cerebras.cstorch import (
+    Backend,
+    CompiledModel,
+    DataExecutor,
+    DataLoader,
+    backend,
+    compile,
+    current_backend,
+    step_closure,
+    trace,
+)
+
+utils = SimpleNamespace(data=SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader))
+
+__all__ = [
+    "Backend",
+    "CerebrasDataLoader",
+    "CerebrasError",
+    "CerebrasModule",
+    "CompiledModel",
+    "DataExecutor",
+    "DataLoader",
+    "Session",
+    "StepClock",
+    "System",
+    "backend",
+    "compile",
+    "current_backend",
+    "dataloader",
+    "initialize",
+    "module",
+    "optim",
+    "step_closure",
+    "trace",
+    "utils",
+]

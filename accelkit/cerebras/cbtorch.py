@@ -1,0 +1,212 @@
+"""Cerebras' first PyTorch integration (``cerebras.framework.torch``, imported as ``cbtorch``), simulated.
+
+The shape of a CS-2 training script of that era::
+
+    cerebras.initialize(cs_ip="10.0.0.1:9000")           # cbtorch.initialize: which system to run on
+    model = cerebras.module(Net())                       # cbtorch.module: the model the system will run
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = cerebras.dataloader(train_loader)           # cbtorch.dataloader: each batch is one step
+    with cerebras.Session(loader, mode="train") as session:   # cbtorch.Session
+        for x, y in loader:                              # an ordinary PyTorch loop
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    print(session.report())     # modelled time, and the execution mode: pipelined or weight streaming
+
+The loop's numerics are the user's own PyTorch calls on this CPU; each batch drawn from the Cerebras
+dataloader closes one step on the wafer's modelled clock (see :mod:`accelkit.cerebras.clock`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from torch import nn
+
+from accelkit.cerebras.clock import SYSTEMS, CerebrasError, StepClock, check_system
+from accelkit.runtime.session import SessionReport
+
+MODES = ("train", "eval")
+
+
+@dataclass(frozen=True)
+class System:
+    """The simulated Cerebras system a script runs on (what ``initialize`` set up)."""
+
+    target: str  # accelkit catalog name of the wafer: wse2 (CS-2) or wse3 (CS-3)
+    precision: str
+    mode: str  # execution mode: "auto" lets the compiler choose pipelined or weight-streaming
+    cs_ip: str | None  # recorded only: accelkit contacts no system
+
+    def __str__(self) -> str:
+        return (f"simulated Cerebras {SYSTEMS[self.target]} ({self.target}), {self.precision}, execution mode "
+                f"{self.mode}" + (f"; cs_ip {self.cs_ip} ignored (nothing is contacted)" if self.cs_ip else ""))
+
+
+class _State:
+    """The script's system, its registered models and the running session (cbtorch keeps these globally)."""
+
+    def __init__(self) -> None:
+        self.system: System | None = None
+        self.modules: list[CerebrasModule] = []
+        self.active: Session | None = None
+
+
+_state = _State()
+
+
+def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str = "fp32",
+               mode: str = "auto") -> System:
+    """Choose the system the script runs on (``cbtorch.initialize``).
+
+    ``cs_ip`` is the real system's address; accelkit accepts it and ignores it (the wafer is simulated,
+    nothing is contacted). ``system`` picks the wafer (``wse2`` = CS-2, the default; ``wse3`` = CS-3),
+    ``precision`` the arithmetic (``fp32`` runs exactly as plain PyTorch; ``bf16`` / ``fp16`` emulate the
+    system's mixed precision) and ``mode`` the execution mode (``auto``, ``pipelined``, ``weight-streaming``;
+    the real system decides this itself).
+    """
+    from accelkit.compiler.memory import MODES as EXECUTION_MODES
+
+    allowed = ("auto", *EXECUTION_MODES["wafer-dataflow"])
+    if mode not in allowed:
+        raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
+    _state.system = System(target=check_system(system), precision=precision, mode=mode, cs_ip=cs_ip)
+    _state.modules = []
+    return _state.system
+
+
+def _system(step: str) -> System:
+    if _state.system is None:
+        raise CerebrasError(f"{step} before initialize()",
+                            fix="call accelkit.cerebras.initialize(cs_ip=...) first, as with cbtorch.initialize")
+    return _state.system
+
+
+class CerebrasModule(nn.Module):
+    """The model as the system runs it (what ``cbtorch.module`` returns): call it like the original.
+
+    Parameters are the original's (an optimizer may be built from either). Inside a ``Session`` each call
+    is reported to the session's clock; outside one it simply runs the model.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.module = model
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        active = _state.active
+        if active is not None and active.module is self and active.clock is not None:
+            active.clock.on_forward(args, kwargs)
+        return self.module(*args, **kwargs)
+
+
+def module(model: nn.Module) -> CerebrasModule:
+    """Register ``model`` to run on the system (``cbtorch.module``); returns the wrapped model to call."""
+    _system("module()")
+    if not isinstance(model, nn.Module):
+        raise CerebrasError(f"module() needs an nn.Module, not {type(model).__name__}", fix="pass the model object")
+    wrapped = model if isinstance(model, CerebrasModule) else CerebrasModule(model)
+    _state.modules.append(wrapped)
+    return wrapped
+
+
+class CerebrasDataLoader:
+    """A PyTorch loader whose every batch is one step on the system (what ``cbtorch.dataloader`` returns)."""
+
+    def __init__(self, loader: Iterable[Any]) -> None:
+        self.loader = loader
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self.loader:
+            active = _state.active
+            if active is not None and active.clock is not None:
+                active.clock.end_step()  # the previous batch's step is complete
+            yield batch
+        active = _state.active
+        if active is not None and active.clock is not None:
+            active.clock.end_step()
+
+    def __len__(self) -> int:
+        return len(self.loader)  # type: ignore[arg-type]
+
+
+def dataloader(loader: Iterable[Any]) -> CerebrasDataLoader:
+    """Feed ``loader``'s batches to the system, one step each (``cbtorch.dataloader``)."""
+    _system("dataloader()")
+    return loader if isinstance(loader, CerebrasDataLoader) else CerebrasDataLoader(loader)
+
+
+class Session:
+    """A run on the system, used as a context manager around the training loop (``cbtorch.Session``).
+
+    ``mode="train"`` puts the model in training mode and counts forward, backward and optimizer sections
+    as they happen; ``mode="eval"`` puts it in eval mode (forward only). After the block,
+    :attr:`simulated_time_s` and :meth:`report` give the modelled time and the execution mode.
+    """
+
+    def __init__(self, dataloader: CerebrasDataLoader | None = None, mode: str = "train") -> None:
+        system = _system("Session()")
+        if mode not in MODES:
+            raise CerebrasError(f"Session mode {mode!r} is not one of {list(MODES)}", fix="mode='train' or 'eval'")
+        if not _state.modules:
+            raise CerebrasError("Session() found no model to run",
+                                fix="wrap the model first: model = accelkit.cerebras.module(model)")
+        if dataloader is not None and not isinstance(dataloader, CerebrasDataLoader):
+            raise CerebrasError("Session needs the loader returned by cerebras.dataloader(...)",
+                                fix="loader = accelkit.cerebras.dataloader(loader), then iterate that loader")
+        self.system = system
+        self.dataloader = dataloader
+        self.train_mode = mode
+        self.module = _state.modules[-1]
+        self.clock: StepClock | None = None
+        self._optimizer_watch: Any = None
+
+    def __enter__(self) -> Session:
+        if _state.active is not None:
+            raise CerebrasError("a Session is already running", fix="finish one `with Session(...)` block first")
+        self.clock = StepClock(self.module.module, target=self.system.target, precision=self.system.precision,
+                               mode=self.system.mode)
+        self.module.train(self.train_mode == "train")
+        self._optimizer_watch = self.clock.watching_optimizers()
+        self._optimizer_watch.__enter__()
+        _state.active = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.active = None
+        if self.clock is not None:
+            if exc[0] is None:
+                self.clock.end_step()
+            self._optimizer_watch.__exit__(*exc)
+            self.clock.close()
+
+    # ---- results --------------------------------------------------------------------------------
+    def _clock(self) -> StepClock:
+        if self.clock is None:
+            raise CerebrasError("this Session has not run yet", fix="use it as `with Session(loader) as session:`")
+        return self.clock
+
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled time on the wafer of every step so far (not measured)."""
+        return self.clock.simulated_time_s if self.clock is not None else 0.0
+
+    @property
+    def mode(self) -> str | None:
+        """The execution mode the compiler chose: ``pipelined`` or ``weight-streaming``."""
+        return self._clock().mode
+
+    @property
+    def program(self) -> Any:
+        """The compiled program of the last step (memory plan, placement, modelled report)."""
+        return self._clock().last_program
+
+    def report(self) -> SessionReport:
+        """Modelled totals (labelled MODELLED), measured host time, and the execution mode explained."""
+        return self._clock().report()
+
+
+__all__ = ["CerebrasDataLoader", "CerebrasModule", "Session", "System", "dataloader", "initialize", "module"]

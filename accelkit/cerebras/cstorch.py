@@ -1,0 +1,253 @@
+"""Cerebras' current PyTorch API (``cerebras.pytorch``, imported as ``cstorch``), simulated.
+
+The shape of a training script for a CS-2 / CS-3 today::
+
+    backend = cerebras.backend("CSX")                  # cstorch.backend: the system the run uses
+    compiled = cerebras.compile(model, backend)        # cstorch.compile: the model as the system runs it
+    optimizer = cerebras.optim.SGD(model.parameters(), lr=0.1)
+
+    @cerebras.trace                                    # cstorch.trace: one call of this function = one step
+    def training_step(x, y):
+        loss = criterion(compiled(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    executor = cerebras.DataExecutor(loader, num_steps=100)   # cstorch.utils.data.DataExecutor
+    for x, y in executor:
+        loss = training_step(x, y)
+    print(backend.report())     # modelled time and the execution mode (weight streaming, pipelined)
+
+On the real system ``trace`` captures the step once and the wafer runs it; values come back through
+``step_closure`` functions. Here the step runs eagerly on this CPU (real numerics, so a step closure is
+simply called), and each traced call adds the modelled time of the sections it ran (see
+:mod:`accelkit.cerebras.clock`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from torch import nn
+
+from accelkit.cerebras.clock import SYSTEMS, CerebrasError, StepClock, check_system
+from accelkit.runtime.session import SessionReport
+
+F = TypeVar("F", bound=Callable[..., Any])
+BACKEND_TYPES = ("CSX",)
+
+
+class Backend:
+    """The system a run uses (what ``cstorch.backend`` returns): the wafer, precision and execution mode."""
+
+    def __init__(self, backend_type: str, *, system: str, precision: str, mode: str,
+                 artifact_dir: str | None) -> None:
+        self.backend_type = backend_type
+        self.target = check_system(system)
+        self.precision = precision
+        self.execution_mode = mode
+        self.artifact_dir = artifact_dir
+        self.clock: StepClock | None = None
+        self.tracing = False
+        self._saved: set[int] = set()
+
+    def _clock(self) -> StepClock:
+        if self.clock is None:
+            raise CerebrasError("this backend has no compiled model",
+                                fix="compiled = accelkit.cerebras.compile(model, backend) first")
+        return self.clock
+
+    def _save_artifact(self) -> None:
+        prog = self._clock().last_program
+        if self.artifact_dir is None or prog is None or id(prog) in self._saved:
+            return
+        kind = "train" if prog.training else "eval"
+        prog.save(str(Path(self.artifact_dir) / f"{prog.graph.model_name or 'model'}_{kind}.akp"))
+        self._saved.add(id(prog))
+
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled time on the wafer of every traced step so far (not measured)."""
+        return self.clock.simulated_time_s if self.clock is not None else 0.0
+
+    @property
+    def mode(self) -> str | None:
+        """The execution mode the compiler chose: ``weight-streaming`` or ``pipelined``."""
+        return self._clock().mode
+
+    @property
+    def program(self) -> Any:
+        return self._clock().last_program
+
+    def report(self) -> SessionReport:
+        """Modelled totals (labelled MODELLED), measured host time, and the execution mode explained."""
+        return self._clock().report()
+
+    def __repr__(self) -> str:
+        return f"Backend({self.backend_type!r}: simulated {SYSTEMS[self.target]}, {self.precision})"
+
+
+_current: list[Backend] = []  # the most recent backend is the one traced steps run on
+
+
+def backend(backend_type: str = "CSX", *, system: str = "wse2", precision: str = "fp32", mode: str = "auto",
+            artifact_dir: str | None = None) -> Backend:
+    """Create the backend a run uses (``cstorch.backend``); it becomes the current backend.
+
+    ``"CSX"`` is a Cerebras system: ``system`` picks the wafer (``wse2`` = CS-2, ``wse3`` = CS-3).
+    ``precision``: ``fp32`` (exactly plain PyTorch), ``bf16`` or ``fp16`` (mixed precision, emulated).
+    ``mode``: ``auto`` (the compiler picks), ``weight-streaming`` or ``pipelined``. ``artifact_dir``: where
+    each compiled program is saved (``CompiledProgram.save``), as cstorch keeps its compile artifacts.
+    """
+    if backend_type not in BACKEND_TYPES:
+        raise CerebrasError(f"backend type {backend_type!r} is not simulated here",
+                            fix="use 'CSX' (a Cerebras system); for CPU runs use plain PyTorch")
+    from accelkit.compiler.memory import MODES as EXECUTION_MODES
+
+    allowed = ("auto", *EXECUTION_MODES["wafer-dataflow"])
+    if mode not in allowed:
+        raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
+    b = Backend(backend_type, system=system, precision=precision, mode=mode, artifact_dir=artifact_dir)
+    _current[:] = [b]
+    return b
+
+
+_new_backend = backend  # compile() takes a parameter called backend
+
+
+def current_backend() -> Backend:
+    """The backend traced steps run on (``cstorch.current_backend``)."""
+    if not _current:
+        raise CerebrasError("no backend yet", fix="backend = accelkit.cerebras.backend('CSX')")
+    return _current[0]
+
+
+class CompiledModel(nn.Module):
+    """The model as the system runs it (what ``cstorch.compile`` returns); call it inside a traced step.
+
+    Its parameters are the original model's. Called outside a ``trace``-decorated step it just runs.
+    """
+
+    def __init__(self, model: nn.Module, backend: Backend) -> None:
+        super().__init__()
+        self.module = model
+        self.backend = backend
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self.backend.tracing and self.backend.clock is not None:
+            self.backend.clock.on_forward(args, kwargs)
+        return self.module(*args, **kwargs)
+
+
+def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledModel:  # noqa: A001 - cstorch's name
+    """Prepare ``model`` to run on ``backend`` (``cstorch.compile``); the program itself is compiled at the
+    first traced step, when the input shapes are known. ``backend`` may be a :class:`Backend`, ``"CSX"``,
+    or omitted (the current backend, else a new CSX one)."""
+    if not isinstance(model, nn.Module):
+        raise CerebrasError(f"compile needs an nn.Module, not {type(model).__name__}", fix="pass the model object")
+    if isinstance(backend, str):
+        b = _new_backend(backend)
+    elif backend is None:
+        b = _current[0] if _current else _new_backend()
+    else:
+        b = backend
+    if b.clock is not None:
+        raise CerebrasError("this backend already runs a compiled model",
+                            fix="create another backend for a second model: accelkit.cerebras.backend('CSX')")
+    b.clock = StepClock(model, target=b.target, precision=b.precision, mode=b.execution_mode)
+    _current[:] = [b]
+    return CompiledModel(model, b)
+
+
+def trace(fn: F) -> F:
+    """Mark ``fn`` as one step on the system (``cstorch.trace``): forward, backward and optimizer calls made
+    inside it are that step's sections; each call adds their modelled time to the current backend."""
+    @functools.wraps(fn)
+    def step(*args: Any, **kwargs: Any) -> Any:
+        b = current_backend()
+        clock = b._clock()
+        b.tracing = True
+        try:
+            with clock.watching_optimizers():
+                out = fn(*args, **kwargs)
+        finally:
+            b.tracing = False
+        clock.end_step()
+        b._save_artifact()
+        return out
+
+    return step  # type: ignore[return-value]
+
+
+def step_closure(fn: F) -> F:
+    """``cstorch.step_closure``: on the system, a function run on the host once the step's values arrive.
+    Here the values are already on the host, so the function is called straight away."""
+    return fn
+
+
+class DataLoader:
+    """``cstorch.utils.data.DataLoader(input_fn, *args)``: a loader built by calling ``input_fn(*args)``."""
+
+    def __init__(self, input_fn: Callable[..., Iterable[Any]], *args: Any, **kwargs: Any) -> None:
+        self.input_fn = input_fn
+        self.args = args
+        self.kwargs = kwargs
+        self._loader: Iterable[Any] | None = None
+
+    @property
+    def loader(self) -> Iterable[Any]:
+        if self._loader is None:
+            self._loader = self.input_fn(*self.args, **self.kwargs)
+        return self._loader
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.loader)
+
+    def __len__(self) -> int:
+        return len(self.loader)  # type: ignore[arg-type]
+
+
+class DataExecutor:
+    """Feed ``num_steps`` batches to the run (``cstorch.utils.data.DataExecutor``), starting the loader
+    again when it runs out. Without ``num_steps``, one pass over the loader."""
+
+    def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None) -> None:
+        if num_steps is not None and (not isinstance(num_steps, int) or num_steps < 1):
+            raise CerebrasError(f"num_steps must be a whole number ≥ 1, got {num_steps!r}", fix="e.g. num_steps=100")
+        if num_steps is None:
+            try:
+                num_steps = len(dataloader)  # type: ignore[arg-type]
+            except TypeError:
+                raise CerebrasError("num_steps is needed for a loader without a length",
+                                    fix="DataExecutor(loader, num_steps=...)") from None
+        self.dataloader = dataloader
+        self.num_steps = num_steps
+        self.user_iteration = 0  # steps yielded so far
+
+    @property
+    def on_final_iteration(self) -> bool:
+        return self.user_iteration == self.num_steps
+
+    def __iter__(self) -> Iterator[Any]:
+        self.user_iteration = 0
+        while self.user_iteration < self.num_steps:
+            empty = True
+            for batch in self.dataloader:
+                empty = False
+                self.user_iteration += 1
+                yield batch
+                if self.user_iteration >= self.num_steps:
+                    return
+            if empty:
+                raise CerebrasError("the dataloader yielded no batches", fix="check the dataset is not empty")
+
+    def __len__(self) -> int:
+        return self.num_steps
+
+
+__all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "compile", "current_backend",
+           "step_closure", "trace"]

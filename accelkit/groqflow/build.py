@@ -1,0 +1,218 @@
+"""``groqit``: build a PyTorch model for Groq's TSP once, keep the build in a cache, reuse it.
+
+    gmodel = groqit(model, {"x": x})                 # builds: capture, fp16, compile for the chips needed
+    gmodel = groqit(model, {"x": x})                 # same model, same input shapes: loaded from the cache
+    gmodel = groqit(model, {"x": x}, rebuild="always")
+
+The build cache (GroqFlow's) is a folder per ``build_name`` under the cache directory::
+
+    <cache_dir>/<build_name>/state.json      build status, the key below, chips used, the groqit arguments
+    <cache_dir>/<build_name>/program.akp/    the compiled program (CompiledProgram.save)
+
+A build is *stale* when its key no longer matches: a hash of the model's structure (class, module tree,
+parameter and buffer names / shapes / dtypes, the class's source) plus the input names, shapes and dtypes
+and the build arguments; or when it failed, or was made by another accelkit major.minor version.
+GroqFlow's key also covers parameter *values* (re-seed to keep a build fresh); accelkit's does not,
+because the compiled schedule depends on shapes only and the numerics use the model passed in.
+
+Rebuild policy (GroqFlow's): ``"if_needed"`` (default) loads a fresh build and rebuilds a stale or missing
+one; ``"always"`` rebuilds; ``"never"`` loads whatever build is cached under the name, stale or not
+(with a warning), and builds only when there is none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import re
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from accelkit.groqflow.model import GroqFlowError, GroqModel, bind_inputs, input_shapes
+
+TARGET = "tsp"
+REBUILD = ("if_needed", "always", "never")
+STATE_FILE = "state.json"
+ARTIFACT = "program.akp"
+MAX_CHIP_RETRIES = 4  # each retry compiles for the chip count the last ModeError named
+
+
+@dataclass
+class BuildState:
+    """The build's record in the cache (GroqFlow's ``state.yaml``, here JSON)."""
+
+    build_name: str
+    build_status: str  # "successful_build" | "failed_build" | "partial_build"
+    key: str  # hash of the model's structure + input shapes/dtypes + build arguments
+    config: dict[str, Any]  # the groqit arguments that shape the build
+    inputs: dict[str, Any]  # name -> shape and dtype
+    accelkit_version: str
+    num_chips_used: int | None = None
+    mode: str | None = None
+    build_time_s: float | None = None  # measured on this host
+    message: str | None = None  # why the build failed
+    cache_dir: str = ""  # not saved: where this state was read from or written to
+    loaded_from_cache: bool = False  # not saved: this groqit call reused the cached build
+
+    @property
+    def path(self) -> Path:
+        return Path(self.cache_dir) / self.build_name
+
+    def save(self) -> None:
+        body = {k: v for k, v in asdict(self).items() if k not in ("cache_dir", "loaded_from_cache")}
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.path / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(body, indent=1, sort_keys=True))
+        tmp.replace(self.path / STATE_FILE)
+
+    @classmethod
+    def read(cls, cache_dir: Path, build_name: str) -> BuildState | None:
+        try:
+            body = json.loads((cache_dir / build_name / STATE_FILE).read_text())
+            return cls(**body, cache_dir=str(cache_dir))
+        except (OSError, ValueError, TypeError):
+            return None
+
+
+def default_cache_dir() -> Path:
+    """``$GROQFLOW_CACHE_DIR`` (GroqFlow's variable), else ``groqflow`` under accelkit's cache directory."""
+    if os.environ.get("GROQFLOW_CACHE_DIR"):
+        return Path(os.environ["GROQFLOW_CACHE_DIR"])
+    base = os.environ.get("ACCELKIT_CACHE_DIR") or str(Path.home() / ".cache" / "accelkit")
+    return Path(base) / "groqflow"
+
+
+def default_build_name() -> str:
+    """GroqFlow names a build after the script that runs ``groqit`` (``my_model.py`` -> ``my_model``)."""
+    return Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else "groqit_build"
+
+
+def build_key(model: nn.Module, named_inputs: dict[str, Any], config: dict[str, Any]) -> str:
+    h = hashlib.sha256()
+    h.update(f"{type(model).__module__}.{type(model).__qualname__}\n{model!r}\n".encode())
+    for name, t in chain(model.named_parameters(), model.named_buffers()):
+        h.update(f"{name}:{tuple(t.shape)}:{t.dtype}\n".encode())
+    try:
+        h.update(inspect.getsource(type(model)).encode())  # a changed forward is a changed model
+    except (OSError, TypeError):
+        pass
+    h.update(json.dumps([input_shapes(named_inputs), config], sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def _major_minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def _stale_reason(state: BuildState, key: str, version: str) -> str | None:
+    if state.build_status != "successful_build":
+        return f"the last build {state.build_status.replace('_', ' ')}"
+    if state.key != key:
+        return "the model, its input shapes or the groqit arguments changed since it was built"
+    if _major_minor(state.accelkit_version) != _major_minor(version):
+        return f"it was built by accelkit {state.accelkit_version}"
+    if not (state.path / ARTIFACT / "manifest.json").is_file():
+        return "its compiled program is missing"
+    return None
+
+
+def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips: int | None) -> Any:
+    """Compile for the TSP; without ``num_chips``, on the chips the model needs (a TSP holds the model in
+    its 220 MiB of SRAM, so a big one spreads over several): each ModeError names the count to try."""
+    from accelkit.compiler.memory import ModeError
+    from accelkit.compiler.program import compile
+
+    chips = num_chips or 1
+    for _ in range(MAX_CHIP_RETRIES):
+        try:
+            return compile(model, named, target=TARGET, precision=precision, chips=chips)
+        except ModeError as exc:
+            m = re.search(r"chips=(\d+)", exc.fix or "")
+            need = int(m.group(1)) if m else None
+            if num_chips is not None or need is None or need <= chips:
+                raise
+            chips = need
+    return compile(model, named, target=TARGET, precision=precision, chips=chips)
+
+
+def groqit(model: nn.Module, inputs: Any, *, build_name: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
+           rebuild: str = "if_needed", num_chips: int | None = None, precision: str = "fp16",
+           monitor: bool = True) -> GroqModel:
+    """Build ``model`` for the TSP against example ``inputs`` (a dict keyed by forward's argument names, a
+    tuple, or a tensor), or load the build from the cache; returns a callable :class:`GroqModel`.
+
+    ``num_chips`` fixes the chip count (GroqFlow's argument); by default the build uses as many as the
+    model needs. ``precision`` is accelkit's: ``fp16`` is GroqFlow's default conversion, ``fp32`` skips it
+    (GroqFlow does that with a custom build sequence). ``monitor`` prints one line per build or load.
+    See the module docstring for the cache and the ``rebuild`` policy.
+    """
+    from accelkit import __version__
+    from accelkit.compiler.artifact import ArtifactError, load
+
+    if not isinstance(model, nn.Module):
+        raise GroqFlowError(f"groqit builds an nn.Module here, not {type(model).__name__}", fix="pass the model object")
+    if rebuild not in REBUILD:
+        raise GroqFlowError(f"rebuild={rebuild!r} is not a rebuild policy", fix=f"use one of {list(REBUILD)}")
+    if num_chips is not None and (not isinstance(num_chips, int) or num_chips < 1):
+        raise GroqFlowError(f"num_chips must be a whole number ≥ 1, got {num_chips!r}", fix="e.g. num_chips=2")
+    named = bind_inputs(model, inputs)
+    name = build_name or default_build_name()
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    config = {"num_chips": num_chips, "precision": precision, "target": TARGET}
+    key = build_key(model, named, config)
+    state = BuildState.read(root, name)
+
+    if state is not None and rebuild != "always":
+        stale = _stale_reason(state, key, __version__)
+        usable = stale is None or (rebuild == "never" and state.build_status == "successful_build"
+                                   and (state.path / ARTIFACT).is_dir())
+        if usable:
+            if stale is not None:
+                warnings.warn(f"groqit: loading build {name!r} although it is stale ({stale}), because "
+                              "rebuild='never'; it may not match the model", stacklevel=2)
+            try:
+                prog = load(state.path / ARTIFACT)
+            except ArtifactError:
+                if rebuild == "never":
+                    raise
+            else:
+                state.loaded_from_cache = True
+                if monitor:
+                    print(f"groqit: {name!r} loaded from the build cache ({state.path}), "
+                          f"{state.num_chips_used} x {TARGET}, mode {state.mode!r}")
+                return GroqModel(model, prog, state, named)
+        elif stale is not None:
+            warnings.warn(f"groqit: rebuilding {name!r}: {stale}", stacklevel=2)
+
+    state = BuildState(build_name=name, build_status="partial_build", key=key, config=config,
+                       inputs=input_shapes(named), accelkit_version=__version__, cache_dir=str(root))
+    state.save()
+    t0 = time.perf_counter()
+    try:
+        prog = _compile(model, named, precision, num_chips)
+        prog.save(str(state.path / ARTIFACT))
+    except Exception as exc:
+        state.build_status, state.message = "failed_build", f"{type(exc).__name__}: {exc}"
+        state.save()
+        raise
+    state.build_status = "successful_build"
+    state.num_chips_used = prog.chips
+    state.mode = prog.mode
+    state.build_time_s = time.perf_counter() - t0
+    state.save()
+    if monitor:
+        print(f"groqit: built {name!r} for {prog.chips} x {TARGET} ({prog.precision}, mode {prog.mode!r}) "
+              f"in {state.build_time_s:.1f} s; cached in {state.path}")
+    return GroqModel(model, prog, state, named)
+
+
+__all__ = ["ARTIFACT", "REBUILD", "STATE_FILE", "BuildState", "build_key", "default_cache_dir", "groqit"]

@@ -1,0 +1,152 @@
+"""``GroqModel``: what ``groqit`` returns — call it like the PyTorch model; ask it for its modelled speed.
+
+    gmodel = groqit(model, {"x": x})
+    gmodel(x=x)                       # real numerics (fp16, as GroqFlow converts the model) on this CPU
+    gmodel.estimate_performance()     # latency / throughput on the chips the build needed (MODELLED)
+    gmodel.state.build_status         # "successful_build"; gmodel.state.loaded_from_cache
+
+The TSP runs a schedule the compiler fixed cycle by cycle, so one input shape always takes the same
+time: the build is for the exact shapes given to ``groqit``, and a call with other shapes is refused
+(GroqFlow's advice: pad the inputs to the built shape).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.compiler.program import CompiledProgram
+from accelkit.errors import AccelkitError
+from accelkit.runtime.session import Session, SessionReport
+
+
+class GroqFlowError(AccelkitError, ValueError):
+    """A groqit build or GroqModel call that cannot work as written: says what, and the fix."""
+
+
+def bind_inputs(model: nn.Module, inputs: Any = None, args: tuple[Any, ...] = (),
+                kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The model's inputs by forward-argument name, in signature order, from a dict, a tuple or a tensor."""
+    if inputs is not None:
+        if isinstance(inputs, dict):
+            kwargs = dict(inputs)
+        elif isinstance(inputs, (tuple, list)):
+            args = tuple(inputs)
+        else:
+            args = (inputs,)
+    sig = inspect.signature(model.forward)
+    try:
+        bound = sig.bind(*args, **(kwargs or {}))
+    except TypeError as exc:
+        raise GroqFlowError(f"the inputs do not match {type(model).__name__}.forward{sig}: {exc}",
+                            fix="pass a dict keyed by forward's argument names, e.g. groqit(model, {'x': x})") from None
+    variadic = [n for n, p in sig.parameters.items()
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and n in bound.arguments]
+    if variadic:
+        raise GroqFlowError(f"{type(model).__name__}.forward takes *args/**kwargs ({variadic}); a build needs named "
+                            "inputs", fix="give forward named arguments")
+    return dict(bound.arguments)
+
+
+def input_shapes(named: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", "")} if isinstance(v, torch.Tensor)
+            else {"value": repr(v)} for k, v in named.items()}
+
+
+class BuiltSession(Session):
+    """An :class:`ak.Session` whose program is the build's (compiled or loaded once, never again)."""
+
+    def __init__(self, model: nn.Module, prog: CompiledProgram) -> None:
+        super().__init__(model, target=prog.target, precision=prog.precision, batch_size=prog.batch_size,
+                         chips=prog.chips, parallel=prog.parallel, mode=prog.mode)
+        self.built_program = prog
+        self._programs["build"] = prog
+
+    def program(self, inputs: tuple[Any, ...], training: bool) -> CompiledProgram:
+        return self.built_program
+
+
+@dataclass(frozen=True)
+class GroqEstimatedPerformance:
+    """Modelled speed of one call on the chips the build needed (GroqFlow's ``GroqEstimatedPerformance``).
+
+    Compute only: GroqFlow adds an estimate of the PCIe transfers to and from the host; accelkit's catalog
+    has no sourced host-link figure for the TSP, so that part is left out.
+    """
+
+    latency_s: float  # one call (the built batch), modelled
+    throughput_ips: float  # inferences (samples) per second, modelled
+    chips: int
+    batch_size: int
+    label = "modelled"
+
+    @property
+    def latency(self) -> float:
+        """GroqFlow's name: seconds per call."""
+        return self.latency_s
+
+    @property
+    def throughput(self) -> float:
+        """GroqFlow's name: inferences per second."""
+        return self.throughput_ips
+
+    def __str__(self) -> str:
+        from accelkit.sim.report import fmt_s
+
+        return (f"MODELLED on {self.chips} x tsp (not measured): latency {fmt_s(self.latency_s)} per call of "
+                f"{self.batch_size} sample(s), throughput {self.throughput_ips:,.1f} inferences/s "
+                "(compute only, no PCIe transfers)")
+
+
+class GroqModel:
+    """A built model (GroqFlow's ``PytorchModelWrapper``): ``gmodel(**inputs)``, ``gmodel(*args)`` or
+    ``gmodel.run(inputs)`` run real numerics in the build's precision; the clock is modelled."""
+
+    def __init__(self, model: nn.Module, program: CompiledProgram, state: Any, built_inputs: dict[str, Any]) -> None:
+        self.model = model
+        self.program = program
+        self.state = state
+        self._built = input_shapes(built_inputs)
+        self.session = BuiltSession(model, program)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        named = bind_inputs(self.model, args=args, kwargs=kwargs)
+        got = input_shapes(named)
+        if got != self._built:
+            diff = [k for k in set(got) | set(self._built) if got.get(k) != self._built.get(k)]
+            k = sorted(diff)[0]
+            raise GroqFlowError(f"input {k!r} is {got.get(k)}, the build {self.state.build_name!r} is for "
+                                f"{self._built.get(k)} (a TSP schedule is fixed for its shapes)",
+                                fix="pad the inputs to the built shape, or groqit(model, new_inputs, "
+                                    "build_name=...) for a build of the new shape")
+        return self.session.run(*named.values()).outputs  # forward only, in eval mode
+
+    def run(self, inputs: dict[str, Any]) -> Any:
+        """One inference on ``inputs`` (a dict keyed by forward's argument names)."""
+        return self(**inputs)
+
+    def run_abunch(self, input_collection: list[dict[str, Any]]) -> list[Any]:
+        """One inference per dict in ``input_collection``."""
+        return [self(**inputs) for inputs in input_collection]
+
+    def estimate_performance(self) -> GroqEstimatedPerformance:
+        """Latency and throughput of one call, modelled on the chips the build needed (not measured)."""
+        rep = self.program.report
+        return GroqEstimatedPerformance(latency_s=rep.step_time_s, throughput_ips=rep.throughput,
+                                        chips=self.program.chips, batch_size=self.program.batch_size)
+
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled TSP time of every call so far."""
+        return self.session.simulated_time_s
+
+    def report(self) -> SessionReport:
+        """Modelled totals of the calls so far (labelled MODELLED) and measured host time."""
+        return self.session.report()
+
+    def __repr__(self) -> str:
+        return f"GroqModel({self.state.build_name!r}: {self.program.chips} x tsp, {self.program.precision})"

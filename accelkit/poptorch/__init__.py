@@ -1,0 +1,34 @@
+"""``accelkit.poptorch``: Graphcore's PopTorch, on simulated IPUs (GC200 by default, or Bow).
+
+    import accelkit.poptorch as poptorch                   # was: import poptorch
+    opts = poptorch.Options().replicationFactor(2).deviceIterations(4)
+    opts.Training.gradientAccumulation(8)
+    model.layer2 = poptorch.BeginBlock(model.layer2, ipu_id=1)      # pipeline: layer2 onwards on IPU 1
+    train = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
+    output, loss = train(x, labels)                        # the model returns its loss, PopTorch style
+    infer = poptorch.inferenceModel(model)
+
+IPUs compute in fp32 and fp16 (there is no bfloat16). Replication maps to data parallelism and the
+``BeginBlock`` stages to a pipeline, ``ak.Parallel(data=replicas, pipeline=IPUs)``; each call is an
+:class:`accelkit.Session` step with real PyTorch numerics on this CPU and a modelled clock.
+"""
+
+from __future__ import annotations
+
+from accelkit.poptorch.blocks import BeginBlock, PipelinePlan, Stage, identity_loss, pipeline_plan
+from accelkit.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
+from accelkit.poptorch.options import DataLoader, Options, PopTorchError
+
+__all__ = [
+    "BeginBlock",
+    "DataLoader",
+    "Options",
+    "PipelinePlan",
+    "PopTorchError",
+    "PoplarExecutor",
+    "Stage",
+    "identity_loss",
+    "inferenceModel",
+    "pipeline_plan",
+    "trainingModel",
+]

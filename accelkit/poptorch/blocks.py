@@ -1,0 +1,126 @@
+"""``BeginBlock`` (pipeline stages across IPUs) and ``identity_loss`` (which output is the loss).
+
+Pipelining: a model too big for one IPU's 900 MB of In-Processor Memory is cut into stages, one per
+IPU; micro-batches flow through them like an assembly line. PopTorch marks the cuts in the model::
+
+    model.encoder = poptorch.BeginBlock(model.encoder, ipu_id=0)
+    model.decoder = poptorch.BeginBlock(model.decoder, ipu_id=1)   # decoder and what follows: IPU 1
+
+Every layer after a ``BeginBlock`` (until the next one) runs on that block's IPU. Here the blocks fix the
+number of IPUs in the pipeline (``ak.Parallel(pipeline=n)``); the compiler's own placement balances the
+work over them, and :func:`pipeline_plan` shows which layers the blocks put where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.poptorch.options import PopTorchError
+
+BLOCK_ATTR = "_poptorch_begin_block"  # (user_id, ipu_id) on a module that starts a block
+LOSS_ATTR = "_poptorch_identity_loss"  # set on the tensor identity_loss returns
+REDUCTIONS = ("sum", "mean", "none")
+
+
+def BeginBlock(layer_to_call: nn.Module, user_id: str | None = None,  # noqa: N802 - PopTorch's name
+               ipu_id: int | None = None) -> nn.Module:
+    """Start a pipeline stage at ``layer_to_call`` on IPU ``ipu_id`` (``poptorch.BeginBlock``); returns the
+    layer itself, so ``model.layer = BeginBlock(model.layer, ipu_id=1)`` keeps its parameter names.
+    Without ``ipu_id`` the block goes on the IPU after the previous block's."""
+    if not isinstance(layer_to_call, nn.Module):
+        raise PopTorchError(f"BeginBlock wraps an nn.Module, not {type(layer_to_call).__name__}",
+                            fix="pass a layer of the model, e.g. BeginBlock(model.layer2, ipu_id=1)")
+    if ipu_id is not None and (not isinstance(ipu_id, int) or ipu_id < 0):
+        raise PopTorchError(f"ipu_id must be a whole number ≥ 0, got {ipu_id!r}", fix="e.g. ipu_id=1")
+    setattr(layer_to_call, BLOCK_ATTR, (user_id, ipu_id))
+    return layer_to_call
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: the IPU it runs on and the layers (with weights) in it."""
+
+    ipu: int
+    user_id: str | None
+    layers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    """Where the model's ``BeginBlock``s put its layers."""
+
+    stages: tuple[Stage, ...]
+
+    @property
+    def ipus(self) -> int:
+        """IPUs one replica of the model needs (the pipeline's depth)."""
+        return max((s.ipu for s in self.stages), default=0) + 1
+
+    def __str__(self) -> str:
+        if self.ipus == 1:
+            return "1 IPU (no BeginBlock: the whole model on one IPU)"
+        return f"pipeline over {self.ipus} IPUs: " + "; ".join(
+            f"IPU {s.ipu}{f' ({s.user_id})' if s.user_id else ''}: {', '.join(s.layers) or '-'}" for s in self.stages)
+
+
+def pipeline_plan(model: nn.Module) -> PipelinePlan:
+    """The stages ``BeginBlock`` marked in ``model``, in the order its layers are registered."""
+    stages: list[tuple[int, str | None, list[str]]] = [(0, None, [])]  # (ipu, user_id, layers)
+    for name, m in model.named_modules():
+        block = getattr(m, BLOCK_ATTR, None)
+        if block is not None:
+            user_id, ipu_id = block
+            prev_ipu, prev_uid, prev_layers = stages[-1]
+            started = bool(prev_layers) or prev_uid is not None or len(stages) > 1
+            ipu = ipu_id if ipu_id is not None else prev_ipu + (1 if started else 0)
+            stages.append((ipu, user_id, []))
+        if not any(True for _ in m.children()) and any(True for _ in m.parameters(recurse=False)):
+            stages[-1][2].append(name or "<root>")
+    kept = [Stage(ipu, uid, tuple(layers)) for ipu, uid, layers in stages if layers or uid is not None]
+    return PipelinePlan(tuple(kept) or (Stage(0, None, ()),))
+
+
+def identity_loss(x: torch.Tensor, reduction: str = "none") -> torch.Tensor:
+    """Mark ``x`` as the loss the backward pass starts from (``poptorch.identity_loss``), reduced by
+    ``reduction``: ``"sum"``, ``"mean"`` or ``"none"`` (a non-scalar loss then starts from a gradient of
+    ones, as for its sum)."""
+    if reduction not in REDUCTIONS:
+        raise PopTorchError(f"reduction={reduction!r} is not one of {list(REDUCTIONS)}", fix="e.g. reduction='mean'")
+    if not isinstance(x, torch.Tensor):
+        raise PopTorchError(f"identity_loss needs a tensor, not {type(x).__name__}", fix="pass the loss tensor")
+    out = x.sum() if reduction == "sum" else x.mean() if reduction == "mean" else x
+    setattr(out, LOSS_ATTR, True)
+    return out
+
+
+def find_loss(out: Any) -> torch.Tensor:
+    """The loss among a training model's outputs: the one passed through ``identity_loss``, else the last
+    scalar floating-point output (PopTorch models return ``output, loss``)."""
+    leaves = [t for t in torch.utils._pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    marked = [t for t in leaves if getattr(t, LOSS_ATTR, False)]
+    scalars = [t for t in leaves if t.dim() == 0 and t.is_floating_point()]
+    loss = marked[-1] if marked else scalars[-1] if scalars else None
+    if loss is None:
+        raise PopTorchError(
+            "trainingModel needs the model's forward to return its loss: PopTorch compiles forward, loss, "
+            "backward and the optimizer step into one IPU program",
+            fix="compute the loss in forward and return it, e.g. `return out, poptorch.identity_loss(loss, "
+                "reduction='mean')` (or `return out, self.loss_fn(out, labels)`)")
+    return loss if loss.dim() == 0 else loss.sum()
+
+
+class LossFirst(nn.Module):
+    """Presents a PopTorch training model to :class:`ak.Session` as ``(loss, outputs)``: the session
+    starts the backward pass from the first scalar output."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, *args: Any) -> tuple[torch.Tensor, Any]:
+        out = self.model(*args)
+        return find_loss(out), out

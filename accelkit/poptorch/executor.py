@@ -1,0 +1,210 @@
+"""``poptorch.trainingModel`` / ``inferenceModel``: a PyTorch model as one IPU program, called like the model.
+
+    class Net(nn.Module):
+        def forward(self, x, labels=None):
+            out = self.body(x)
+            if labels is None:
+                return out
+            return out, self.loss(out, labels)          # PopTorch style: the loss is computed in forward
+
+    opts = poptorch.Options().replicationFactor(2)
+    opts.Training.gradientAccumulation(4)
+    train = poptorch.trainingModel(Net(), options=opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
+    out, loss = train(x, labels)                        # forward, backward and the update: one call
+    infer = poptorch.inferenceModel(net)                # shares the weights with the training model
+    print(train.report())                               # modelled time on the IPUs
+
+PopTorch compiles forward, loss, backward and the optimizer step into one program for the IPUs, so the
+loss must come out of ``forward``. Underneath is an :class:`ak.Session` on ``gc200`` (or ``bow``) with
+``chips = IPUs per replica x replicationFactor`` and ``ak.Parallel(data=replicas, pipeline=IPUs)``; the
+numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` model), the time is modelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.compiler.program import CompiledProgram, Parallel
+from accelkit.errors import CaptureError
+from accelkit.poptorch.blocks import LossFirst, PipelinePlan, pipeline_plan
+from accelkit.poptorch.options import Options, PopTorchError
+from accelkit.runtime.session import Session, SessionReport, StepResult
+
+DEFAULT_LR = 0.01  # PopTorch's trainingModel uses SGD(lr=0.01) when no optimizer is given
+
+
+def precision_of(model: nn.Module) -> str:
+    """fp16 for a ``model.half()`` model, else fp32; the IPU has no bfloat16."""
+    dtypes = {p.dtype for p in model.parameters() if p.is_floating_point()}
+    if torch.bfloat16 in dtypes:
+        raise PopTorchError("the model is bfloat16, which the IPU does not have (it computes in fp16 and fp32)",
+                            fix="use model.half() for fp16, or model.float() for fp32")
+    return "fp16" if torch.float16 in dtypes else "fp32"
+
+
+def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
+    """Split every batched tensor in ``args`` into ``n`` equal parts along dim 0 (one per device iteration)."""
+    if n == 1:
+        return [args]
+    parts = [t.chunk(n, dim=0) if isinstance(t, torch.Tensor) and t.dim() else [t] * n for t in args]
+    return [tuple(p[i] for p in parts) for i in range(n)]
+
+
+def _merge(outs: list[Any]) -> Any:
+    """Outputs of several device iterations as one (PopTorch's OutputMode.All): batched tensors concatenated."""
+    if len(outs) == 1:
+        return outs[0]
+    flat = [torch.utils._pytree.tree_flatten(o) for o in outs]
+    merged = []
+    for i, v in enumerate(flat[0][0]):
+        vals = [f[0][i] for f in flat]
+        if isinstance(v, torch.Tensor):
+            merged.append(torch.cat(vals) if v.dim() else torch.stack(vals))
+        else:
+            merged.append(v)
+    return torch.utils._pytree.tree_unflatten(merged, flat[0][1])
+
+
+class PoplarExecutor:
+    """A model compiled for IPUs (what ``trainingModel`` / ``inferenceModel`` return); call it like the model.
+
+    The first call fixes the combined batch (``micro x gradientAccumulation x replicationFactor x
+    deviceIterations`` samples) and compiles the program; every call then runs ``deviceIterations`` steps.
+    """
+
+    def __init__(self, model: nn.Module, options: Options | None, optimizer: torch.optim.Optimizer | None,
+                 training: bool) -> None:
+        if not isinstance(model, nn.Module):
+            raise PopTorchError(f"PopTorch wraps an nn.Module, not {type(model).__name__}", fix="pass the model object")
+        if training and optimizer is None:
+            optimizer = torch.optim.SGD(model.parameters(), lr=DEFAULT_LR)
+        self.model = model
+        self.options = options if options is not None else Options()
+        self.optimizer = optimizer if training else None
+        self.training = training
+        self.pipeline: PipelinePlan = pipeline_plan(model)
+        self._session: Session | None = None
+        self._combined_batch: int | None = None
+        self._example: tuple[Any, ...] | None = None  # one device iteration's inputs, for the program
+
+    # ---- the session behind the calls ----------------------------------------------------------
+    @property
+    def chips(self) -> int:
+        """IPUs the program runs on: the pipeline's IPUs x the replicas."""
+        return self.pipeline.ipus * self.options.replication_factor
+
+    def _session_for(self, args: tuple[Any, ...]) -> Session:
+        first = next((t for t in args if isinstance(t, torch.Tensor) and t.dim()), None)
+        if first is None:
+            raise PopTorchError("the inputs have no batched tensor", fix="pass tensors with a batch dimension first")
+        n = int(first.shape[0])
+        if self._session is not None:
+            if n != self._combined_batch:
+                raise PopTorchError(f"this model was compiled for batches of {self._combined_batch} samples, got {n} "
+                                    "(an IPU program has fixed shapes)",
+                                    fix="use poptorch.DataLoader(options, dataset, batch_size=micro), which drops "
+                                        "the last partial batch, or build a new model for the new shape")
+            return self._session
+        o = self.options
+        ga = o.Training.gradient_accumulation if self.training else 1
+        factor = o.combined_batch_factor(self.training)
+        if n % factor:
+            raise PopTorchError(
+                f"a batch of {n} samples does not split into deviceIterations ({o.device_iterations}) x "
+                f"replicationFactor ({o.replication_factor})"
+                + (f" x gradientAccumulation ({ga})" if self.training else "") + f" = {factor} micro-batches",
+                fix=f"use batches of a multiple of {factor} samples: poptorch.DataLoader(options, dataset, "
+                    "batch_size=micro) builds them")
+        step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
+        r, ipus = o.replication_factor, self.pipeline.ipus
+        self._session = Session(
+            LossFirst(self.model) if self.training else self.model, target=o.target, optimizer=self.optimizer,
+            precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
+            chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus))
+        self._combined_batch = n
+        return self._session
+
+    # ---- calls ----------------------------------------------------------------------------------
+    def __call__(self, *args: Any) -> Any:
+        """Run ``deviceIterations`` steps on this batch. Training returns the model's outputs of the last
+        iteration (PopTorch's default for training, e.g. ``(output, loss)``); inference returns every
+        iteration's outputs concatenated."""
+        session = self._session_for(args)
+        chunks = _chunks(args, self.options.device_iterations)
+        self._example = chunks[0]
+        try:
+            steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
+        except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
+            if isinstance(exc.__cause__, PopTorchError):
+                raise exc.__cause__ from None
+            raise
+        out = steps[-1].outputs[1] if self.training else _merge([s.outputs for s in steps])
+        return torch.utils._pytree.tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out)
+
+    def compile(self, *args: Any) -> CompiledProgram:
+        """Compile for these inputs without running a step (``PoplarExecutor.compile``); returns the program."""
+        session = self._session_for(args)
+        self._example = _chunks(args, self.options.device_iterations)[0]
+        return session.program(self._example, training=self.training)
+
+    def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
+        """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""
+        if not self.training:
+            raise PopTorchError("an inferenceModel has no optimizer", fix="use setOptimizer on the trainingModel")
+        self.optimizer = optimizer
+        if self._session is not None:
+            self._session.optimizer = optimizer
+
+    def copyWeightsToHost(self) -> None:  # noqa: N802 - PopTorch's name
+        """PopTorch copies the trained weights from the IPUs to the host model. The simulated IPUs train the
+        host model's own parameters, so there is nothing to copy."""
+
+    def detachFromDevice(self) -> None:  # noqa: N802 - PopTorch's name
+        """Release the IPUs (PopTorch). Nothing is held here."""
+
+    # ---- results --------------------------------------------------------------------------------
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled time on the IPUs of every step so far (not measured)."""
+        return self._session.simulated_time_s if self._session is not None else 0.0
+
+    @property
+    def program(self) -> CompiledProgram | None:
+        """The compiled program (memory plan, placement, ``parallel``), once the first call compiled it."""
+        if self._session is None or self._example is None:
+            return None
+        return self._session.program(self._example, training=self.training)
+
+    def report(self) -> SessionReport:
+        """Modelled totals (labelled MODELLED) and measured host time, with the IPU layout."""
+        if self._session is None:
+            raise PopTorchError("the model has not run yet", fix="call it on a batch first")
+        rep = self._session.report()
+        o = self.options
+        rep.notes.insert(0, f"{self.pipeline}; x {o.replication_factor} replica(s) = {self.chips} IPU(s); "
+                            f"deviceIterations {o.device_iterations}"
+                            + (f", gradientAccumulation {o.Training.gradient_accumulation}" if self.training else ""))
+        return rep
+
+    def __repr__(self) -> str:
+        kind = "trainingModel" if self.training else "inferenceModel"
+        return f"{kind}({type(self.model).__name__} on {self.chips} x {self.options.target})"
+
+
+def trainingModel(model: nn.Module, options: Options | None = None,  # noqa: N802 - PopTorch's name
+                  optimizer: torch.optim.Optimizer | None = None) -> PoplarExecutor:
+    """``poptorch.trainingModel``: each call runs forward, loss, backward and the optimizer step on the IPUs.
+    ``model.forward`` must compute and return the loss (see :func:`~accelkit.poptorch.blocks.find_loss`);
+    without ``optimizer``, SGD with lr=0.01 (PopTorch's default)."""
+    return PoplarExecutor(model, options, optimizer, training=True)
+
+
+def inferenceModel(model: nn.Module, options: Options | None = None) -> PoplarExecutor:  # noqa: N802
+    """``poptorch.inferenceModel``: each call runs the forward pass on the IPUs (no gradients)."""
+    return PoplarExecutor(model, options, None, training=False)
+
+
+__all__ = ["PoplarExecutor", "inferenceModel", "precision_of", "trainingModel"]

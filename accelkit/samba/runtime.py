@@ -1,0 +1,307 @@
+"""``samba.session``: compile an app to a PEF-like artifact, then run its sections on the simulated RDU.
+
+The shape of a SambaFlow app (``sambaflow.samba.session``)::
+
+    samba.session.compile(model, inputs, optim, name="app", init_output_grads=True, pef="out/app.pef")
+    outputs = utils.trace_graph(model, inputs, optim, pef="out/app.pef")   # load the PEF, check it fits
+    loss, logits = samba.session.run(input_tensors=[x, y], output_tensors=outputs,
+                                     section_types=["fwd", "bckwd", "opt"])
+    samba.session.to_cpu(model); print(samba.session.report())
+
+A *section* is a piece of the compiled program that runs as one spatial pipeline on the RDU; SambaFlow
+groups them by type: ``fwd`` (forward), ``bckwd`` (backward) and ``opt`` (the optimizer step). Running
+only ``["fwd"]`` is inference (or validation on a training PEF). Every run is an :class:`ak.Session`
+step on the artifact's program: real PyTorch numerics on this CPU, the sections' time modelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.compiler.program import CompiledProgram, Parallel, compile
+from accelkit.runtime.session import SECTIONS, Session, SessionReport
+from accelkit.samba import pef as pef_file
+from accelkit.samba.oracle import OracleCheck, reference_step
+from accelkit.samba.tensor import SambaError, SambaTensor, named, plain, require_converted
+
+TARGET = "sn40l"  # SambaNova's current RDU in accelkit's catalog
+MAPPINGS = (None, "section", "spatial")
+
+
+class PefSession(Session):
+    """An :class:`ak.Session` whose program is the loaded PEF (compiled once, never recompiled at run time)."""
+
+    def __init__(self, model: nn.Module, prog: CompiledProgram, optimizer: torch.optim.Optimizer | None) -> None:
+        micro = prog.micro_batch if prog.training and prog.micro_batch != prog.batch_size else None
+        super().__init__(model, target=prog.target, optimizer=optimizer, precision=prog.precision,
+                         batch_size=prog.batch_size, micro_batch=micro, chips=prog.chips, parallel=prog.parallel,
+                         mode=prog.mode)
+        self.pef_program = prog
+        self._programs["pef"] = prog
+
+    def program(self, inputs: tuple[Any, ...], training: bool) -> CompiledProgram:
+        return self.pef_program
+
+
+@dataclass
+class Traced:
+    """What ``utils.trace_graph`` set up: the model, its session on the PEF and the traced outputs."""
+
+    model: nn.Module
+    session: PefSession
+    info: pef_file.AppInfo
+    outputs: tuple[SambaTensor, ...]
+    pef: str
+    oracle: OracleCheck | None
+
+
+def precision_of(model: nn.Module, inputs: Sequence[Any]) -> str:
+    """bf16 when the model or a floating input is bfloat16 (the app chose it), else fp32."""
+    dtypes = {p.dtype for p in model.parameters()} | {t.dtype for t in inputs
+                                                       if isinstance(t, torch.Tensor) and t.is_floating_point()}
+    return "bf16" if torch.bfloat16 in dtypes else "fp32"
+
+
+def _sections(section_types: Sequence[str] | None, training: bool) -> tuple[str, ...]:
+    if section_types is None:
+        return SECTIONS if training else ("fwd",)
+    if isinstance(section_types, str):
+        section_types = [section_types]
+    secs = tuple(str(s).lower() for s in section_types)
+    bad = [s for s in secs if s not in SECTIONS]
+    if bad:
+        raise SambaError(f"unknown section type(s) {bad}", fix=f"use a subset of {list(SECTIONS)}")
+    return secs
+
+
+class SambaSession:
+    """The module-level ``samba.session`` object (the counterpart of ``sambaflow.samba.session``)."""
+
+    def __init__(self) -> None:
+        self.app_args: argparse.Namespace | None = None  # set by utils.parse_app_args
+        self.traced: Traced | None = None
+
+    # ---- compile --------------------------------------------------------------------------------
+    def compile(self, model: nn.Module, inputs: Sequence[Any], optim: torch.optim.Optimizer | None = None, *,
+                name: str, init_output_grads: bool = False, pef: str | None = None, app_dir: str | None = None,
+                config_dict: dict[str, Any] | None = None, pef_metadata: Any = None, micro_batch: int | None = None,
+                fusion: str | None = None, chips: int | None = None, data_parallel: bool | None = None,
+                verbose: bool = True) -> CompiledProgram:
+        """Compile ``model`` for the RDU and write the PEF-like artifact; prints a short summary.
+
+        An optimizer makes it a training program (fwd, bckwd and opt sections); training needs
+        ``init_output_grads=True``, which seeds the loss output's gradient with 1 (the start of the
+        backward pass). ``pef`` defaults to ``out/<name>/<name>.pef`` under ``app_dir`` (else the working
+        directory). ``micro_batch``, ``fusion`` (``"o0"``/``"o1"``), ``chips`` and ``data_parallel``
+        default to the app's command line (``-mb``, ``--o0``/``--o1``, ``-ws``, ``--data-parallel``), or to
+        ``config_dict`` (SambaFlow apps pass ``vars(args)``). ``pef_metadata`` is accepted and ignored.
+        """
+        require_converted(model, "session.compile")
+        inputs = tuple(inputs)
+        ports = pef_file.ports(inputs)
+        training = optim is not None
+        if training and not init_output_grads:
+            raise SambaError("a training compile (optim given) must initialise the loss output's gradient",
+                             fix="pass init_output_grads=True (SambaFlow apps pass init_output_grads=not "
+                                 "args.inference); accelkit does not take user-supplied output gradients")
+        args = argparse.Namespace(**config_dict) if config_dict is not None else self.app_args
+        micro = micro_batch if micro_batch is not None else getattr(args, "micro_batch_size", None)
+        fusion = fusion or getattr(args, "fusion", None) or "o1"
+        chips = chips or getattr(args, "world_size", None) or 1
+        dp = data_parallel if data_parallel is not None else bool(getattr(args, "data_parallel", False))
+        batches = {t.shape[t.batch_dim] for t in inputs if isinstance(t, SambaTensor) and t.batch_dim is not None}
+        if len(batches) > 1:
+            raise SambaError(f"the inputs disagree on the batch size: {sorted(batches)}",
+                             fix="give every input with batch_dim the same number of samples")
+        batch = batches.pop() if batches else None
+        prog = compile(model, tuple(plain(t) for t in inputs), target=TARGET, training=training,
+                       precision=precision_of(model, inputs), batch_size=batch,
+                       micro_batch=micro if training else None, fusion=fusion, chips=chips,
+                       parallel=Parallel(data=chips) if dp else None)
+        if training and (not prog.graph.outputs or prog.graph.outputs[0].shape):
+            raise SambaError(f"{type(model).__name__}.forward must return the loss first for a training compile: "
+                             "the backward pass starts from that output",
+                             fix="compute the loss inside forward and return `loss, outputs`")
+        path = pef or str(Path(app_dir or ".") / "out" / name / f"{name}.pef")
+        prog.save(path)
+        pef_file.write(path, pef_file.AppInfo(
+            name=name, inputs=ports, training=training, optimizer=type(optim).__name__ if training else None,
+            init_output_grads=init_output_grads, manifest_checksum=""))
+        if verbose:
+            print(_compile_summary(name, prog, optim, path))
+        return prog
+
+    # ---- trace (called by utils.trace_graph) ------------------------------------------------------
+    def trace(self, model: nn.Module, inputs: Sequence[Any], optim: torch.optim.Optimizer | None, pef: str,
+              mapping: str | None = None) -> tuple[SambaTensor, ...]:
+        from accelkit.compiler.artifact import load
+
+        require_converted(model, "trace_graph")
+        if mapping not in MAPPINGS:
+            raise SambaError(f"mapping={mapping!r} is not a SambaFlow mapping", fix="use 'section' or 'spatial'")
+        if pef is None:
+            raise SambaError("trace_graph needs the PEF to run against", fix="pass pef=args.pef (-p on the command line)")
+        prog = load(pef)
+        info = pef_file.read(pef)
+        pef_file.check_model(prog, model, pef)
+        pef_file.check_inputs(info, tuple(inputs), pef)
+        if info.training and optim is None:
+            raise SambaError(f"{pef} was compiled for training ({info.optimizer}) but no optimizer was traced",
+                             fix="pass the optimizer, or compile with --inference for an inference PEF")
+        if not info.training and optim is not None:
+            raise SambaError(f"{pef} was compiled for inference: it has no bckwd or opt sections",
+                             fix="compile again without --inference to train, or trace with optim=None")
+        if precision_of(model, inputs) != prog.precision:
+            raise SambaError(f"{pef} was compiled in {prog.precision}, the model is now "
+                             f"{precision_of(model, inputs)}", fix=f"recompile: python app.py compile ... -p {pef}")
+        outputs = []
+        names = prog.graph.output_names or [f"output_{i}" for i in range(len(prog.graph.outputs))]
+        for i, meta in enumerate(prog.graph.outputs):
+            t = named(torch.zeros(meta.shape, dtype=getattr(torch, meta.dtype)), names[i] if i < len(names)
+                      else f"output_{i}", 0 if meta.shape else None)
+            t._sn_output_index = i  # type: ignore[attr-defined]
+            if info.training and info.init_output_grads and i == 0:
+                t.sn_grad = torch.ones(())  # the loss's gradient d loss / d loss: where the backward pass starts
+            outputs.append(t)
+        command = getattr(self.app_args, "command", None)
+        self.traced = Traced(model=model, session=PefSession(model, prog, optim), info=info, outputs=tuple(outputs),
+                             pef=str(pef), oracle=OracleCheck(prog.precision) if command == "test" else None)
+        setattr(model, "output_tensors", tuple(outputs))  # noqa: B010 - SambaFlow apps read model.output_tensors
+        return tuple(outputs)
+
+    def _require_traced(self, step: str) -> Traced:
+        if self.traced is None:
+            raise SambaError(f"session.{step} before the graph was traced",
+                             fix="call utils.trace_graph(model, inputs, optim, pef=...) first")
+        return self.traced
+
+    # ---- run ------------------------------------------------------------------------------------
+    def run(self, input_tensors: Sequence[Any], output_tensors: Sequence[Any] | None = None,
+            section_types: Sequence[str] | None = None, hyperparam_dict: dict[str, float] | None = None,
+            data_parallel: bool = False, reduce_on_rdu: bool = False) -> tuple[SambaTensor, ...]:
+        """Run the traced program's sections on one batch; returns the outputs in ``output_tensors``' order.
+
+        ``section_types`` (a subset of ``fwd``, ``bckwd``, ``opt``) defaults to all of them on a training
+        PEF and to ``fwd`` on an inference one. ``hyperparam_dict`` (e.g. ``{"lr": 0.01}``) sets the
+        optimizer's hyperparameters for this step and later ones, as SambaFlow's does. ``data_parallel`` and
+        ``reduce_on_rdu`` are accepted for compatibility: here data parallelism is fixed at compile time
+        (``-ws N --data-parallel``) and the gradient reduction is part of the modelled clock.
+        """
+        tr = self._require_traced("run")
+        secs = _sections(section_types, tr.info.training)
+        if not tr.info.training and set(secs) - {"fwd"}:
+            raise SambaError(f"{tr.pef} was compiled for inference and has only fwd sections, not {list(secs)}",
+                             fix="run section_types=['fwd'], or compile without --inference to train")
+        inputs = tuple(input_tensors)
+        self._check_run_inputs(tr, inputs)
+        if hyperparam_dict:
+            opt = tr.session.optimizer
+            if opt is None:
+                raise SambaError("hyperparam_dict needs a training PEF with an optimizer", fix="drop hyperparam_dict")
+            for group in opt.param_groups:
+                for k, v in hyperparam_dict.items():
+                    if k not in group:
+                        raise SambaError(f"{type(opt).__name__} has no hyperparameter {k!r}",
+                                         fix=f"use some of {sorted(k for k in group if k != 'params')}")
+                    group[k] = v
+        args = tuple(plain(t) for t in inputs)
+        ref = reference_step(tr.model, tr.session.optimizer, args, secs) if tr.oracle is not None else None
+        step = tr.session.run(*args, sections=secs)
+        leaves = [t.detach() for t in torch.utils._pytree.tree_flatten(step.outputs)[0]
+                  if isinstance(t, torch.Tensor)]
+        if ref is not None and tr.oracle is not None:
+            tr.oracle.add(leaves, ref[0], tr.model, ref[1])
+        wanted = tr.outputs if output_tensors is None else tuple(output_tensors)
+        out = []
+        for t in wanted:
+            i = getattr(t, "_sn_output_index", None)
+            if i is None or i >= len(leaves):
+                raise SambaError(f"{getattr(t, 'sn_name', None) or 'a tensor'} is not an output of the traced graph",
+                                 fix="pass output_tensors=the list utils.trace_graph returned")
+            out.append(named(leaves[i], t.sn_name, t.batch_dim))
+        return tuple(out)
+
+    def _check_run_inputs(self, tr: Traced, inputs: tuple[Any, ...]) -> None:
+        expected = tr.info.inputs
+        if len(inputs) != len(expected):
+            raise SambaError(f"{tr.pef} takes {len(expected)} inputs ({tr.info.input_names}), got {len(inputs)}",
+                             fix="pass input_tensors in the order the app compiled them")
+        for port, t in zip(expected, inputs, strict=True):
+            if not isinstance(t, torch.Tensor):
+                raise SambaError(f"input {port.name!r} is a {type(t).__name__}, not a tensor", fix="pass tensors")
+            name = getattr(t, "sn_name", None)
+            if name is not None and name != port.name:
+                raise SambaError(f"input {name!r} arrived where the PEF expects {port.name!r}",
+                                 fix=f"pass input_tensors in the compiled order {tr.info.input_names}")
+            if tuple(t.shape) != port.shape:
+                raise SambaError(
+                    f"input {port.name!r} has shape {list(t.shape)}; the PEF was compiled for {list(port.shape)} "
+                    "(an RDU program has static shapes)",
+                    fix="drop the last partial batch (DataLoader(..., drop_last=True)) or compile with -b "
+                        f"{t.shape[port.batch_dim] if port.batch_dim is not None else '<batch>'}")
+            if pef_file.dtype_name(t.dtype) != port.dtype:
+                raise SambaError(f"input {port.name!r} is {pef_file.dtype_name(t.dtype)}, the PEF expects {port.dtype}",
+                                 fix=f"convert it: t.to(torch.{port.dtype})")
+
+    # ---- after the loop -------------------------------------------------------------------------
+    def to_cpu(self, model: nn.Module) -> None:
+        """Copy the trained weights from the RDU back into ``model`` (``samba.session.to_cpu``).
+
+        The simulated RDU trains the host model's own parameters, so there is nothing to copy; this only
+        checks ``model`` is the one that was traced."""
+        tr = self._require_traced("to_cpu")
+        if model is not tr.model:
+            raise SambaError("to_cpu got a different model object than the one traced",
+                             fix="pass the model given to utils.trace_graph")
+
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled RDU time of every section run so far (not measured)."""
+        return self.traced.session.simulated_time_s if self.traced else 0.0
+
+    @property
+    def program(self) -> CompiledProgram:
+        """The traced PEF's compiled program (kernels, memory plan, placement, modelled report)."""
+        return self._require_traced("program").session.pef_program
+
+    def report(self) -> SessionReport:
+        """Modelled time and throughput of the runs so far (labelled MODELLED), the host's measured time,
+        and, under the ``test`` / ``measure-performance`` subcommands, the oracle check or the latency."""
+        tr = self._require_traced("report")
+        rep = tr.session.report()
+        if tr.oracle is not None:
+            rep.notes.append(str(tr.oracle))
+        if getattr(self.app_args, "command", None) == "measure-performance" and rep.steps:
+            from accelkit.sim.report import fmt_s
+
+            prog = tr.session.pef_program
+            rep.notes.append(
+                f"measure-performance (MODELLED on {prog.target}, not measured): latency "
+                f"{fmt_s(rep.simulated_time_s / rep.steps)} per batch of {prog.batch_size}, "
+                f"throughput {rep.simulated_throughput:,.1f} samples/s")
+        return rep
+
+
+def _compile_summary(name: str, prog: CompiledProgram, optim: Any, path: str) -> str:
+    from accelkit.sim.report import fmt_s
+
+    what = f"training ({type(optim).__name__})" if prog.training else "inference"
+    micro = f" in micro-batches of {prog.micro_batch}" if prog.micro_batch != prog.batch_size else ""
+    secs = ", ".join(f"{k} {fmt_s(v)}" for k, v in prog.report.sections_s.items() if v)
+    return "\n".join([
+        f"[samba] compiled {name!r} for {prog.chips} x {prog.target}: {what}, {prog.precision}, "
+        f"batch {prog.batch_size}{micro}",
+        f"[samba]   {len(prog.kernels)} kernels ({prog.fusion_level}), mode {prog.mode!r}; "
+        f"step {fmt_s(prog.report.step_time_s)} MODELLED, not measured ({secs})",
+        f"[samba]   PEF-like artifact: {path}/ (manifest.json, weights.safetensors, {pef_file.APP_FILE})",
+    ])
+
+
+session = SambaSession()

@@ -1,0 +1,452 @@
+"""``validate``: accelkit's performance model against results that vendors and papers published.
+
+Every row of ``reference/published_results.csv`` with ``use=validate`` is run through the accelkit
+call that models it, and the prediction is compared with the published figure:
+``error = (predicted - published) / published``. Goals: median |error| ≤ 25% and every case within
+2x (``max(predicted / published, published / predicted) ≤ 2``). The model has no per-case
+corrections: these numbers come from the chip's catalog figures and the few constants in
+:mod:`accelkit.sim.constants`.
+
+``informational`` rows are published figures that a weights-from-memory decode model cannot reach
+with the published hardware (speculative decoding and similar techniques explain the gap). They are
+shown apart, as accelkit's prediction and the weight-read bound against the published figure, and
+never counted in the goals.
+
+    from accelkit.sim.validate import validate
+    result = validate()                 # ~30 s: builds Llama, GPT-22B and BERT-Large on the meta device
+    print(result.table())
+    result.median_abs_error, result.max_ratio, result.ok
+
+How each row is run is data (:data:`CASES`): the model, the accelkit call and its arguments, and an
+``assumption`` wherever the row leaves something open. :func:`check_cases` makes sure the mapping
+agrees with every figure the row states.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.compiler.program import ELEMENT_BYTES, Parallel, compile
+from accelkit.errors import UnknownNameError
+from accelkit.sim.serve import serve
+
+REFERENCE_CSV = Path(__file__).with_name("reference") / "published_results.csv"
+"""The package's copy of ``shared/reference/published_results.csv`` (its rows and sources)."""
+
+GOAL_MEDIAN_ABS_ERROR = 0.25  # median |predicted - published| / published over the validate rows
+GOAL_MAX_RATIO = 2.0  # every case within 2x of its published figure
+
+# ---------------------------------------------------------------------------------------------
+# the models the rows name (shapes from shared/reference/README.md), built on the meta device
+# ---------------------------------------------------------------------------------------------
+LLAMA_SHAPES: dict[str, tuple[int, int, int, int, int, int]] = {
+    # name: (hidden, layers, heads, kv heads, ffn, vocab)
+    "llama3-8b": (4096, 32, 32, 8, 14336, 128256),  # Llama-3-8B and Llama-3.1-8B
+    "llama3-70b": (8192, 80, 64, 8, 28672, 128256),  # Llama-3-70B and Llama-3.1-70B
+    "llama31-405b": (16384, 126, 128, 8, 53248, 128256),
+    "llama2-70b": (8192, 80, 64, 8, 28672, 32000),
+}
+
+
+def _llama(name: str) -> nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    hidden, layers, heads, kv, ffn, vocab = LLAMA_SHAPES[name]
+    cfg = LlamaConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                      num_key_value_heads=kv, intermediate_size=ffn, vocab_size=vocab, use_cache=False)
+    with torch.device("meta"):
+        return LlamaForCausalLM(cfg).eval()
+
+
+def _gpt22b() -> nn.Module:
+    """Korthikanti et al. 2022, Table 3: 22 B parameters, hidden 6144, 48 layers, 64 heads, seq 2048."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_embd=6144, n_layer=48, n_head=64, vocab_size=51200, n_positions=2048, use_cache=False)
+    with torch.device("meta"):
+        return GPT2LMHeadModel(cfg)
+
+
+def _bert_large() -> nn.Module:
+    from transformers import BertConfig, BertForPreTraining
+
+    cfg = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+                     vocab_size=30522)
+    with torch.device("meta"):
+        return BertForPreTraining(cfg)
+
+
+MODELS: dict[str, Callable[[], nn.Module]] = {
+    **{name: (lambda name=name: _llama(name)) for name in LLAMA_SHAPES},  # type: ignore[misc]
+    "gpt-22b": _gpt22b,
+    "bert-large": _bert_large,
+}
+"""Builders for the models the reference rows name; each returns a model on the meta device."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the case mapping: how each reference row is run
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """How one reference row is run in accelkit.
+
+    ``call`` is ``"serve"`` (:func:`accelkit.serve` with ``kwargs``) or ``"train"``
+    (:func:`accelkit.compile` with ``training=True``, example inputs of shape ``inputs`` and
+    ``kwargs``). ``assumption`` says what the row leaves open and how it was filled in.
+    """
+
+    model: str
+    call: str
+    kwargs: dict[str, Any]
+    inputs: tuple[int, int] | None = None  # (batch, sequence) of the example inputs, training only
+    assumption: str = ""
+
+    @property
+    def chips(self) -> int:
+        return int(self.kwargs.get("chips", 1))
+
+    @property
+    def precision(self) -> str:
+        return str(self.kwargs.get("precision", "bf16"))
+
+
+def _serve(model: str, target: str, chips: int, batch: int, prompt: int, output: int, assumption: str = "",
+           **kw: Any) -> Case:
+    return Case(model, "serve", {"target": target, "chips": chips, "batch": batch, "prompt_tokens": prompt,
+                                 "output_tokens": output, **kw}, assumption=assumption)
+
+
+_SHORT_LONG = ('the row says "short" prompt / "long" output: read as 128 tokens in, 512 out '
+               "(tokens/s per user is the decode rate, so it barely depends on this)")
+_SN40L_SPLIT = ("the paper does not give the split over the 8 sockets: serve picks the fastest that holds "
+                "(tensor parallel 8)")
+_TRT = "TensorRT-LLM's fused kernels are modelled as accelkit's generic GPU kernels (one launch per fused kernel)"
+
+CASES: dict[str, Case] = {
+    "cs3-llama31-8b": _serve("llama3-8b", "wse3", 1, 1, 128, 512, _SHORT_LONG),
+    "groq576-llama2-70b": _serve(
+        "llama2-70b", "tsp", 576, 1, 128, 512,
+        _SHORT_LONG + "; 576 chips of 230 MB only hold 70 B weights at 8 bits (fp16 needs ~765 chips), "
+        "so int8 weights are modelled: the row's fp16 is unconfirmed", precision="int8"),
+    "sn40l8-llama3-8b-128-b1": _serve("llama3-8b", "sn40l", 8, 1, 128, 128, _SN40L_SPLIT),
+    "sn40l8-llama3-8b-128-b16": _serve("llama3-8b", "sn40l", 8, 16, 128, 128, _SN40L_SPLIT),
+    "sn40l8-llama3-70b-128-b1": _serve("llama3-70b", "sn40l", 8, 1, 128, 128, _SN40L_SPLIT),
+    "a100x1-llama3-8b-128-b1": _serve("llama3-8b", "a100", 1, 1, 128, 128, _TRT, precision="fp16"),
+    "a100x1-llama3-8b-128-b64": _serve("llama3-8b", "a100", 1, 64, 128, 128, _TRT, precision="fp16"),
+    "h100x4-llama3-70b-128-b1": _serve("llama3-70b", "h100", 4, 1, 128, 128, _TRT, precision="fp16",
+                                       parallel=Parallel(tensor=4)),
+    "a100x8-gpt22b-tp8-full": Case(
+        "gpt-22b", "train", {"target": "a100", "chips": 8, "parallel": Parallel(tensor=8), "recompute": "full",
+                             "precision": "bf16"}, inputs=(4, 2048),
+        assumption="one iteration = forward, backward (with the forward run again) and an Adam step "
+                   "for a global batch of 4 sequences of 2048 tokens"),
+    "a100x8-gpt22b-tp8-selective": Case(
+        "gpt-22b", "train", {"target": "a100", "chips": 8, "parallel": Parallel(tensor=8),
+                             "recompute": "selective", "precision": "bf16"}, inputs=(4, 2048),
+        assumption="sequence parallelism is not modelled apart: its all-gathers and reduce-scatters move the "
+                   "same bytes as tensor parallel's all-reduces; selective recompute re-runs the memory-bound "
+                   "forward kernels inside backward"),
+    "bow16-bert-large-ph1": Case(
+        "bert-large", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
+                                "batch_size": 65536, "micro_batch": 128, "precision": "fp16",
+                                "recompute": "full"}, inputs=(32, 128),
+        assumption="Graphcore's published setup: 4 replicas x 4-IPU pipelines, a large global batch (65,536 "
+                   "sequences of 128 tokens, packed sequences counted as full ones), micro-batch 32 per replica "
+                   "with recomputation"),
+    # informational rows: published figures beyond a weights-from-memory bound (not counted)
+    "sambanova-cloud-llama31-70b": _serve(
+        "llama3-70b", "sn40l", 16, 1, 128, 512,
+        "16 sockets is the row's own assumption (one SN40L node); " + _SHORT_LONG),
+    "sambanova-cloud-llama31-405b": _serve(
+        "llama31-405b", "sn40l", 16, 1, 128, 512,
+        "16 sockets is the row's own assumption (one SN40L node); " + _SHORT_LONG),
+}
+"""Case name (the CSV's ``case`` column) -> how accelkit runs it."""
+
+METRICS: dict[str, tuple[str, str]] = {
+    # CSV metric: (attribute read from accelkit's result, unit)
+    "tokens_per_s_per_user": ("tokens_per_s_per_user", "tokens/s"),
+    "latency_s": ("latency_s", "s"),
+    "seconds_per_iteration": ("step_time_s", "s"),
+    "sequences_per_s": ("throughput", "seq/s"),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# the reference rows
+# ---------------------------------------------------------------------------------------------
+def reference_rows(use: str | None = None, path: str | Path = REFERENCE_CSV) -> list[dict[str, str]]:
+    """The published results as dicts of strings (CSV columns), optionally only ``use`` ones."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return [r for r in rows if use is None or r["use"] == use]
+
+
+def _leading_int(text: str) -> int | None:
+    head = text.strip().split(" ")[0]
+    return int(head) if head.isdigit() else None
+
+
+def check_cases(rows: list[dict[str, str]] | None = None) -> list[str]:
+    """Where the case mapping and the reference rows disagree (an empty list when they agree).
+
+    Every row needs a case; every figure the row states (chips, batch, prompt and output tokens,
+    precision) must match the case's arguments unless the row marks it open ("short", "large",
+    "unconfirmed", "assumed") and the case says how it was filled in.
+    """
+    rows = reference_rows() if rows is None else rows
+    problems = []
+    for row in rows:
+        name = row["case"]
+        case = CASES.get(name)
+        if case is None:
+            problems.append(f"{name}: no case in accelkit.sim.validate.CASES")
+            continue
+        if row["metric"] not in METRICS:
+            problems.append(f"{name}: metric {row['metric']!r} has no reader in METRICS")
+        batch = case.kwargs.get("batch") if case.call == "serve" else (case.inputs or (None,))[0]
+        prompt = case.kwargs.get("prompt_tokens") if case.call == "serve" else (case.inputs or (0, None))[1]
+        stated = {"chips": case.chips, "batch": batch, "prompt_tokens": prompt,
+                  "output_tokens": case.kwargs.get("output_tokens"), "precision": case.precision}
+        for column, ours in stated.items():
+            text = row[column].strip()
+            if not text:
+                continue
+            theirs: Any = text.split(" ")[0] if column == "precision" else _leading_int(text)
+            open_ = theirs is None or any(w in text for w in ("unconfirmed", "assumed"))
+            if column == "batch" and case.kwargs.get("batch_size"):
+                ours = case.kwargs["batch_size"]
+            if theirs != ours and not (open_ and case.assumption):
+                problems.append(f"{name}: the row's {column} is {text!r}, the case uses {ours!r}"
+                                + (" without an assumption" if open_ else ""))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ValidationRow:
+    """One published figure against accelkit's prediction (modelled)."""
+
+    case: str
+    system: str
+    chips: int
+    model: str
+    metric: str
+    published: float
+    predicted: float
+    error: float  # (predicted - published) / published
+    source: str
+    confidence: str
+    assumption: str
+
+    @property
+    def ratio(self) -> float:
+        """max(predicted / published, published / predicted): 1 is exact, 2 is the goal's limit."""
+        return max(self.predicted / self.published, self.published / self.predicted)
+
+    @property
+    def unit(self) -> str:
+        return METRICS[self.metric][1]
+
+
+@dataclass(frozen=True)
+class InformationalRow:
+    """A published serving figure beyond what weights read from memory allow: the bound and the gap."""
+
+    case: str
+    system: str
+    chips: int
+    model: str
+    metric: str
+    published: float  # tokens/s per user
+    predicted: float  # accelkit's modelled decode rate
+    bound: float  # weights read once per token at the tier's full peak bandwidth, all chips
+    required_Bps: float  # weight reads per second the published figure needs
+    available_Bps: float  # peak bandwidth of the tier holding the weights, all chips
+    tier: str
+    source: str
+    confidence: str
+    assumption: str
+
+    @property
+    def gap(self) -> float:
+        """Published over predicted: how far the published figure is beyond accelkit's model."""
+        return self.published / self.predicted
+
+
+@dataclass
+class ValidationResult:
+    """Every validate row's published figure against the modelled one, and the informational rows."""
+
+    rows: list[ValidationRow]
+    informational: list[InformationalRow] = field(default_factory=list)
+    seconds: float = 0.0
+
+    label = "modelled"
+
+    @property
+    def median_abs_error(self) -> float:
+        return statistics.median(abs(r.error) for r in self.rows) if self.rows else float("nan")
+
+    @property
+    def max_ratio(self) -> float:
+        return max((r.ratio for r in self.rows), default=float("nan"))
+
+    @property
+    def goals(self) -> dict[str, bool]:
+        return {f"median |error| <= {GOAL_MEDIAN_ABS_ERROR:.0%}": self.median_abs_error <= GOAL_MEDIAN_ABS_ERROR,
+                f"every case within {GOAL_MAX_RATIO:g}x": self.max_ratio <= GOAL_MAX_RATIO}
+
+    @property
+    def ok(self) -> bool:
+        return all(self.goals.values())
+
+    def table(self) -> str:
+        """Both sections as fixed-width text (predictions are MODELLED, published figures as published)."""
+        head = ("case", "metric", "published", "predicted", "error", "x")
+        lines = [head] + [(r.case, r.metric, _num(r.published), _num(r.predicted), f"{r.error:+.0%}",
+                           f"{r.ratio:.2f}") for r in self.rows]
+        out = ["accelkit (MODELLED) against published results", *_columns(lines, right={2, 3, 4, 5})]
+        out.append(f"median |error| {self.median_abs_error:.0%} (goal <= {GOAL_MEDIAN_ABS_ERROR:.0%}); "
+                   f"worst {self.max_ratio:.2f}x (goal <= {GOAL_MAX_RATIO:g}x): "
+                   + ("goals met" if self.ok else "goal MISSED"))
+        if self.informational:
+            head2 = ("informational (not counted)", "published", "predicted", "bound", "gap", "needs", "has")
+            lines2 = [head2] + [(r.case, _num(r.published), _num(r.predicted), _num(r.bound), f"{r.gap:.1f}x",
+                                 f"{r.required_Bps / 1e12:.0f} TB/s", f"{r.available_Bps / 1e12:.1f} TB/s")
+                                for r in self.informational]
+            out += ["", *_columns(lines2, right={1, 2, 3, 4, 5, 6}),
+                    "bound: weights read once per token at the full peak bandwidth of the tier that holds them; "
+                    "needs: weight reads per second the published figure implies"]
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self) -> str:
+        def row(cells: Iterable[str], tag: str = "td") -> str:
+            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
+        parts = ["<p><b>accelkit (MODELLED) against published results</b></p><table>",
+                 row(("case", "system", "chips", "metric", "published", "predicted", "error", "assumption",
+                      "source"), "th")]
+        for r in self.rows:
+            parts.append(row((r.case, r.system, str(r.chips), r.metric, _num(r.published), _num(r.predicted),
+                              f"{r.error:+.0%}", r.assumption, r.source)))
+        parts.append("</table>")
+        parts.append(f"<p>median |error| {self.median_abs_error:.0%} (goal ≤ {GOAL_MEDIAN_ABS_ERROR:.0%}); "
+                     f"worst {self.max_ratio:.2f}x (goal ≤ {GOAL_MAX_RATIO:g}x)</p>")
+        if self.informational:
+            parts.append("<p><b>informational (not counted)</b></p><table>")
+            parts.append(row(("case", "published", "predicted", "bound", "gap", "needs", "has", "source"), "th"))
+            for i in self.informational:
+                parts.append(row((i.case, _num(i.published), _num(i.predicted), _num(i.bound), f"{i.gap:.1f}x",
+                                  f"{i.required_Bps / 1e12:.0f} TB/s", f"{i.available_Bps / 1e12:.1f} TB/s "
+                                  f"({i.tier})", i.source)))
+            parts.append("</table>")
+        return "".join(parts)
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _columns(lines: Sequence[tuple[str, ...]], right: set[int]) -> list[str]:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths,
+                                                                                              strict=True))).rstrip()
+            for line in lines]
+
+
+# ---------------------------------------------------------------------------------------------
+# running the cases
+# ---------------------------------------------------------------------------------------------
+def run_case(case: Case, model: nn.Module) -> Any:
+    """Run one case: a :class:`ServingEstimate` for serve cases, a :class:`PerfReport` for training."""
+    if case.call == "serve":
+        return serve(model, **case.kwargs)
+    if case.call == "train":
+        assert case.inputs is not None, "a training case needs its example input shape"
+        ids = torch.zeros(*case.inputs, dtype=torch.long, device="meta")
+        return compile(model, (ids,), training=True, **case.kwargs).report
+    raise ValueError(f"unknown call {case.call!r}")
+
+
+def _bound(case: Case, model: nn.Module, est: Any) -> tuple[float, float, str, float]:
+    """Weight-read bound for a serving case: (tokens/s bound, available B/s, tier, weight bytes)."""
+    step = torch.zeros(case.kwargs["batch"], 1, dtype=torch.long, device="meta")
+    kw = {k: v for k, v in case.kwargs.items() if k in ("target", "chips", "precision", "parallel")}
+    prog = compile(model, (step,), **kw)  # the decode step; reuses the graph serve captured
+    tier = prog.memory_plan.placement["weights"]
+    bw = next(t.bandwidth_Bps for t in prog.spec.memory_tiers if t.name == tier)
+    weights = sum(p.numel() for p in model.parameters()) * ELEMENT_BYTES.get(prog.precision, 2)
+    available = bw * est.chips
+    return available / weights, available, tier, weights
+
+
+def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
+             models: Mapping[str, nn.Module] | None = None) -> ValidationResult:
+    """Run every reference row (or only ``cases``, by name) and compare with the published figures.
+
+    Builds each model once per call (on the meta device) and reuses its captured graphs; ``models``
+    (keyed like :data:`MODELS`) supplies models you already built, so their captured graphs are
+    reused too. Prints a line per case when ``progress`` (the whole table takes about 30 s on two cores).
+    """
+    rows = reference_rows()
+    by_name = {r["case"]: r for r in rows}
+    names = list(by_name) if cases is None else list(cases)
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise UnknownNameError(f"no reference case called {unknown[0]!r}; known: {', '.join(by_name)}",
+                               fix="pick case names from accelkit.sim.validate.reference_rows()")
+    problems = check_cases([by_name[n] for n in names])
+    if problems:
+        raise ValueError("the case mapping disagrees with the reference rows:\n  " + "\n  ".join(problems))
+    built: dict[str, nn.Module] = dict(models or {})
+    start = time.perf_counter()
+    result = ValidationResult([])
+    for i, name in enumerate(names, 1):
+        t0 = time.perf_counter()
+        row, case = by_name[name], CASES[name]
+        model = built.get(case.model)
+        if model is None:
+            model = built[case.model] = MODELS[case.model]()
+        out = run_case(case, model)
+        attr, unit = METRICS[row["metric"]]
+        predicted = float(getattr(out, attr))
+        published = float(row["value"])
+        chips = _leading_int(row["chips"]) or case.chips
+        if row["use"] == "validate":
+            err = (predicted - published) / published
+            result.rows.append(ValidationRow(name, row["system"], chips, row["model"], row["metric"], published,
+                                             predicted, err, row["source"], row["confidence"], case.assumption))
+            said = f"{err:+.0%}"
+        else:
+            bound, available, tier, weights = _bound(case, model, out)
+            result.informational.append(InformationalRow(
+                name, row["system"], chips, row["model"], row["metric"], published, predicted, bound,
+                published * weights, available, tier, row["source"], row["confidence"], case.assumption))
+            said = f"informational, {published / predicted:.1f}x beyond the model"
+        if progress:
+            print(f"validate [{i:>2}/{len(names)}] {name:<30} predicted {_num(predicted)} {unit} vs published "
+                  f"{_num(published)} ({said}), {time.perf_counter() - t0:.1f} s", flush=True)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+__all__ = ["CASES", "GOAL_MAX_RATIO", "GOAL_MEDIAN_ABS_ERROR", "METRICS", "MODELS", "REFERENCE_CSV", "Case",
+           "InformationalRow", "ValidationResult", "ValidationRow", "check_cases", "reference_rows", "run_case",
+           "validate"]

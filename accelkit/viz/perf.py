@@ -1,0 +1,289 @@
+"""Plotly figures of modelled performance: where a step's time goes, and how chips compare.
+
+    timeline(report)              a Gantt of the step from ``report.events``, one lane per unit group
+    roofline(report)              each kernel's FLOPs/byte against the FLOP/s it achieves, under the
+                                  chip's compute and bandwidth roofs (``accelkit.sim.estimate.rates``)
+    comparison_bars(reports)      step time by section (or throughput) across targets / precisions
+    scaling_curves(series)        a metric against chip count (or batch size), ideal linear scaling dashed
+    validation_chart(result)      predicted over published for every reference case (2x band shaded)
+
+Every function returns a ``plotly.graph_objects.Figure`` and never shows it. Every figure says in its
+title that its times are MODELLED. Figures stay light: at most :data:`MAX_MARKS` bars or points;
+beyond that, consecutive timeline events of one lane are merged, and roofline points that coincide
+(the same kernel in every repeated layer) are drawn once with their count.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from accelkit.hardware import AcceleratorSpec, fmt_si, get
+from accelkit.sim.estimate import rates
+from accelkit.sim.report import PerfReport, TimelineEvent, fmt_s
+
+MAX_MARKS = 1500
+"""Most bars or points one figure draws."""
+
+SECTION_COLORS = {"fwd": "#1f77b4", "bckwd": "#ff7f0e", "opt": "#2ca02c", "comm": "#9467bd",
+                  "other": "#c7c7c7"}
+BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd"}
+SECTION_LABELS = {"fwd": "forward", "bckwd": "backward", "opt": "optimizer", "comm": "communication",
+                  "other": "pipeline fill / bubble"}
+
+
+def _unit(seconds: float) -> tuple[float, str]:
+    """A scale and unit name that show ``seconds`` as a number between about 1 and 1000."""
+    if seconds >= 1:
+        return 1.0, "s"
+    if seconds >= 1e-3:
+        return 1e3, "ms"
+    return 1e6, "µs"
+
+
+def _label(report: PerfReport) -> str:
+    return f"{report.target} {report.precision}" + (f" x{report.chips}" if report.chips > 1 else "")
+
+
+# ---- timeline -------------------------------------------------------------------------------------
+def _merge(events: list[TimelineEvent], max_marks: int) -> tuple[list[tuple[TimelineEvent, int, str]], int]:
+    """Consecutive events of one lane and section merged in runs, so at most about ``max_marks`` remain.
+
+    Returns (event, how many it stands for, hover text) and the run length used.
+    """
+    run = max(1, math.ceil(len(events) / max_marks))
+    out: list[tuple[TimelineEvent, int, str]] = []
+    group: list[TimelineEvent] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        first, last = group[0], group[-1]
+        end = last.start_s + last.duration_s
+        name = first.name if len(group) == 1 else f"{first.name} … {last.name} ({len(group)} kernels)"
+        out.append((TimelineEvent(name, first.section, first.lane, first.start_s, end - first.start_s),
+                    len(group), name))
+        group.clear()
+
+    for e in events:
+        if group and (len(group) >= run or (group[0].lane, group[0].section) != (e.lane, e.section)):
+            flush()
+        group.append(e)
+    flush()
+    return out, run
+
+
+def timeline(report: PerfReport, *, max_marks: int = MAX_MARKS) -> go.Figure:
+    """The modelled step as a Gantt chart: one row per lane (section, region, slice), one bar per kernel.
+
+    Bars are coloured by section (forward, backward, optimizer, communication). More than
+    ``max_marks`` events are merged into runs of consecutive kernels in the same lane.
+    """
+    marks, run = _merge(list(report.events), max_marks)
+    end = max((e.start_s + e.duration_s for e, _, _ in marks), default=report.step_time_s)
+    scale, unit = _unit(max(end, report.step_time_s))
+    lanes = list(dict.fromkeys(e.lane for e, _, _ in marks))
+    fig = go.Figure()
+    for section in dict.fromkeys(e.section for e, _, _ in marks):
+        mine = [(e, n, h) for e, n, h in marks if e.section == section]
+        fig.add_trace(go.Bar(
+            name=SECTION_LABELS.get(section, section), orientation="h",
+            y=[e.lane for e, _, _ in mine], x=[e.duration_s * scale for e, _, _ in mine],
+            base=[e.start_s * scale for e, _, _ in mine],
+            marker_color=SECTION_COLORS.get(section, "#8c564b"),
+            hovertext=[f"{h}<br>start {fmt_s(e.start_s)}, {fmt_s(e.duration_s)}" for e, _, h in mine],
+            hoverinfo="text"))
+    note = f"; runs of up to {run} kernels merged per bar" if run > 1 else ""
+    fig.update_layout(
+        title=f"{_label(report)} step timeline (MODELLED): {fmt_s(report.step_time_s)}",
+        title_subtitle_text=f"{len(report.events)} events, {report.mode} mode{note}",
+        barmode="overlay", xaxis_title=f"time ({unit}, modelled)", yaxis_title="lane",
+        yaxis={"categoryorder": "array", "categoryarray": lanes, "autorange": "reversed"},
+        height=max(260, min(700, 60 + 22 * len(lanes))), margin={"t": 90}, legend_title_text="section")
+    return fig
+
+
+# ---- roofline -------------------------------------------------------------------------------------
+def _factor(report: PerfReport, kind: str) -> int:
+    """The report's ``data``, ``tensor`` or ``pipeline`` factor (its ``parallel`` is ``str(Parallel)``)."""
+    m = re.search(rf"{kind}=(\d+)", report.parallel)
+    return int(m.group(1)) if m else 1
+
+
+def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
+             max_marks: int = MAX_MARKS) -> go.Figure:
+    """Each kernel's arithmetic intensity (FLOPs per byte it moves) against the FLOP/s it achieves
+    per chip, under the chip's roofs: the matrix and vector compute rates and one bandwidth roof per
+    memory tier, all as :func:`accelkit.sim.estimate.rates` gives them (peak x efficiency).
+
+    Points are coloured by what bounds the kernel. On dataflow chips a point can sit above a
+    bandwidth roof: its bytes stay on chip between fused kernels and never cross that tier.
+    """
+    spec = get(report.target) if spec is None else (get(spec) if isinstance(spec, str) else spec)
+    r = rates(spec, report.precision)
+    tensor = _factor(report, "tensor")
+    # (intensity, FLOP/s per chip, bound) -> kernels; repeated layers land on the same point
+    points: dict[tuple[float, float, str], list[str]] = {}
+    for k in report.kernels:
+        if k.flops <= 0 or k.bytes <= 0 or k.time_s <= 0:
+            continue
+        x, y = k.flops / k.bytes, k.flops / tensor / k.time_s
+        key = (round(math.log10(x), 2), round(math.log10(y), 2), k.bound)
+        points.setdefault(key, []).append(k.name)
+    keys = sorted(points, key=lambda key: -len(points[key]))[:max_marks]
+    fig = go.Figure()
+    ridges = [r.matmul_flops / bw for bw in r.tier_bw.values()]  # where a bandwidth roof meets compute
+    xs = [10 ** key[0] for key in keys] + ridges
+    lo, hi = min(xs) / 3, max(xs) * 3
+    for name, rate, dash in (("matrix units", r.matmul_flops, "solid"), ("vector units", r.vector_flops, "dot")):
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[rate, rate], mode="lines", name=f"{name} {fmt_si(rate, 'FLOP/s')}",
+                                 line={"color": "black", "dash": dash, "width": 1.5}, hoverinfo="name"))
+    for tier, bw in r.tier_bw.items():
+        ridge = r.matmul_flops / bw
+        xs_roof = [lo, min(ridge, hi)]
+        fig.add_trace(go.Scatter(x=xs_roof, y=[bw * x for x in xs_roof], mode="lines",
+                                 name=f"{tier} {fmt_si(bw, 'B/s')}", line={"dash": "dash", "width": 1.5},
+                                 hoverinfo="name"))
+    for bound, color in BOUND_COLORS.items():
+        mine = [key for key in keys if key[2] == bound]
+        if not mine:
+            continue
+        hover = []
+        for key in mine:
+            names = points[key]
+            who = names[0] + (f" and {len(names) - 1} more like it" if len(names) > 1 else "")
+            hover.append(f"{who}<br>{10 ** key[0]:.3g} FLOP/byte, {fmt_si(10 ** key[1], 'FLOP/s')} ({bound}-bound)")
+        fig.add_trace(go.Scatter(
+            x=[10 ** key[0] for key in mine], y=[10 ** key[1] for key in mine], mode="markers", name=f"{bound}-bound",
+            marker={"color": color, "size": [min(16, 6 + 2 * math.log2(len(points[key]))) for key in mine],
+                    "opacity": 0.75}, hovertext=hover, hoverinfo="text"))
+    fig.update_layout(
+        title=f"{_label(report)} roofline (MODELLED): {sum(len(v) for v in points.values())} kernels",
+        title_subtitle_text="roofs are peak x the model's efficiency; marker size grows with repeated kernels",
+        xaxis={"type": "log", "title": "arithmetic intensity (FLOPs per byte moved)"},
+        yaxis={"type": "log", "title": "achieved FLOP/s per chip (modelled)"},
+        height=480, margin={"t": 90}, legend_title_text="roofs and kernels")
+    return fig
+
+
+# ---- comparisons -------------------------------------------------------------------------------------
+def _labelled(reports: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
+    if isinstance(reports, Mapping):
+        return list(reports.items())
+    return [(_label(r) if isinstance(r, PerfReport) else str(getattr(r, "target", i)), r)
+            for i, r in enumerate(reports)]
+
+
+def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], metric: str = "step_time_s", *,
+                    log: bool = False) -> go.Figure:
+    """Bars across targets or precisions: ``"step_time_s"`` stacked by section (forward, backward,
+    optimizer, communication; for pipeline parallelism one stage's share, with the fill and drain
+    bubble on top), or any
+    other numeric report attribute (``"throughput"``, ``"tokens_per_s"``, ``"energy_j"``)."""
+    items = _labelled(reports)
+    labels = [name for name, _ in items]
+    fig = go.Figure()
+    if metric == "step_time_s":
+        scale, unit = _unit(max((r.step_time_s for _, r in items), default=1.0))
+        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "other")}
+        for _, r in items:
+            # a pipeline's sections add up every stage's work; each stage does 1 / stages of it
+            stages = _factor(r, "pipeline")
+            known = 0.0
+            for s in ("fwd", "bckwd", "opt", "comm"):
+                v = r.sections_s.get(s, 0.0) / (1 if s == "opt" else stages)
+                parts[s].append(v * scale)
+                known += v
+            parts["other"].append(max(0.0, r.step_time_s - known) * scale)
+        for s, values in parts.items():
+            if any(v > 0 for v in values):
+                fig.add_trace(go.Bar(name=SECTION_LABELS[s], x=labels, y=values, marker_color=SECTION_COLORS[s],
+                                     hovertemplate=f"%{{x}}<br>{SECTION_LABELS[s]} %{{y:.3g}} {unit}<extra></extra>"))
+        ytitle = f"step time ({unit}, modelled)"
+        sub = "stacked by section; " + "; ".join(f"{n}: {r.mode}, bound by {max(r.bound_by, key=r.bound_by.get)}"
+                                                for n, r in items[:4]) + ("; …" if len(items) > 4 else "")
+    else:
+        values = [float(getattr(r, metric) or 0.0) for _, r in items]
+        fig.add_trace(go.Bar(x=labels, y=values, marker_color="#1f77b4", text=[f"{v:,.3g}" for v in values],
+                             textposition="outside", hovertemplate=f"%{{x}}<br>{metric} %{{y:,.4g}}<extra></extra>"))
+        ytitle = f"{metric} (modelled)"
+        sub = f"{len(items)} configurations"
+    fig.update_layout(title=f"{metric.replace('_', ' ')} across configurations (MODELLED)", title_subtitle_text=sub,
+                      barmode="stack", yaxis_title=ytitle, yaxis_type="log" if log else "linear",
+                      margin={"t": 90}, height=420, showlegend=metric == "step_time_s")
+    return fig
+
+
+def scaling_curves(series: Mapping[str, Sequence[Any]], metric: str = "throughput", *, x: str = "chips",
+                   ideal: bool = True) -> go.Figure:
+    """``metric`` against ``x`` (``"chips"``, or ``"batch_size"`` for a batch sweep), one line per series
+    of reports (or serving estimates: anything with both attributes). With ``ideal``, each series'
+    linear scaling from its first point is dashed: the most that ``x`` times more chips (or a batch
+    ``x`` times larger, at no extra step time) could give."""
+    fig = go.Figure()
+    for i, (name, items) in enumerate(series.items()):
+        pts = sorted((int(getattr(it, x)), float(getattr(it, metric))) for it in items)
+        if not pts:
+            continue
+        color = qualitative.Plotly[i % len(qualitative.Plotly)]
+        fig.add_trace(go.Scatter(x=[c for c, _ in pts], y=[v for _, v in pts], mode="lines+markers", name=name,
+                                 line={"color": color},
+                                 hovertemplate=f"{name}<br>{x} %{{x}}: {metric} %{{y:,.4g}}<extra></extra>"))
+        if ideal:
+            c0, v0 = pts[0]
+            fig.add_trace(go.Scatter(x=[c for c, _ in pts], y=[v0 * c / c0 for c, _ in pts], mode="lines",
+                                     name=f"{name}: ideal", line={"color": color, "dash": "dash", "width": 1},
+                                     hoverinfo="skip", showlegend=False))
+    label = x.replace("_", " ")
+    fig.update_layout(title=f"{metric.replace('_', ' ')} against {label} (MODELLED)",
+                      title_subtitle_text="dashed: ideal linear scaling from the first point" if ideal else "",
+                      xaxis={"type": "log", "title": label, "dtick": math.log10(2)},
+                      yaxis={"type": "log", "title": f"{metric.replace('_', ' ')} (modelled)"}, height=420,
+                      margin={"t": 90})
+    return fig
+
+
+_TIME_METRICS = ("latency_s", "seconds_per_iteration")
+
+
+def _slowness(r: Any) -> float:
+    """Modelled time over published time: above 1, accelkit's model is slower than the published run."""
+    return r.predicted / r.published if r.metric in _TIME_METRICS else r.published / r.predicted
+
+
+def validation_chart(result: Any) -> go.Figure:
+    """For each reference case (an :class:`accelkit.sim.validate.ValidationResult`), modelled time over
+    published time (rates inverted, so above 1 always means the model is slower), on a log axis with
+    the 2x goal shaded; informational rows as hollow markers (not counted)."""
+    rows = list(result.rows)
+    info = list(getattr(result, "informational", []))
+    fig = go.Figure()
+    fig.add_vrect(x0=0.5, x1=2.0, fillcolor="#2ca02c", opacity=0.08, line_width=0)
+    fig.add_vline(x=1.0, line={"color": "black", "width": 1})
+    fig.add_trace(go.Scatter(
+        x=[_slowness(r) for r in rows], y=[r.case for r in rows], mode="markers", name="validate",
+        marker={"size": 10, "color": "#1f77b4"},
+        hovertext=[f"{r.case}<br>published {r.published:.4g}, predicted {r.predicted:.4g} ({r.error:+.0%})<br>"
+                   f"{r.source}" for r in rows], hoverinfo="text"))
+    if info:
+        fig.add_trace(go.Scatter(
+            x=[_slowness(r) for r in info], y=[r.case for r in info], mode="markers",
+            name="informational (not counted)", marker={"size": 10, "color": "#d62728", "symbol": "circle-open"},
+            hovertext=[f"{r.case}<br>published {r.published:.4g}, predicted {r.predicted:.4g}, bound {r.bound:.4g}"
+                       for r in info], hoverinfo="text"))
+    fig.update_layout(
+        title="accelkit (MODELLED) over published figures",
+        title_subtitle_text=f"median |error| {result.median_abs_error:.0%}, worst {result.max_ratio:.2f}x; "
+                            "shaded: within 2x",
+        xaxis={"type": "log", "title": "modelled time / published time (above 1: the model is slower)",
+               "range": [math.log10(0.25), math.log10(8)]},
+        yaxis={"autorange": "reversed"}, height=max(300, 60 + 28 * (len(rows) + len(info))), margin={"t": 90})
+    return fig
+
+
+__all__ = ["MAX_MARKS", "comparison_bars", "roofline", "scaling_curves", "timeline", "validation_chart"]

@@ -1,0 +1,85 @@
+"""accelkit's performance model against published results (accelkit.sim.validate).
+
+The fast tests check the case mapping against the reference rows; the slow one runs every case once
+(about 30 s: Llama 8B/70B/405B, GPT-22B and BERT-Large, all on the meta device) and checks the goals.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from accelkit.sim import validate as v
+
+SHARED_CSV = Path(__file__).resolve().parents[2] / "shared" / "reference" / "published_results.csv"
+
+
+def test_every_reference_row_has_a_case_that_agrees_with_it():
+    rows = v.reference_rows()
+    assert {r["use"] for r in rows} == {"validate", "informational"}
+    assert v.check_cases(rows) == []
+    assert {r["case"] for r in rows} == set(v.CASES)
+    for row in rows:
+        assert row["source"].strip(), f"{row['case']} has no source"
+
+
+def test_check_cases_names_a_disagreement():
+    row = dict(next(r for r in v.reference_rows() if r["case"] == "sn40l8-llama3-8b-128-b16"))
+    row["batch"] = "32"
+    assert v.check_cases([row]) == ["sn40l8-llama3-8b-128-b16: the row's batch is '32', the case uses 16"]
+    row = dict(next(r for r in v.reference_rows() if r["case"] == "groq576-llama2-70b"))
+    assert v.check_cases([row]) == []  # int8 against "fp16 (unconfirmed)": open, and the case says why
+    assert "fp16" in v.CASES["groq576-llama2-70b"].assumption
+
+
+def test_unknown_case_is_refused():
+    from accelkit.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="cs3-llama31-8b"):
+        v.validate(["cs4-llama"])
+
+
+@pytest.mark.skipif(not SHARED_CSV.exists(), reason="../shared/reference is not present")
+def test_package_copy_holds_the_shared_validate_rows():
+    with open(SHARED_CSV, newline="", encoding="utf-8") as f:
+        shared = [r for r in csv.DictReader(f) if r["use"] == "validate"]
+    assert v.reference_rows("validate") == shared
+
+
+@pytest.fixture(scope="module")
+def result() -> v.ValidationResult:
+    return v.validate(progress=False)
+
+
+@pytest.mark.slow
+def test_validation_goals(result: v.ValidationResult):
+    assert len(result.rows) == len(v.reference_rows("validate"))
+    assert result.median_abs_error <= v.GOAL_MEDIAN_ABS_ERROR, result.table()
+    assert result.max_ratio <= v.GOAL_MAX_RATIO, result.table()
+    assert result.ok
+    for row in result.rows:
+        assert row.source and row.confidence
+        assert row.error == pytest.approx((row.predicted - row.published) / row.published)
+
+
+@pytest.mark.slow
+def test_informational_rows_are_shown_apart(result: v.ValidationResult):
+    assert {r.case for r in result.informational} == {r["case"] for r in v.reference_rows("informational")}
+    for r in result.informational:
+        assert r.predicted < r.bound < r.published  # the published figure is beyond the weight-read bound
+        assert r.required_Bps > 2 * r.available_Bps
+        assert r.source
+    seventy = next(r for r in result.informational if "70b" in r.case)
+    assert seventy.required_Bps == pytest.approx(64e12, rel=0.05)  # 457 tokens/s x 141 GB
+
+
+@pytest.mark.slow
+def test_table_and_html_say_modelled(result: v.ValidationResult):
+    text = result.table()
+    assert "MODELLED" in text and "informational" in text and "median |error|" in text
+    for row in result.rows:
+        assert row.case in text
+    page = result._repr_html_()
+    assert "MODELLED" in page and "<table>" in page and "LLM-Inference-Bench" in page
