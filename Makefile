@@ -11,13 +11,14 @@ export PLOTLY_RENDERER ?= json
 export PYTHONHASHSEED = 0
 export MPLBACKEND = Agg
 
-.PHONY: help setup lab tour test test-fast lint bench clean-notebooks clean
+.PHONY: help setup lab tour test test-fast test-browser lint bench clean-notebooks clean
 
 help:
 	@echo "make lab    - set up, then JupyterLab on notebooks/"
 	@echo "make tour   - set up, then the whole workflow headless on one zoo model"
 	@echo "make test   - set up, then lint, unit tests and every notebook"
 	@echo "make bench  - set up, then the benchmarks (prints figures)"
+	@echo "make test-fast / test-browser - unit tests without the slow ones / the JupyterLab browser test"
 	@echo "make clean-notebooks - strip execution counts and stray metadata from notebooks/"
 
 $(VENV)/bin/python:
@@ -30,7 +31,11 @@ $(STAMP): $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
 
-setup: $(STAMP)
+# Debian's chromium drives the browser test (playwright cannot download its own browser here).
+/usr/bin/chromium:
+	scripts/install_chromium.sh
+
+setup: $(STAMP) /usr/bin/chromium
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
@@ -52,6 +57,10 @@ test: setup lint
 # The quick loop while developing: no notebooks, no slow tests.
 test-fast: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" tests
+
+# JupyterLab in headless Chromium: the PlacementExplorer renders and follows its dropdown.
+test-browser: setup
+	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/test_browser.py
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -1,0 +1,215 @@
+"""The PlacementExplorer in a real browser: JupyterLab in headless Chromium, driven by playwright.
+
+Opens tests/browser/placement_explorer.ipynb, runs every cell, checks the plotly figure draws,
+picks another target in the ipywidgets dropdown and checks the figure redraws for it. Saves a
+screenshot to test-artifacts/browser/placement_explorer.png.
+
+Needs Debian's chromium at /usr/bin/chromium (scripts/install_chromium.sh) and the Python
+``playwright`` package (its own browser download is not used). Without them the test is skipped,
+except when the environment variable ``CI`` is set: there it fails, so CI proves it ran.
+
+    .venv/bin/python -m pytest -m browser tests/test_browser.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "tests" / "browser"
+NOTEBOOK = "placement_explorer.ipynb"
+ARTIFACTS = ROOT / "test-artifacts" / "browser"  # gitignored
+SCREENSHOT = ARTIFACTS / "placement_explorer.png"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SERVER_START_S = 40  # the whole test stays under the 120 s pytest-timeout below
+CELLS_RUN_S = 60  # kernel start (torch, transformers) + the first compile + the first draw
+REDRAW_S = 15
+
+SUBTITLE_BELOW_TITLE = """() => {
+    const title = document.querySelector('.ak-placement-explorer .gtitle');
+    const sub = document.querySelector('.ak-placement-explorer .gtitle-subtitle');
+    return title && sub && sub.getBoundingClientRect().top >= title.getBoundingClientRect().bottom - 1;
+}"""
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _need(what: str, fix: str) -> None:
+    """Skip for lack of ``what``; under CI, fail instead (CI must prove the browser test runs)."""
+    message = f"{what} is missing ({fix})"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set, so the browser test must run, but {message}", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        _need(str(CHROMIUM), "run scripts/install_chromium.sh")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        _need("the playwright Python package", "pip install playwright; `playwright install` is not needed")
+    return CHROMIUM
+
+
+@dataclass
+class Lab:
+    url: str  # the notebook's page, token included
+    log: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], base: str, token: str, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{_tail(log)}", pytrace=False)
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.25)
+    pytest.fail(f"jupyter lab did not answer within {SERVER_START_S} s:\n{_tail(log)}", pytrace=False)
+
+
+def _tail(log: Path, chars: int = 3000) -> str:
+    return log.read_text(errors="replace")[-chars:]
+
+
+@pytest.fixture
+def lab(chromium: Path, tmp_path: Path) -> Iterator[Lab]:
+    """JupyterLab on a free port with a random token, serving a copy of tests/browser; always shut down."""
+    root = tmp_path / "root"
+    shutil.copytree(NOTEBOOK_DIR, root)
+    port, token = _free_port(), secrets.token_hex(16)
+    log = tmp_path / "jupyter.log"
+    # no "get notified about Jupyter news?" toast over the page, and no request for it
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+           f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",  # no state from earlier runs or users
+           f"--LabApp.user_settings_dir={tmp_path / 'settings'}"]
+    if os.geteuid() == 0:  # CI containers run as root, which jupyter refuses without this
+        cmd.append("--allow-root")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=root,
+                                start_new_session=True)  # its own process group: kernels go down with it
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(proc, base, token, log)
+        yield Lab(f"{base}/lab/tree/{NOTEBOOK}?token={token}", log)
+    finally:
+        _stop(proc, base, token)
+
+
+def _stop(proc: subprocess.Popen[bytes], base: str, token: str) -> None:
+    """Shut the server down: its kernels run in sessions of their own, so ask it to stop them first
+    (POST /api/shutdown), then terminate its process group, and kill it if it lingers."""
+    if proc.poll() is not None:
+        return
+    try:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST"),
+                               timeout=5).close()
+        proc.wait(timeout=10)
+        return
+    except (urllib.error.URLError, ConnectionError, TimeoutError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+    except ProcessLookupError:
+        pass
+
+
+def _title(page: Any) -> str:
+    return str(page.locator(".js-plotly-plot .gtitle").first.text_content() or "")
+
+
+@pytest.mark.timeout(120)
+def test_placement_explorer_in_jupyterlab(lab: Lab, chromium: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        # ipywidgets logs (and swallows) exceptions a front end raises while applying an update
+        widget_errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and "Error setting state" in m.text
+                and widget_errors.append(m.text))
+        try:
+            page.goto(lab.url, timeout=30_000)
+            # the notebook is loaded (its code cells, not the placeholder) and its kernel is idle
+            expect(page.locator(".jp-Notebook .jp-CodeCell")).to_have_count(3, timeout=30_000)
+            kernel_idle = page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))
+            expect(kernel_idle).to_be_visible(timeout=30_000)
+            # Run > Run All Cells, as a learner would
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+
+            plot = page.locator(".ak-placement-explorer .js-plotly-plot")
+            expect(plot).to_be_visible(timeout=CELLS_RUN_S * 1000)
+            summary = page.locator(".ak-placement-explorer .ak-summary")
+            expect(summary).to_contain_text("target: sn40l", timeout=REDRAW_S * 1000)
+            expect(plot.locator(".gtitle")).to_contain_text("sn40l")
+            # the subtitle sits under the title once the view is on the page (the explorer redraws then)
+            page.wait_for_function(SUBTITLE_BELOW_TITLE, timeout=REDRAW_S * 1000)
+            before = _title(page)
+            assert plot.locator(".annotation-text", has_text="PMUs").count() == 1  # the RDU's second panel
+
+            # another target in the ipywidgets dropdown: the same figure redraws for it
+            page.locator(".ak-target.widget-dropdown select").select_option("wse2")
+            expect(plot.locator(".gtitle")).to_contain_text("wse2", timeout=REDRAW_S * 1000)
+            expect(summary).to_contain_text("target: wse2 (wafer-dataflow)")
+            after = _title(page)
+            assert after != before and "sn40l" not in after
+            assert plot.count() == 1, "the figure must redraw in place, not as a second output"
+            # the RDU's layout (two panels, PMU titles) is gone, not left behind by the relayout
+            expect(plot.locator(".annotation-text", has_text="PMUs")).to_have_count(0)
+            expect(page.locator(".ak-precision.widget-dropdown select")).to_have_value("bf16")
+            page.wait_for_function(SUBTITLE_BELOW_TITLE, timeout=REDRAW_S * 1000)
+            assert widget_errors == [], f"the front end failed to apply an update: {widget_errors}"
+            page.locator(".ak-placement-explorer").scroll_into_view_if_needed()
+            page.screenshot(path=str(SCREENSHOT))
+        except BaseException:  # pytest-timeout's failure too: keep what the page showed
+            page.screenshot(path=str(ARTIFACTS / "placement_explorer-failure.png"), timeout=5_000)
+            print(f"jupyter log ({lab.log}):\n{_tail(lab.log)}")
+            raise
+        finally:
+            browser.close()
+    print(f"browser test: {time.perf_counter() - start:.1f} s in the browser; screenshot {SCREENSHOT}")
