@@ -69,17 +69,7 @@ def test_tsp_is_deterministic(gpt2):
     assert [k.time_s for k in estimate(a).kernels] == [k.time_s for k in b.report.kernels]
 
 
-_BUG_TSP_MEMORY = ("placement._place_tsp counts a flop-less kernel's cycles at the raw on-chip bandwidth and "
-                   "ignores memory for the others, while estimate._tsp times max(cycles, bytes at 80% bandwidth)")
-_BUG_TSP_HOPS = ("estimate.estimate adds (pipeline - 1) chip hops on top of the hops _tsp already charges "
-                 "at every chip boundary")
-
-
-@pytest.mark.parametrize(("batch", "chips"), [
-    (64, 1),
-    pytest.param(4, 1, marks=pytest.mark.xfail(strict=True, reason=_BUG_TSP_MEMORY)),
-    pytest.param(64, 2, marks=pytest.mark.xfail(strict=True, reason=_BUG_TSP_HOPS)),
-])
+@pytest.mark.parametrize(("batch", "chips"), [(64, 1), (4, 1), (64, 2)])
 def test_tsp_step_is_its_cycles_over_the_clock_plus_chip_hops(gpt2, batch, chips):
     model, x = gpt2
     prog = ak.compile(model, x, target="tsp", precision="fp16", batch_size=batch, chips=chips,
@@ -113,11 +103,6 @@ def test_gpu_kernels_respect_their_roofs(gpt2, target, precision):
     assert all(0.0 <= u <= 1.0 for u in report.utilization.values())
 
 
-_BUG_TP_UTILIZATION = ("estimate._kt computes a kernel's utilization from its whole FLOPs; under tensor "
-                       "parallelism each chip does flops / tensor, so utilization exceeds 1")
-
-
-@pytest.mark.xfail(strict=True, reason=_BUG_TP_UTILIZATION)
 def test_tensor_parallel_utilization_stays_below_one():
     model = _gpt2(hidden=1024)  # wide enough for its matmuls to be compute-bound
     report = ak.compile(model, (torch.randint(0, 1000, (4, 128)),), target="h100", chips=4,
@@ -138,12 +123,11 @@ def test_utilization_at_most_one_on_every_target(gpt2, target):
 def _slowest_region_per_sample(prog) -> float:
     """The slowest region's time for one sample, from the report's kernels and the placement's regions.
 
-    It includes each matmul's mesh path (``overhead_s``), as estimate._wafer does today; when that
-    path moves to latency only (see _BUG_WAFER_HOPS below), drop ``overhead_s`` here too.
+    The mesh path (``overhead_s``) is pipelined with the next sample: it adds to latency only.
     """
     kt = {k.name: k for k in prog.report.kernels}
-    per_region = [sum(max(kt[n].compute_s, kt[n].memory_s) / prog.batch_size + kt[n].overhead_s
-                      for n in region.kernels) for region in prog.placement.regions]
+    per_region = [sum(max(kt[n].compute_s, kt[n].memory_s) / prog.batch_size for n in region.kernels)
+                  for region in prog.placement.regions]
     return max(per_region)
 
 
@@ -152,17 +136,12 @@ def test_pipelined_wafer_throughput_is_set_by_the_slowest_region(gpt2):
     progs = {b: ak.compile(model, x, target="wse2", batch_size=b, mode="pipelined") for b in (7, 8)}
     assert all(p.mode == "pipelined" for p in progs.values())
     step = {b: p.report.step_time_s for b, p in progs.items()}
-    assert step[8] - step[7] == pytest.approx(_slowest_region_per_sample(progs[8]), rel=1e-6)
+    # equal up to the weights' SRAM reads, which amortise over the batch (≈0.2% here)
+    assert step[8] - step[7] == pytest.approx(_slowest_region_per_sample(progs[8]), rel=1e-2)
     assert progs[8].report.latency_s < step[8]  # one sample's path is shorter than the whole batch
 
 
-_BUG_WAFER_HOPS = ("estimate._wafer adds each matmul's mesh path (2 x (rows + cols) cycles) to the slowest "
-                   "region's per-sample time; the fabric is pipelined, so it belongs to latency only, and "
-                   "pipelined mode ends up slower than weight streaming from about 8 samples")
-
-
-@pytest.mark.parametrize("batch", [1, pytest.param(16, marks=pytest.mark.xfail(strict=True,
-                                                                              reason=_BUG_WAFER_HOPS))])
+@pytest.mark.parametrize("batch", [1, 16])
 def test_weight_streaming_is_slower_than_pipelined_when_both_fit(gpt2, batch):
     model, x = gpt2
     piped = ak.compile(model, x, target="wse2", batch_size=batch, mode="pipelined")
@@ -251,9 +230,12 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches(gpt2):
     bubbles = []
     for n in (1, 2, 4, 8):
         report = _train(gpt2, batch_size=16, micro_batch=16 // n, chips=p, parallel=Parallel(pipeline=p)).report
-        work = report.sections_s["fwd"] + report.sections_s["bckwd"] + report.sections_s["comm"]  # n micro-batches
+        # sections hold one chip's share: n micro-batches of 1/p of the work each
+        work = report.sections_s["fwd"] + report.sections_s["bckwd"] + report.sections_s["comm"]
+        micro = work * p / n
         pipelined = report.step_time_s - report.sections_s["opt"]
-        bubble = 1 - n * (work / n / p + CHIP_HOP_LATENCY_S) / pipelined
+        assert pipelined == pytest.approx(work + report.sections_s["bubble"], rel=1e-9)
+        bubble = 1 - n * (micro / p + CHIP_HOP_LATENCY_S) / pipelined
         assert bubble == pytest.approx((p - 1) / (n + p - 1), rel=1e-6)
         bubbles.append(bubble)
     assert bubbles == sorted(bubbles, reverse=True) and bubbles[-1] < bubbles[0]

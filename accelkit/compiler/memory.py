@@ -176,7 +176,9 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         ddr = tier_names[2] if len(tier_names) > 2 else hbm
         plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
                                 math.ceil(total / caps[sram]))
-        plans["hbm"] = make("hbm", {"weights": hbm, "activation": sram, "gradient": hbm, "optimizer": hbm},
+        # activations stay in PMU SRAM when they fit beside the streaming weights, else they spill to HBM
+        act_tier = sram if act <= caps[sram] / 2 else hbm
+        plans["hbm"] = make("hbm", {"weights": hbm, "activation": act_tier, "gradient": hbm, "optimizer": hbm},
                             math.ceil((w + grad + opt) / caps[hbm]))
         plans["ddr"] = make("ddr", {"weights": ddr, "activation": hbm, "gradient": ddr, "optimizer": ddr},
                             math.ceil((w + grad + opt) / caps[ddr]))
@@ -206,7 +208,9 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         if fits(plans[m]):
             return plans[m]
     # nothing holds: say how many chips would
-    need = min(max(1, p.chips_needed) for p in plans.values()) * model_shards
+    # chips that would hold each plan's bytes (activations included) if the model were split further
+    need = min(max(math.ceil(p.tier_use[t] * model_shards / caps[t]) for t in p.tier_use) for p in plans.values())
+    need = max(need, chips + 1)
     why = "; ".join(f"{m}: {c}" for m, c in candidates.items())
     if mode != "auto":
         raise ModeError(f"mode {mode!r} cannot hold the model on {chips} {spec.name} chip(s): {candidates[mode]}",

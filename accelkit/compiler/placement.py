@@ -119,7 +119,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chi
     fam = spec.family
     unit = spec.unit_name or "unit"
     if fam == "wafer-dataflow":
-        return _place_wafer(kernels, spec, plan, chips)
+        return _place_wafer(kernels, spec, plan, chips, pipeline)
     if fam == "reconfigurable-dataflow":
         return _place_rdu(kernels, spec, chips)
     if fam == "bsp-tiles":
@@ -145,7 +145,8 @@ def _stages(groups: list[tuple[str, list[Kernel]]], n: int) -> list[list[int]]:
     return stages
 
 
-def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int) -> Placement:
+def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int,
+                 pipeline: int = 1) -> Placement:
     rows, cols = spec.mesh_shape or (int(math.sqrt(spec.compute_units)),) * 2
     fwd = [k for k in kernels if k.section == "fwd"] or kernels
     if plan.mode == "weight-streaming":
@@ -170,16 +171,32 @@ def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan,
     # a region needs cores for its FLOPs (pipeline balance) and for its weights (SRAM beside each core)
     f_tot = sum(i[2] for i in items) or 1
     m_tot = sum(i[3] for i in items) or 1
-    widths = _split(cols, [max(i[2] / f_tot, i[3] / m_tot) for i in items])
+    need = [max(i[2] / f_tot, i[3] / m_tot) for i in items]
+    # over several wafers (pipeline parallel), consecutive layers share a wafer: equal shares of the need
+    n_wafers = pipeline if plan.mode == "pipelined" and pipeline > 1 else 1
+    wafer_of, acc, total_need = [], 0.0, sum(need) or 1.0
+    for x in need:
+        wafer_of.append(min(n_wafers - 1, int(acc / total_need * n_wafers)))
+        acc += x
+    section_of = {k.name: k.section for k in kernels}
     regions = []
-    c = 0
-    for (name, ks, _f, pbytes), w in zip(items, widths, strict=True):
-        regions.append(Region(name, ks, 0, 0, c, rows, w, rows * w, memory_bytes=pbytes,
-                              section=next(k.section for k in kernels if k.name == ks[0])))
-        c += w
-    placement = Placement("wafer-dataflow", (rows, cols), tuple(regions), chips, spec.unit_name or "core",
-                          tuple(notes), extra={"streamed_kernels": rest})
-    return placement
+    stages = []
+    for w_idx in range(n_wafers):
+        idx = [i for i, w in enumerate(wafer_of) if w == w_idx]
+        if not idx:
+            continue
+        stages.append(tuple(items[i][0] for i in idx))
+        widths = _split(cols, [need[i] for i in idx])
+        c = 0
+        for i, w in zip(idx, widths, strict=True):
+            name, ks, _f, pbytes = items[i]
+            regions.append(Region(name, ks, w_idx, 0, c, rows, w, rows * w, memory_bytes=pbytes,
+                                  section=section_of[ks[0]]))
+            c += w
+    if n_wafers > 1:
+        notes.append(f"pipelined over {n_wafers} wafers: consecutive layers share a wafer, activations hop between")
+    return Placement("wafer-dataflow", (rows, cols), tuple(regions), chips, spec.unit_name or "core",
+                     tuple(notes), stages=tuple(stages) if n_wafers > 1 else (), extra={"streamed_kernels": rest})
 
 
 def _place_rdu(kernels: list[Kernel], spec: AcceleratorSpec, chips: int) -> Placement:
@@ -228,35 +245,44 @@ def _place_ipu(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
 
 def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int,
                precision: str | None) -> Placement:
-    from accelkit.sim.estimate import rates  # the schedule's cycle counts follow the performance model
+    """Weights packed chip after chip in program order (a layer larger than one chip's SRAM spans
+    several, each computing its share); every kernel gets a fixed cycle count."""
+    from accelkit.compiler.memory import USABLE_SRAM_FRACTION
+    from accelkit.sim.estimate import rates, tsp_cycles  # the schedule's cycles follow the performance model
 
-    clock = spec.clock_hz or 900e6
     r = rates(spec, precision or spec.peak_16bit()[0])
-    peak, vec_rate = r.matmul_flops, r.vector_flops
-    groups = _groups(kernels)
-    n = max(1, min(chips, plan.chips_needed * max(1, chips // max(1, plan.chips_needed))))
-    stages = _stages(groups, n)
-    chip_of = {}
-    for s, idxs in enumerate(stages):
-        for i in idxs:
-            for k in groups[i][1]:
-                chip_of[k.name] = s
+    sram = spec.memory_tiers[0]
+    cap = max(sram.capacity_bytes * USABLE_SRAM_FRACTION - plan.activation_bytes,
+              0.1 * sram.capacity_bytes)
+    total = sum(k.param_bytes for k in kernels)
+    if chips > 1 and total:  # spread the weights evenly over every chip the program was given
+        cap = min(cap, total / chips * (1 + 1e-9))
+    chip, fill = 0, 0.0
     regions = []
     cycle = 0
     for k in kernels:
-        rate = peak if k.kind == "matmul" else vec_rate
-        cycles = max(1, math.ceil(k.flops / rate * clock)) if k.flops else max(
-            1, math.ceil(k.bytes / (spec.on_chip_bandwidth_Bps / clock)))
+        if fill >= cap:
+            chip, fill = chip + 1, 0.0
+        first, rest = chip, float(k.param_bytes)
+        while rest > 0:
+            take = min(cap - fill, rest)
+            fill, rest = fill + take, rest - take
+            if rest > 0:
+                chip, fill = chip + 1, 0.0
+        span = chip - first + 1
+        cycles = tsp_cycles(k, r, sram.name)
         sl = {"matmul": "MXM", "vector": "VXM", "memory": "MEM"}[k.kind]
-        regions.append(Region(k.name, (k.name,), chip_of.get(k.name, 0), 0, 0, 1, 1, 1,
-                              memory_bytes=k.param_bytes, start_cycle=cycle, cycles=cycles, slice=sl,
-                              section=k.section))
+        regions.append(Region(k.name, (k.name,), first, 0, 0, 1, 1, span, memory_bytes=k.param_bytes,
+                              start_cycle=cycle, cycles=cycles, slice=sl, section=k.section))
         cycle += cycles
+    if chip + 1 > chips:
+        raise PlacementError(f"the weights need {chip + 1} {spec.name} chips of SRAM; the program has {chips}",
+                             fix=f"compile with chips={chip + 1}")
     return Placement("static-schedule", (1, 4), tuple(regions), chips, "functional slice",
                      ("a static schedule: the compiler fixes the cycle of every instruction, so the same "
-                      "input always takes the same time",),
-                     stages=tuple(tuple(groups[i][0] for i in idxs) for idxs in stages),
-                     extra={"total_cycles": cycle})
+                      "input always takes the same time",
+                      f"weights packed over {chip + 1} chip(s) in program order; data hops chip to chip"),
+                     extra={"total_cycles": cycle, "chips_used": chip + 1})
 
 
 def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan) -> None:

@@ -38,6 +38,11 @@ LAUNCH_OVERHEAD_S = {
     "static-schedule": 0.0,  # compiler-scheduled: no runtime dispatch at all
 }
 
+# A TSP instruction streams its operands across the chip's slices before results emerge: a fixed
+# number of cycles per kernel on top of its compute (illustrative: ~100 cycles at 900 MHz; the ISCA
+# 2020 paper describes the stream pipeline but publishes no single figure).
+TSP_STREAM_CYCLES = 100
+
 # Latency of one hop between chips (a collective step, a pipeline hand-off). Illustrative: 2 µs is
 # typical of NVLink/IPU-Link/Ethernet-class links; no vendor publishes a comparable figure.
 CHIP_HOP_LATENCY_S = 2e-6

@@ -39,6 +39,7 @@ from accelkit.sim.constants import (
     COMPUTE_EFFICIENCY,
     DEFAULT_LINK_BPS,
     LAUNCH_OVERHEAD_S,
+    TSP_STREAM_CYCLES,
     VECTOR_FRACTION_OF_16BIT_PEAK,
 )
 from accelkit.sim.report import KernelTime, PerfReport, TimelineEvent
@@ -145,7 +146,7 @@ def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, pl
         # on a CPU a kernel whose tensors fit in the cache runs from it, not from DRAM
         tier = cache.name if spec.family == "cpu" and k.bytes <= cache.capacity_bytes / 2 else None
         c, m = _roofline(k, r, tier or w, tier or a, tensor=tensor, opt_tier=o)
-        out.append(_kt(k, units, c, m, 0.0, r.launch_s * (len(k.ops) if spec.family == "cpu" else 1), peak))
+        out.append(_kt(k, units, c, m, 0.0, r.launch_s * (len(k.ops) if spec.family == "cpu" else 1), peak * tensor))
     return out
 
 
@@ -163,7 +164,7 @@ def _rdu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: i
             ext_out = k.bytes_written if i == len(sec) - 1 or not names else 0
             c, m = _roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=tensor,
                              opt_tier=plan.placement.get("optimizer"))
-            out.append(_kt(k, units.get(k.name, ""), c, m, 0.0, r.launch_s if i == 0 else 0.0, peak))
+            out.append(_kt(k, units.get(k.name, ""), c, m, 0.0, r.launch_s if i == 0 else 0.0, peak * tensor))
     return out
 
 
@@ -180,7 +181,7 @@ def _wafer(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor:
             c, _ = _roofline(k, r, onchip, onchip, tensor=tensor)
             stream = (k.param_bytes / tensor) / r.tier_bw[ext]
             hops = 2 * (rows + cols) / r.clock_hz if k.kind == "matmul" else 0.0
-            out.append(_kt(k, f"all {total_units:,} cores", c, stream, 0.0, r.launch_s + hops, peak))
+            out.append(_kt(k, f"all {total_units:,} cores", c, stream, 0.0, r.launch_s + hops, peak * tensor))
         step = sum(k.time_s for k in out)
         return out, step, step
     region_of = {}
@@ -194,13 +195,16 @@ def _wafer(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor:
         reg = region_of.get(k.name)
         share = (reg.units / total_units) if reg else 1.0
         c, m = _roofline(k, r, onchip, onchip, share=share, tensor=tensor)
+        m /= share  # a region reads from the SRAM beside its own cores only
         hops = 2 * ((reg.rows if reg else rows) + (reg.cols if reg else cols)) / r.clock_hz \
             if k.kind == "matmul" else 0.0
         kt = _kt(k, f"rows {reg.row0}-{reg.row0 + reg.rows - 1}, cols {reg.col0}-{reg.col0 + reg.cols - 1}"
-                 if reg else "", c, m, 0.0, hops, peak)
+                 if reg else "", c, m, 0.0, hops, peak * tensor * share)
         out.append(kt)
         key = reg.name if reg else k.name
-        region_time[key] = region_time.get(key, 0.0) + max(c, m) * per_sample + hops
+        # the fabric is pipelined: the mesh path adds to one sample's latency, not to the rate at which
+        # a region accepts samples
+        region_time[key] = region_time.get(key, 0.0) + max(c, m) * per_sample
         latency += max(c, m) * per_sample + hops
     latency += r.launch_s * len(region_time)
     slowest = max(region_time.values(), default=0.0)
@@ -217,25 +221,39 @@ def _ipu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: i
     for k in kernels:
         c, m = _roofline(k, r, w, spec.memory_tiers[0].name, tensor=tensor, opt_tier=plan.placement.get("optimizer"))
         exchange = k.out_bytes / exchange_Bps
-        out.append(_kt(k, units, c, m, exchange, r.launch_s, peak))  # compute | sync | exchange
+        out.append(_kt(k, units, c, m, exchange, r.launch_s, peak * tensor))  # compute | sync | exchange
     return out
+
+
+def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
+    """Cycles a TSP program spends on one kernel: its stream latency, then the larger of its compute and
+    its SRAM traffic. Fixed at compile time: the same program always takes the same cycles. A kernel whose
+    weights span several chips runs its share on each chip in turn as the data passes through."""
+    rate = r.matmul_flops if k.kind == "matmul" else r.vector_flops
+    busy = max(k.flops / rate, k.bytes / r.tier_bw[sram])
+    return TSP_STREAM_CYCLES + math.ceil(busy * r.clock_hz)
 
 
 def _tsp(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: int, peak: float,
          placement) -> list[KernelTime]:
-    clock = r.clock_hz
-    onchip = spec.memory_tiers[0].name
+    sram = spec.memory_tiers[0].name
     region_of = {reg.kernels[0]: reg for reg in placement.regions}
     out = []
-    prev_chip = 0
+    prev_last = 0
     for k in kernels:
         reg = region_of[k.name]
-        cycles = reg.cycles / tensor
-        c, m = _roofline(k, r, onchip, onchip, tensor=tensor)
-        hop = CHIP_HOP_LATENCY_S + k.out_bytes / r.link_Bps if reg.chip != prev_chip else 0.0
-        prev_chip = reg.chip
-        t = max(cycles / clock, m) + hop  # the schedule is fixed in cycles: deterministic
-        out.append(_kt(k, f"{reg.slice} chip {reg.chip}", cycles / clock, m, hop, 0.0, peak, time=t))
+        cycles = tsp_cycles(k, r, sram)
+        # data moves chip to chip: onto the chip holding this kernel's first weights, then across the
+        # chips its weights span
+        boundaries = (reg.chip != prev_last) + (reg.units - 1)
+        act = max(0, k.bytes_read - k.param_bytes)
+        hop = boundaries * (CHIP_HOP_LATENCY_S + act / r.link_Bps)
+        prev_last = reg.chip + reg.units - 1
+        c = k.flops / (r.matmul_flops if k.kind == "matmul" else r.vector_flops)
+        t = cycles / r.clock_hz + hop  # the schedule is fixed in cycles: deterministic
+        kt = _kt(k, f"{reg.slice} chip {reg.chip}" + (f"-{reg.chip + reg.units - 1}" if reg.units > 1 else ""),
+                 c, 0.0, hop, cycles / r.clock_hz - c, peak, time=t)
+        out.append(kt)
     return out
 
 
@@ -310,13 +328,20 @@ def estimate(prog) -> PerfReport:
     micro_s = fwd_s + bwd_s + comm_s
     # pipeline parallel: stages of about equal work; bubble of (stages - 1) micro-batches
     p = par.pipeline
+    scale = float(n_micro)  # how many times each section's work runs per step, on one chip
+    bubble_s = 0.0
     if p > 1:
         stage_s = micro_s / p + CHIP_HOP_LATENCY_S
         if prog.training:
             step_s = (n_micro + p - 1) * stage_s
+            scale = n_micro / p
+            bubble_s = step_s - scale * micro_s
             notes.append(f"pipeline of {p} stages, {n_micro} micro-batches: bubble {(p - 1) / (n_micro + p - 1):.0%}")
+        elif fam == "static-schedule":  # the schedule already charges every chip boundary it crosses
+            step_s = micro_s
         else:
             step_s = micro_s + (p - 1) * CHIP_HOP_LATENCY_S
+            bubble_s = (p - 1) * CHIP_HOP_LATENCY_S
             notes.append(f"{p} pipeline stages: one sample crosses {p - 1} chip boundaries")
     else:
         step_s = n_micro * micro_s
@@ -364,7 +389,8 @@ def estimate(prog) -> PerfReport:
         target=spec.name, family=fam, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
         chips=prog.chips, parallel=str(par), training=prog.training, step_time_s=step_s, throughput=throughput,
         tokens_per_s=tokens,
-        sections_s={"fwd": fwd_s * n_micro, "bckwd": bwd_s * n_micro, "opt": opt_s, "comm": comm_s * n_micro + dp_s},
+        sections_s={"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
+                    "bubble": bubble_s},
         kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
         events=events, assumptions=list(ASSUMPTIONS), notes=notes, latency_s=latency,
     )
