@@ -273,8 +273,16 @@ def test_data_dependent_output_size_is_a_dynamic_shape_error():
 @pytest.mark.parametrize("name", ["bert", "llama", "vit", "resnet"])
 def test_more_transformers_models_flops_match_flop_counter(name):
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from transformers import (BertConfig, BertModel, LlamaConfig, LlamaForCausalLM, ResNetConfig, ResNetModel,
-                              ViTConfig, ViTModel)
+    from transformers import (
+        BertConfig,
+        BertModel,
+        LlamaConfig,
+        LlamaForCausalLM,
+        ResNetConfig,
+        ResNetModel,
+        ViTConfig,
+        ViTModel,
+    )
 
     ids = torch.randint(0, 500, (2, 16))
     img = torch.randn(2, 3, 32, 32)
