@@ -16,7 +16,7 @@ The workflow, one function per step, each returning a plain value the next one t
 
 from __future__ import annotations
 
-from accelkit import compiler, hardware, runtime, sim
+from accelkit import compiler, hardware, runtime, sim, zoo
 from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
@@ -60,4 +60,5 @@ __all__ = [
     "serve",
     "sim",
     "validate",
+    "zoo",
 ]

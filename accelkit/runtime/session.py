@@ -191,6 +191,11 @@ class Session:
                 micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training)
         return self._programs[key]
 
+    @property
+    def compiled(self) -> Any:
+        """The program behind the clock (the most recently compiled one; None before the first step)."""
+        return next(reversed(self._programs.values()), None)
+
     # ---- one step ---------------------------------------------------------------------
     def _loss(self, out: Any, labels: Any) -> torch.Tensor | None:
         if labels is not None and self.loss_fn is not None:
@@ -251,8 +256,8 @@ class Session:
         host = time.perf_counter() - t0
         report = prog.report
         sim = sum(report.sections_s.get(s, 0.0) for s in secs)
-        if "bckwd" in secs:
-            sim += report.sections_s.get("comm", 0.0)
+        if "bckwd" in secs:  # collectives and the pipeline's fill/drain belong to the training step
+            sim += report.sections_s.get("comm", 0.0) + report.sections_s.get("bubble", 0.0)
         if report.batch_size != n and report.batch_size:
             sim *= n / report.batch_size  # a ragged last batch: the same program, fewer samples
         for s in secs:
