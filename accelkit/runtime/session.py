@@ -199,7 +199,10 @@ class Session:
     # ---- one step ---------------------------------------------------------------------
     def _loss(self, out: Any, labels: Any) -> torch.Tensor | None:
         if labels is not None and self.loss_fn is not None:
-            logits = out[0] if isinstance(out, (tuple, list)) else out
+            if hasattr(out, "logits"):  # a transformers ModelOutput
+                logits = out.logits
+            else:
+                logits = out[0] if isinstance(out, (tuple, list)) else out
             return self.loss_fn(logits, labels)
         first = _first_tensor(out)
         if first is not None and first.dim() == 0:
