@@ -130,7 +130,7 @@ def test_modes_follow_the_target(explorer: PlacementExplorer) -> None:
 
 
 def test_impossible_mode_is_shown_in_red_not_raised(explorer: PlacementExplorer) -> None:
-    # 20,000 sequences of logits do not fit in the RDU's on-chip SRAM; in DDR mode they live in HBM
+    # 20,000 sequences of logits do not fit in the RDU's on-chip SRAM; in HBM mode they spill to HBM
     explorer.set(batch_size=20_000, mode="on-chip")
     assert explorer.program is None and isinstance(explorer.error, ak.compiler.ModeError)
     text = explorer.summary_text
@@ -139,7 +139,7 @@ def test_impossible_mode_is_shown_in_red_not_raised(explorer: PlacementExplorer)
     assert "#c00000" in explorer.summary.value
     assert len(explorer.figure.data) == 0 and "compile failed" in explorer.figure.layout.title.text
     explorer.set(mode="auto")  # recovers: auto finds the mode that fits
-    assert explorer.error is None and explorer.program is not None and explorer.program.mode == "ddr"
+    assert explorer.error is None and explorer.program is not None and explorer.program.mode == "hbm"
     assert "#c00000" not in explorer.summary.value and len(explorer.figure.data) > 0
 
 
@@ -157,7 +157,7 @@ def test_invalid_values_raise(explorer: PlacementExplorer) -> None:
     with pytest.raises(ak.compiler.CompileError, match="batch_size"):
         explorer.set(batch_size=0)
     with pytest.raises(ValueError, match="no view"):
-        explorer.set(view="roofline")
+        explorer.set(view="gantt")
     assert explorer.target == "sn40l" and explorer.error is None  # nothing changed
 
 

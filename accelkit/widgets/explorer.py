@@ -11,7 +11,8 @@ in the summary; nothing is raised into the notebook.
 
 The figure dropdown lists *views*: functions ``CompiledProgram -> go.Figure``. :data:`VIEWS` holds
 the built-in ones (placement map, memory plan); :func:`register_view` adds one for every explorer
-created afterwards, e.g. ``register_view("timeline", lambda prog: prog.report.timeline())``.
+created afterwards, e.g. ``register_view("gantt", lambda prog: accelkit.viz.perf.timeline(prog.report))``.
+The built-in views also include the step's timeline and roofline (of ``prog.report``: MODELLED times).
 """
 
 from __future__ import annotations
@@ -33,15 +34,30 @@ from accelkit.compiler import MODES, CompiledProgram, CompileError, ModeError
 from accelkit.compiler import compile as ak_compile
 from accelkit.errors import AccelkitError
 from accelkit.hardware import AcceleratorSpec, fmt_bytes
+from accelkit.sim.report import fmt_s
+from accelkit.viz.perf import roofline, timeline
 from accelkit.viz.placement import memory_plan_bars, placement_map
 
 View = Callable[[CompiledProgram], go.Figure]
 """A figure the explorer can show: a pure function of the compiled program, returning a new figure
 (the explorer gives it a width and height where it has none, and a smaller title font)."""
 
+
+def timeline_view(prog: CompiledProgram) -> go.Figure:
+    """The modelled step as a Gantt chart (:func:`accelkit.viz.perf.timeline` of ``prog.report``)."""
+    return timeline(prog.report)
+
+
+def roofline_view(prog: CompiledProgram) -> go.Figure:
+    """Each kernel under the chip's roofs (:func:`accelkit.viz.perf.roofline` of ``prog.report``)."""
+    return roofline(prog.report)
+
+
 VIEWS: dict[str, View] = {
     "placement map": placement_map,
     "memory plan": memory_plan_bars,
+    "timeline": timeline_view,
+    "roofline": roofline_view,
 }
 """The figure dropdown's choices, in order. Add to it with :func:`register_view`."""
 
@@ -367,6 +383,7 @@ def program_summary(prog: CompiledProgram, *, requested_mode: str = AUTO) -> lis
         f"{chips}, {prog.precision}, batch {prog.batch_size}",
         f"mode: {prog.mode} ({how})",
         *(f"  {m}: {why}" for m, why in plan.candidates.items()),
+        f"step time: {fmt_s(prog.report.step_time_s)} (modelled)",
         f"kernels: {len(prog.kernels)}, {prog.total_flops / 1e9:,.2f} GFLOP/step (counted)",
         f"placement: {len(prog.placement.regions)} regions",
         f"weights per chip: {fmt_bytes(plan.weights_bytes)} in {plan.placement.get('weights', '-')}",
