@@ -48,10 +48,12 @@ lint: setup
 	$(VENV)/bin/mypy
 	$(PY) -m accelkit.devtools.nbclean --check notebooks/
 
-# Unit tests and every notebook run with papermill, then nbval compares the golden cells.
+# Unit tests and every notebook run with papermill, then nbval compares the golden cells; two workers
+# (one per core), a test file per worker at a time (a notebook's cells share one kernel).
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
 test: setup lint
-	$(PY) -m pytest -q -p no:cacheprovider tests
-	ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
+	OMP_NUM_THREADS=1 $(PYTEST) tests
+	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) --nbval-lax \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
 
 # The quick loop while developing: no notebooks, no slow tests.

@@ -100,7 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     precision = "bf16" if "bf16" in spec.peak_flops else "fp32"  # fp16 matmuls are slow on most CPUs
     session = ak.Session(model, target=args.target, optimizer=torch.optim.AdamW(model.parameters(), lr=3e-3),
                          loss_fn=nn.CrossEntropyLoss(), precision=precision)
-    losses = [float(session.run(x, labels=labels).loss) for _ in range(20)]
+    losses = []
+    for _ in range(20):
+        loss = session.run(x, labels=labels).loss
+        assert loss is not None  # the session has a loss_fn and labels
+        losses.append(float(loss))
     print(f"training loss {losses[0]:.3f} -> {losses[-1]:.3f} over {len(losses)} steps ({precision} emulated)")
     infer = session.run(x, sections=["fwd"])
     accuracy = (infer.outputs.argmax(-1) == labels).float().mean()
