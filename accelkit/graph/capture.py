@@ -66,6 +66,31 @@ def _source_from_stack(stack_trace: str | None) -> tuple[str | None, str | None]
     return f"{os.path.basename(best['file'])}:{best['line']}", best["file"]
 
 
+def _replay_args(args: Any) -> list[Any] | None:
+    """A node's positional arguments as plain JSON data, tensors as ``{"tensor": [shape, dtype]}``; None if
+    any argument is something else (a symbolic size, a device, a dtype object)."""
+    out: list[Any] = []
+
+    def conv(a: Any) -> Any:
+        if isinstance(a, torch.fx.Node):
+            val = a.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                return {"tensor": [[int(d) for d in val.shape], _dtype_name(val.dtype)]}
+            raise TypeError
+        if isinstance(a, (list, tuple)):
+            return [conv(x) for x in a]
+        if a is None or isinstance(a, (bool, int, float, str)):
+            return a
+        raise TypeError
+
+    try:
+        for a in args:
+            out.append(conv(a))
+    except TypeError:
+        return None
+    return out
+
+
 def _normalize_inputs(example_inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     if isinstance(example_inputs, torch.Tensor):
         return (example_inputs,), {}
@@ -319,6 +344,9 @@ def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], di
             extra={"source_path": path} if path else {},
         ))
         nodes[-1].extra["kwargs"] = {k: v for k, v in fx.kwargs.items() if isinstance(v, str | int | float | bool)}  # porting: simple non-tensor kwargs, e.g. gelu's approximate
+        replay = _replay_args(fx.args)
+        if replay is not None:  # enough to run the op again on fresh tensors (the host model times it)
+            nodes[-1].extra["args"] = replay
     # where a user input is mutated in place, remember the line that does it: the export signature
     # lists it when the graph is functionalized; non-strict export keeps ``add_`` on the input itself
     mutated: dict[str, str] = {}

@@ -136,7 +136,9 @@ def _kt(k: Kernel, units: str, compute: float, memory: float, comm: float, overh
 # the families
 # ---------------------------------------------------------------------------------------------
 def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: int,
-                      peak: float) -> list[KernelTime]:
+                      peak: float, profiled: dict[str, float] | None = None) -> list[KernelTime]:
+    """GPU / CPU. ``profiled`` (the host only) maps a kernel to the sum of its ops' times measured on this
+    CPU at the captured shapes; eager PyTorch runs ops one by one, so those replace the roofline there."""
     w, a = plan.placement["weights"], plan.placement["activation"]
     units = f"{spec.compute_units} {spec.unit_name or 'units'}"
     o = plan.placement.get("optimizer")
@@ -146,7 +148,36 @@ def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, pl
         # on a CPU a kernel whose tensors fit in the cache runs from it, not from DRAM
         tier = cache.name if spec.family == "cpu" and k.bytes <= cache.capacity_bytes / 2 else None
         c, m = _roofline(k, r, tier or w, tier or a, tensor=tensor, opt_tier=o)
-        out.append(_kt(k, units, c, m, 0.0, r.launch_s * (len(k.ops) if spec.family == "cpu" else 1), peak * tensor))
+        launch = r.launch_s * (len(k.ops) if spec.family == "cpu" else 1)
+        if profiled and k.name in profiled:
+            measured = profiled[k.name]
+            out.append(_kt(k, units, measured if c >= m else c, m if m > c else measured, 0.0, launch, peak,
+                           time=max(measured, c, m) + launch))
+        else:
+            out.append(_kt(k, units, c, m, 0.0, launch, peak * tensor))
+    return out
+
+
+def _host_profiled(prog, kernels: list[Kernel], scale: float) -> dict[str, float]:
+    """Per-kernel sums of op times measured on this host (fp32 only: the captured precision)."""
+    from accelkit.sim.host import op_time_s
+
+    if prog.precision != "fp32":
+        return {}
+    by_name = {n.name: n for n in prog.graph.nodes}
+    out = {}
+    for k in kernels:
+        total = 0.0
+        for name in k.nodes:
+            node = by_name.get(name)
+            if node is None or "args" not in node.extra:
+                break
+            t = op_time_s(node.op, node.extra["args"], node.extra.get("kwargs", {}))
+            if t is None:
+                break
+            total += t
+        else:
+            out[k.name] = total * scale
     return out
 
 
@@ -301,7 +332,8 @@ def estimate(prog) -> PerfReport:
         elif fam == "static-schedule":
             kt = _tsp(ks, spec, r, plan, tensor, peak, prog.placement)
         else:
-            kt = _kernel_by_kernel(ks, spec, r, plan, tensor, peak)
+            profiled = _host_profiled(prog, ks, micro / prog.example_batch) if fam == "cpu" else None
+            kt = _kernel_by_kernel(ks, spec, r, plan, tensor, peak, profiled)
         return kt, sum(k.time_s for k in kt)
 
     samples = max(1, int(round(micro)))

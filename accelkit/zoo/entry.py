@@ -158,7 +158,8 @@ class ZooEntry:
         Defaults come from ``self.recipe``. Returns ``losses`` (one per step), ``metric``,
         ``goal_met``, ``goal`` (text), ``steps``, ``seconds`` and the settings used. The run is
         reproducible: batches and dropout draw from ``seed`` (default: the entry's seed),
-        without touching the global random state.
+        without touching the global random state. The model is left in eval mode, and PyTorch's
+        thread setting as it was (``recipe.threads`` applies during training only).
         """
         r = self.recipe
         steps = r.steps if steps is None else int(steps)

@@ -1,0 +1,50 @@
+"""The host (CPU) execution model: ops replayed on this CPU at their captured shapes, eager overhead."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.sim import host
+
+
+class Small(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.head = nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        return self.head(self.pool(torch.relu(self.conv(x))).flatten(1))
+
+
+def test_nodes_record_replayable_arguments():
+    g = ak.capture(Small(), (torch.randn(2, 3, 16, 16),))
+    conv = next(n for n in g.nodes if n.kind == "conv2d")
+    assert conv.extra["args"][0] == {"tensor": [[2, 3, 16, 16], "float32"]}
+    assert conv.extra["args"][3:] == [[1, 1], [1, 1]]  # stride, padding
+    t = host.op_time_s(conv.op, conv.extra["args"], conv.extra.get("kwargs", {}))
+    assert t is not None and t > 0
+    assert host.op_time_s(conv.op, conv.extra["args"], {}) == t  # cached per op and shapes
+    assert host.op_time_s("aten.not_an_op.default", [], {}) is None
+
+
+def test_host_estimate_uses_profiled_ops_in_fp32_only():
+    model, x = Small().eval(), (torch.randn(2, 3, 16, 16),)
+    spec = ak.hardware.calibrate()
+    fp32 = ak.compile(model, x, target=spec, precision="fp32")
+    profiled = fp32.report.kernels
+    assert all(k.time_s > 0 for k in profiled)
+    # every kernel of this model replays, so each takes at least its measured op time
+    from accelkit.sim.estimate import _host_profiled
+
+    times = _host_profiled(fp32, fp32.kernels, 1.0)
+    assert set(times) == {k.name for k in fp32.kernels}
+    for k in profiled:
+        assert k.time_s >= times[k.name]
+    assert host.dispatch_overhead_s() >= 0
+    validation = host.validate_host({"small": (model, x)})
+    case = validation.cases[0]
+    assert case.predicted_s > 0 and case.measured_s > 0 and "median |error|" in validation.table()
