@@ -125,7 +125,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chi
     if fam == "bsp-tiles":
         return _place_ipu(kernels, spec, plan, chips, pipeline)
     if fam == "static-schedule":
-        return _place_tsp(kernels, spec, plan, chips, precision)
+        return _place_tsp(kernels, spec, plan, chips, precision, pipeline)
     regions = tuple(Region(k.name, (k.name,), 0, 0, i, 1, 1, spec.compute_units, slice="stream 0",
                            section=k.section) for i, k in enumerate(kernels))
     return Placement(fam, (1, max(1, len(kernels))), regions, chips, unit,
@@ -244,7 +244,7 @@ def _place_ipu(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
 
 
 def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int,
-               precision: str | None) -> Placement:
+               precision: str | None, pipeline: int = 1) -> Placement:
     """Weights packed chip after chip in program order (a layer larger than one chip's SRAM spans
     several, each computing its share); every kernel gets a fixed cycle count."""
     from accelkit.compiler.memory import USABLE_SRAM_FRACTION
@@ -254,7 +254,11 @@ def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
     sram = spec.memory_tiers[0]
     cap = max(sram.capacity_bytes * USABLE_SRAM_FRACTION - plan.activation_bytes,
               0.1 * sram.capacity_bytes)
-    total = sum(k.param_bytes for k in kernels)
+    # kernels that share a weight (GPT-2's embedding and head) each count it; memory holds it once
+    counted = sum(k.param_bytes for k in kernels)
+    unique = plan.weights_bytes * max(1, pipeline)
+    share = min(1.0, unique / counted) if counted else 1.0
+    total = counted * share
     if chips > 1 and total:  # spread the weights evenly over every chip the program was given
         cap = min(cap, total / chips * (1 + 1e-9))
     chip, fill = 0, 0.0
@@ -263,7 +267,7 @@ def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
     for k in kernels:
         if fill >= cap:
             chip, fill = chip + 1, 0.0
-        first, rest = chip, float(k.param_bytes)
+        first, rest = chip, float(k.param_bytes) * share
         while rest > 0:
             take = min(cap - fill, rest)
             fill, rest = fill + take, rest - take
