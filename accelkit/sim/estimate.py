@@ -158,6 +158,19 @@ def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, pl
     return out
 
 
+def _eager_extras(prog, kernels: list[Kernel], r: Rates) -> KernelTime:
+    """Eager PyTorch runs what a compiler removes: every view, and every op that depends only on weights
+    and constants (masks, position ids), each paying the dispatch cost measured on this host."""
+    from accelkit.sim.host import view_op_s
+
+    in_kernels = sum(len(k.nodes) for k in kernels)
+    fwd_nodes = sum(1 for n in prog.graph.nodes if n.section == "fwd")
+    extra = max(0, fwd_nodes - in_kernels)
+    t = extra * (r.launch_s + view_op_s())
+    return KernelTime("eager views and constants", "<eager>", "fwd", f"{extra} ops", "host", 0, 0, 0.0, 0.0, 0.0,
+                      t, t, "latency", 0.0)
+
+
 def _host_profiled(prog, kernels: list[Kernel], scale: float) -> dict[str, float]:
     """Per-kernel sums of op times measured on this host (fp32 only: the captured precision)."""
     from accelkit.sim.host import op_time_s
@@ -334,6 +347,8 @@ def estimate(prog) -> PerfReport:
         else:
             profiled = _host_profiled(prog, ks, micro / prog.example_batch) if fam == "cpu" else None
             kt = _kernel_by_kernel(ks, spec, r, plan, tensor, peak, profiled)
+            if fam == "cpu" and ks[0].section == "fwd":
+                kt.append(_eager_extras(prog, ks, r))
         return kt, sum(k.time_s for k in kt)
 
     samples = max(1, int(round(micro)))

@@ -44,6 +44,14 @@ def dispatch_overhead_s() -> float:
     return max(0.0, per_op - statistics.mean(direct))
 
 
+@lru_cache(maxsize=1)
+def view_op_s() -> float:
+    """Median time of one eager view op (view, transpose, slice) on this host (measured once)."""
+    x = torch.randn(4, 8)
+    calls = [lambda v: v.view(8, 4), lambda v: v.transpose(0, 1), lambda v: v[:, :4]]
+    return statistics.median(measure_forward_s(c, (x,), runs=15) for c in calls)
+
+
 def measure_forward_s(model: Any, example_inputs: Any, runs: int = 7, warmup: int = 2) -> float:
     """Median wall time of one no-grad forward (or call) on this host (measured)."""
     args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
@@ -102,6 +110,7 @@ def validate_host(models: dict[str, tuple[nn.Module, Any]], threads: int | None 
     if threads:
         torch.set_num_threads(threads)
     dispatch_overhead_s.cache_clear()
+    view_op_s.cache_clear()
     try:
         spec = hardware.calibrate()  # cached per thread count
         cases = []
@@ -114,6 +123,7 @@ def validate_host(models: dict[str, tuple[nn.Module, Any]], threads: int | None 
     finally:
         torch.set_num_threads(before)
         dispatch_overhead_s.cache_clear()
+        view_op_s.cache_clear()
     return HostValidation(tuple(cases))
 
 
