@@ -26,8 +26,7 @@ from typing import Any
 
 from torch import nn
 
-from accelkit.cerebras.clock import SYSTEMS, CerebrasError, StepClock, check_system
-from accelkit.runtime.session import SessionReport
+from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
 
 MODES = ("train", "eval")
 
@@ -139,7 +138,7 @@ def dataloader(loader: Iterable[Any]) -> CerebrasDataLoader:
     return loader if isinstance(loader, CerebrasDataLoader) else CerebrasDataLoader(loader)
 
 
-class Session:
+class Session(ClockResults):
     """A run on the system, used as a context manager around the training loop (``cbtorch.Session``).
 
     ``mode="train"`` puts the model in training mode and counts forward, backward and optimizer sections
@@ -189,24 +188,6 @@ class Session:
             raise CerebrasError("this Session has not run yet", fix="use it as `with Session(loader) as session:`")
         return self.clock
 
-    @property
-    def simulated_time_s(self) -> float:
-        """Modelled time on the wafer of every step so far (not measured)."""
-        return self.clock.simulated_time_s if self.clock is not None else 0.0
-
-    @property
-    def mode(self) -> str | None:
-        """The execution mode the compiler chose: ``pipelined`` or ``weight-streaming``."""
-        return self._clock().mode
-
-    @property
-    def program(self) -> Any:
-        """The compiled program of the last step (memory plan, placement, modelled report)."""
-        return self._clock().last_program
-
-    def report(self) -> SessionReport:
-        """Modelled totals (labelled MODELLED), measured host time, and the execution mode explained."""
-        return self._clock().report()
 
 
 __all__ = ["CerebrasDataLoader", "CerebrasModule", "Session", "System", "dataloader", "initialize", "module"]

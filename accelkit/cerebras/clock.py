@@ -143,3 +143,32 @@ class StepClock:
 
 
 __all__ = ["MODE_NOTES", "SYSTEMS", "CerebrasError", "StepClock", "check_system"]
+
+
+class ClockResults:
+    """What both Cerebras APIs expose about their clock; subclasses set ``clock`` and define ``_clock()``
+    (which raises with the API's own advice when nothing has run yet)."""
+
+    clock: StepClock | None
+
+    def _clock(self) -> StepClock:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled time on the wafer of every step so far (not measured)."""
+        return self.clock.simulated_time_s if self.clock is not None else 0.0
+
+    @property
+    def mode(self) -> str | None:
+        """The execution mode the compiler chose: ``pipelined`` or ``weight-streaming``."""
+        return self._clock().mode
+
+    @property
+    def program(self) -> Any:
+        """The compiled program of the last step (memory plan, placement, modelled report)."""
+        return self._clock().last_program
+
+    def report(self) -> SessionReport:
+        """Modelled totals (labelled MODELLED), measured host time, and the execution mode explained."""
+        return self._clock().report()

@@ -34,14 +34,13 @@ from typing import Any, TypeVar
 
 from torch import nn
 
-from accelkit.cerebras.clock import SYSTEMS, CerebrasError, StepClock, check_system
-from accelkit.runtime.session import SessionReport
+from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
 
 F = TypeVar("F", bound=Callable[..., Any])
 BACKEND_TYPES = ("CSX",)
 
 
-class Backend:
+class Backend(ClockResults):
     """The system a run uses (what ``cstorch.backend`` returns): the wafer, precision and execution mode."""
 
     def __init__(self, backend_type: str, *, system: str, precision: str, mode: str,
@@ -69,23 +68,6 @@ class Backend:
         prog.save(str(Path(self.artifact_dir) / f"{prog.graph.model_name or 'model'}_{kind}.akp"))
         self._saved.add(id(prog))
 
-    @property
-    def simulated_time_s(self) -> float:
-        """Modelled time on the wafer of every traced step so far (not measured)."""
-        return self.clock.simulated_time_s if self.clock is not None else 0.0
-
-    @property
-    def mode(self) -> str | None:
-        """The execution mode the compiler chose: ``weight-streaming`` or ``pipelined``."""
-        return self._clock().mode
-
-    @property
-    def program(self) -> Any:
-        return self._clock().last_program
-
-    def report(self) -> SessionReport:
-        """Modelled totals (labelled MODELLED), measured host time, and the execution mode explained."""
-        return self._clock().report()
 
     def __repr__(self) -> str:
         return f"Backend({self.backend_type!r}: simulated {SYSTEMS[self.target]}, {self.precision})"
