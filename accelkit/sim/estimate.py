@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from accelkit.compiler.passes import Kernel
+from accelkit.graph.cost import GATHER_OPS
 from accelkit.hardware.spec import AcceleratorSpec
 from accelkit.sim.constants import (
     ASSUMPTIONS,
@@ -119,7 +120,10 @@ def _roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: f
     rate = (r.matmul_flops if k.kind == "matmul" else r.vector_flops) * share
     compute = k.flops / tensor / rate if k.flops else 0.0
     act = (k.bytes - k.param_bytes) if act_bytes is None else act_bytes
-    memory = (k.param_bytes / tensor) / r.tier_bw[weights_tier] + max(0.0, act) / r.tier_bw[act_tier]
+    weights = k.param_bytes
+    if k.ops and k.ops[0] in GATHER_OPS:  # a lookup reads the rows it fetches, not the whole table
+        weights = min(weights, k.out_bytes)
+    memory = (weights / tensor) / r.tier_bw[weights_tier] + max(0.0, act) / r.tier_bw[act_tier]
     return compute, memory
 
 
