@@ -113,13 +113,8 @@ def test_generators_are_deterministic_and_have_documented_shapes(make, shapes):
     assert len(a) == next(iter(shapes.values()))[0] and len(a[0]) == len(shapes)
 
 
-def test_digits_from_scikit_learn_when_it_is_installed():
-    try:
-        import sklearn  # noqa: F401
-    except ImportError:
-        with pytest.raises(ak.AccelkitError, match="scikit-learn"):
-            data.digits(source="sklearn")
-        return
+def test_digits_from_scikit_learn():
+    # scikit-learn is a dependency: it ships the UCI digits inside its package (no download)
     d = data.digits(500, 0, source="sklearn")
     assert d.x.shape == (500, 64) and 0 <= d.x.min() and d.x.max() <= 1
 
