@@ -141,10 +141,7 @@ def test_integer_inputs_stay_in_the_embedding_table(tmp_path: Path) -> None:
 
 
 def test_zoo_spec_runs_on_the_entrys_dataset(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    zoo = pytest.importorskip("accelkit.zoo")
-    if not callable(getattr(zoo, "get", None)):
-        pytest.skip("accelkit.zoo is not finished yet")
-    name = "ffn_logreg" if "ffn_logreg" in zoo.names() else zoo.names()[0]
+    name = "ffn_logreg"
     code, _, err = run(capsys, "compile", f"zoo:{name}", "--target", "sn40l", "-o", str(tmp_path / "z"))
     assert code == 0, err
     code, out, err = run(capsys, "run", str(tmp_path / "z"))
