@@ -9,7 +9,7 @@ changed anything and what, so a notebook can show the graph after every pass.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
@@ -67,6 +67,32 @@ class Kernel:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
+
+    def scaled(self, batch: float, byte_scale: float = 1.0) -> Kernel:
+        """This kernel at ``batch`` times the samples and ``byte_scale`` times the bytes per element
+        (another precision): FLOPs and activations grow with the batch, weights do not, and an optimizer
+        update does the same work whatever the batch."""
+        if batch == 1.0 and byte_scale == 1.0:
+            return self
+        s = 1.0 if self.section == "opt" else batch
+        p = self.param_bytes * byte_scale
+        return replace(
+            self, flops=int(self.flops * s), param_bytes=int(p),
+            bytes_read=int(p + max(0, self.bytes_read * byte_scale - p) * s),
+            bytes_written=int(self.bytes_written * byte_scale * s), out_bytes=int(self.out_bytes * byte_scale * s),
+            saved_bytes=int(self.saved_bytes * byte_scale * s))
+
+
+def layers(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:
+    """Consecutive kernels of one layer and section, grouped: an RDU section, a wafer region, a pipeline
+    stage's unit of work. A layer can appear twice (a model's embedding and final norm share a module)."""
+    out: list[tuple[str, list[Kernel]]] = []
+    for k in kernels:
+        if out and out[-1][0] == k.group and out[-1][1][0].section == k.section:
+            out[-1][1].append(k)
+        else:
+            out.append((k.group, [k]))
+    return out
 
 
 def layer_of(module: str) -> str:
@@ -167,10 +193,7 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
     if family == "reconfigurable-dataflow" and level == "o0":
         for k in kernels:  # o0: every op is a section of its own
             k.group = k.name
-    # consecutive kernels of one layer form one section / region (a layer can appear twice, e.g. a
-    # model's embedding and its final norm both belong to the top-level module)
-    n_groups = sum(1 for i, k in enumerate(kernels)
-                   if i == 0 or (k.section, k.group) != (kernels[i - 1].section, kernels[i - 1].group))
+    n_groups = len(layers(kernels))
     unit = {"reconfigurable-dataflow": "sections", "wafer-dataflow": "regions (layers)"}.get(family, "layers")
     return kernels, PassResult(
         "fusion", len(kernels) != len(nodes),

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelkit.compiler.memory import MemoryPlan
-from accelkit.compiler.passes import Kernel
+from accelkit.compiler.passes import Kernel, layers
 from accelkit.errors import AccelkitError
 from accelkit.hardware.spec import AcceleratorSpec
 
@@ -104,16 +104,6 @@ def _split(total: int, weights: list[float], minimum: int = 1) -> list[int]:
     return out
 
 
-def _groups(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:
-    out: list[tuple[str, list[Kernel]]] = []
-    for k in kernels:
-        if out and out[-1][0] == k.group and out[-1][1][0].section == k.section:
-            out[-1][1].append(k)
-        else:
-            out.append((k.group, [k]))
-    return out
-
-
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chips: int,
           pipeline: int = 1, precision: str | None = None) -> Placement:
     fam = spec.family
@@ -151,16 +141,16 @@ def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan,
     fwd = [k for k in kernels if k.section == "fwd"] or kernels
     if plan.mode == "weight-streaming":
         # one layer at a time on the whole wafer: draw the heaviest layer's kernels as regions
-        groups = _groups(fwd)
-        layers = [g for g in groups if g[0].rsplit(".", 1)[-1].isdigit()] or groups  # prefer a repeated block
-        name, heavy = max(layers, key=lambda g: sum(k.flops for k in g[1]))
+        groups = layers(fwd)
+        repeated = [g for g in groups if g[0].rsplit(".", 1)[-1].isdigit()] or groups  # prefer a repeated block
+        name, heavy = max(repeated, key=lambda g: sum(k.flops for k in g[1]))
         items: list[tuple[str, tuple[str, ...], int, int]] = [
             (k.name, (k.name,), k.flops, k.param_bytes) for k in heavy]
         notes = [f"weight streaming: each layer in turn owns all {rows * cols:,} cores; drawn: {name}",
                  "weights stream in from MemoryX layer by layer; activations stay on the wafer"]
         rest = [k.name for k in kernels if k.name not in {i[0] for i in items}]
     else:
-        groups = _groups(kernels)
+        groups = layers(kernels)
         items = [(g, tuple(k.name for k in ks), sum(k.flops for k in ks) or 1, sum(k.param_bytes for k in ks))
                  for g, ks in groups]
         notes = ["pipelined: every layer keeps its own region and weights on the wafer; "
@@ -202,7 +192,7 @@ def _place_wafer(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan,
 def _place_rdu(kernels: list[Kernel], spec: AcceleratorSpec, chips: int) -> Placement:
     pcus, pmus = spec.pcus or spec.compute_units, spec.pmus or spec.compute_units
     regions = []
-    for idx, (name, ks) in enumerate(_groups(kernels)):
+    for idx, (name, ks) in enumerate(layers(kernels)):
         pc = _split(pcus, [k.flops or 1 for k in ks])
         pm = _split(pmus, [k.bytes or 1 for k in ks])
         for k, a, b in zip(ks, pc, pm, strict=True):
@@ -213,13 +203,13 @@ def _place_rdu(kernels: list[Kernel], spec: AcceleratorSpec, chips: int) -> Plac
     return Placement("reconfigurable-dataflow", (int(grid[0]), int(grid[1])), tuple(regions), chips, "PCU",
                      ("sections run one after another; inside a section every kernel has its own PCUs "
                       "(compute) and PMUs (on-chip memory) and data flows between them as a pipeline",),
-                     extra={"sections": len(_groups(kernels))})
+                     extra={"sections": len(layers(kernels))})
 
 
 def _place_ipu(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, chips: int,
                pipeline: int) -> Placement:
     tiles = spec.compute_units
-    groups = _groups(kernels)
+    groups = layers(kernels)
     n_stages = max(1, pipeline if pipeline > 1 else (plan.chips_needed if plan.mode == "on-chip" else 1))
     n_stages = min(n_stages, chips) if chips > 1 else 1
     stage_of = {}

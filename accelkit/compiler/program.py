@@ -14,7 +14,7 @@ captured graph: only the cheap steps after capture run again.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -164,20 +164,6 @@ def _example_batch(graph: Graph) -> int:
     return int(first.shape[0]) if first is not None and first.shape else 1
 
 
-def _scaled(kernels: list[Kernel], batch_scale: float, byte_scale: float) -> list[Kernel]:
-    """Kernels at the compile's batch size and precision (weights don't grow with the batch)."""
-    out = []
-    for k in kernels:
-        s = 1.0 if k.section == "opt" else batch_scale
-        p = k.param_bytes * byte_scale
-        out.append(replace(
-            k, flops=int(k.flops * s), param_bytes=int(p),
-            bytes_read=int(p + max(0, k.bytes_read * byte_scale - p) * s),
-            bytes_written=int(k.bytes_written * byte_scale * s), out_bytes=int(k.out_bytes * byte_scale * s),
-            saved_bytes=int(k.saved_bytes * byte_scale * s)))
-    return out
-
-
 def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec) -> list[Any]:
     try:
         from accelkit.porting import check
@@ -273,7 +259,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     error: ModeError | None = None
     for par in options:
         act_batch = (micro if training else batch) / par.data
-        mem_kernels = _scaled(kernels, act_batch / example_batch, byte_scale)
+        mem_kernels = [k.scaled(act_batch / example_batch, byte_scale) for k in kernels]
         fp: Footprint = footprint(mem_kernels, weights_bytes=weights, training=training, recompute=recompute,
                                   elem_bytes=elem)
         try:
@@ -289,7 +275,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
 
     def build(par: Parallel) -> CompiledProgram:
         plan = plan_for[par]
-        step_kernels = _scaled(kernels, batch / par.data / example_batch, byte_scale)
+        step_kernels = [k.scaled(batch / par.data / example_batch, byte_scale) for k in kernels]
         placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline, precision=precision)
         check_placement(placement, step_kernels, spec, plan)
         return CompiledProgram(

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from accelkit.compiler.passes import Kernel
+from accelkit.compiler.passes import Kernel, layers
 from accelkit.graph.cost import GATHER_OPS
 from accelkit.hardware.spec import AcceleratorSpec
 from accelkit.sim.constants import (
@@ -88,26 +88,6 @@ def allreduce_s(nbytes: float, n: int, r: Rates) -> float:
     if n <= 1 or nbytes <= 0:
         return 0.0
     return 2 * (n - 1) / n * nbytes / r.link_Bps + 2 * math.ceil(math.log2(n)) * CHIP_HOP_LATENCY_S
-
-
-def _scale(k: Kernel, s: float) -> Kernel:
-    """The kernel at a different batch (weights unchanged; optimizer work does not scale)."""
-    if s == 1.0 or k.section == "opt":
-        return k
-    act_read = max(0, k.bytes_read - k.param_bytes)
-    return replace(k, flops=int(k.flops * s), bytes_read=int(k.param_bytes + act_read * s),
-                   bytes_written=int(k.bytes_written * s), out_bytes=int(k.out_bytes * s),
-                   saved_bytes=int(k.saved_bytes * s))
-
-
-def _groups(kernels: list[Kernel]) -> list[list[Kernel]]:
-    out: list[list[Kernel]] = []
-    for k in kernels:
-        if out and (out[-1][0].section, out[-1][0].group) == (k.section, k.group):
-            out[-1].append(k)
-        else:
-            out.append([k])
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,7 +183,7 @@ def _rdu(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, plan, tensor: i
     w, a = plan.placement["weights"], plan.placement["activation"]
     units = {reg.kernels[0]: f"{reg.units} PCUs / {reg.memory_units} PMUs" for reg in placement.regions}
     out = []
-    for sec in _groups(kernels):
+    for _layer, sec in layers(kernels):
         names = {k.name for k in sec}
         for i, k in enumerate(sec):
             # inside a section, data flows unit to unit: only what enters from outside the section
@@ -327,7 +307,7 @@ def estimate(prog) -> PerfReport:
     per_replica = prog.batch_size / par.data
     micro = min(prog.micro_batch / par.data if prog.training else per_replica, per_replica) or per_replica
     n_micro = max(1, round(per_replica / micro)) if prog.training else 1
-    kernels = [_scale(k, micro / per_replica) for k in prog.kernels]
+    kernels = [k.scaled(micro / per_replica) for k in prog.kernels]
     step_kernels = [k for k in kernels if k.section != "opt"]
     opt_kernels = [k for k in kernels if k.section == "opt"]
     tensor = par.tensor
@@ -371,7 +351,7 @@ def estimate(prog) -> PerfReport:
     comm_s = 0.0
     comm_bytes = 0
     if tensor > 1:
-        layer_out = [g[-1].out_bytes for g in _groups([k for k in step_kernels if k.section == "fwd"])]
+        layer_out = [ks[-1].out_bytes for _g, ks in layers([k for k in step_kernels if k.section == "fwd"])]
         per_pass = sum(2 * allreduce_s(b, tensor, r) for b in layer_out)
         comm_s += per_pass * (2 if prog.training else 1)
         comm_bytes += int(sum(layer_out) * 2 * (2 if prog.training else 1))
