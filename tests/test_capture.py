@@ -8,6 +8,7 @@ import resource
 import pytest
 import torch
 import torch.nn.functional as F
+from small_models import transformers_model
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -269,31 +270,8 @@ def test_data_dependent_output_size_is_a_dynamic_shape_error():
 @pytest.mark.parametrize("name", ["bert", "llama", "vit", "resnet"])
 def test_more_transformers_models_flops_match_flop_counter(name):
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from transformers import (
-        BertConfig,
-        BertModel,
-        LlamaConfig,
-        LlamaForCausalLM,
-        ResNetConfig,
-        ResNetModel,
-        ViTConfig,
-        ViTModel,
-    )
 
-    ids = torch.randint(0, 500, (2, 16))
-    img = torch.randn(2, 3, 32, 32)
-    model, x = {
-        "bert": lambda: (BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                              intermediate_size=128, vocab_size=500)), ids),
-        "llama": lambda: (LlamaForCausalLM(LlamaConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                                       num_key_value_heads=2, intermediate_size=128, vocab_size=500,
-                                                       use_cache=False)), ids),
-        "vit": lambda: (ViTModel(ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                           intermediate_size=128, image_size=32, patch_size=8)), img),
-        "resnet": lambda: (ResNetModel(ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1],
-                                                    layer_type="basic")), img),
-    }[name]()
-    model.eval()
+    model, x = transformers_model(name)
     g = ak.capture(model, (x,))
     with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as fc, torch.no_grad():
         model(x)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from small_models import TRANSFORMERS, transformers_model
 from torch import nn
 
 import accelkit as ak
@@ -268,41 +269,10 @@ def test_missing_artifact_is_refused(tmp_path):
         load(tmp_path)
 
 
-def _zoo_of_transformers():
-    from transformers import (
-        BertConfig,
-        BertModel,
-        GPT2Config,
-        GPT2LMHeadModel,
-        LlamaConfig,
-        LlamaForCausalLM,
-        ResNetConfig,
-        ResNetModel,
-        ViTConfig,
-        ViTModel,
-    )
-
-    ids = torch.randint(0, 500, (2, 16))
-    img = torch.randn(2, 3, 32, 32)
-    return {
-        "gpt2": (GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=500, n_positions=64,
-                                            use_cache=False)), ids),
-        "bert": (BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                      intermediate_size=128, vocab_size=500)), ids),
-        "llama": (LlamaForCausalLM(LlamaConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                               num_key_value_heads=2, intermediate_size=128, vocab_size=500,
-                                               use_cache=False)), ids),
-        "vit": (ViTModel(ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
-                                   image_size=32, patch_size=8)), img),
-        "resnet": (ResNetModel(ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1],
-                                            layer_type="basic")), img),
-    }
-
-
 def test_every_target_compiles_gpt2_bert_llama_vit_resnet():
     """The workshop path: check, port where the check asks for it, compile."""
-    for name, (model, x) in _zoo_of_transformers().items():
-        model.eval()
+    for name in TRANSFORMERS:
+        model, x = transformers_model(name)
         for target in TARGETS:
             m, inputs = model, (x,)
             if not ak.check(model, inputs, target=target).ok:
