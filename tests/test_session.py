@@ -209,3 +209,16 @@ def test_bad_runs_name_the_fix():
         s.run(torch.randn(2, 16), sections=["fwd", "bckwd"])
     with pytest.raises(SessionError, match="fwd"):
         s.run(torch.randn(2, 16), sections=["forward"])
+
+
+def test_from_program_times_every_step_with_that_program_and_never_compiles():
+    torch.manual_seed(0)
+    model = Net().eval()
+    x, _ = _data(8)
+    prog = ak.compile(model, (x,), target="sn40l", precision="bf16")
+    session = ak.Session.from_program(model, prog)
+    step = session.run(x)
+    assert session.compiled is prog and len(session._programs) == 1
+    assert step.simulated_time_s == pytest.approx(prog.report.sections_s["fwd"])
+    assert torch.allclose(step.outputs.float(), model(x), rtol=0, atol=0.05)  # bf16 emulation, real numerics
+    assert session.precision == "bf16" and session.target == "sn40l"

@@ -57,19 +57,6 @@ def input_shapes(named: dict[str, Any]) -> dict[str, dict[str, Any]]:
             else {"value": repr(v)} for k, v in named.items()}
 
 
-class BuiltSession(Session):
-    """An :class:`ak.Session` whose program is the build's (compiled or loaded once, never again)."""
-
-    def __init__(self, model: nn.Module, prog: CompiledProgram) -> None:
-        super().__init__(model, target=prog.target, precision=prog.precision, batch_size=prog.batch_size,
-                         chips=prog.chips, parallel=prog.parallel, mode=prog.mode)
-        self.built_program = prog
-        self._programs["build"] = prog
-
-    def program(self, inputs: tuple[Any, ...], training: bool) -> CompiledProgram:
-        return self.built_program
-
-
 @dataclass(frozen=True)
 class GroqEstimatedPerformance:
     """Modelled speed of one call on the chips the build needed (GroqFlow's ``GroqEstimatedPerformance``).
@@ -111,7 +98,7 @@ class GroqModel:
         self.program = program
         self.state = state
         self._built = input_shapes(built_inputs)
-        self.session = BuiltSession(model, program)
+        self.session = Session.from_program(model, program)  # the build times every call
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         named = bind_inputs(self.model, args=args, kwargs=kwargs)

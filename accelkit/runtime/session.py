@@ -167,6 +167,7 @@ class Session:
         self.input_wait_s = 0.0
         self.sections_s = dict.fromkeys((*SECTIONS, "comm"), 0.0)
         self._programs: dict[Any, Any] = {}
+        self._fixed_program: Any = None  # set by from_program: the clock's one program
         self._writer = None
         if log_dir is not None:
             try:
@@ -176,10 +177,25 @@ class Session:
             self._writer = SummaryWriter(str(log_dir))
 
     # ---- the compiled program behind the clock ------------------------------------------
+    @classmethod
+    def from_program(cls, model: nn.Module, program: Any, optimizer: torch.optim.Optimizer | None = None,
+                     loss_fn: Callable[..., torch.Tensor] | None = None) -> Session:
+        """A session whose clock is an already compiled program (a saved artifact, a build): every step is
+        timed by it and nothing is compiled again, as the vendors' runtimes run a PEF or a build."""
+        micro = program.micro_batch if program.training and program.micro_batch != program.batch_size else None
+        session = cls(model, target=program.target, optimizer=optimizer, loss_fn=loss_fn, precision=program.precision,
+                      batch_size=program.batch_size, micro_batch=micro, chips=program.chips,
+                      parallel=program.parallel, mode=program.mode)
+        session._fixed_program = program
+        session._programs["fixed"] = program
+        return session
+
     def program(self, inputs: tuple[Any, ...], training: bool) -> Any:
         """The compiled program for these input shapes (compiled once, then reused)."""
         from accelkit.compiler.program import compile
 
+        if self._fixed_program is not None:
+            return self._fixed_program
         first = _first_tensor(inputs)
         batch = self.batch_size or (int(first.shape[0]) if first is not None and first.dim() else 1)
         key = (tuple((tuple(t.shape), t.dtype) for t in torch.utils._pytree.tree_flatten(inputs)[0]

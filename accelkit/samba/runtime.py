@@ -35,27 +35,12 @@ TARGET = "sn40l"  # SambaNova's current RDU in accelkit's catalog
 MAPPINGS = (None, "section", "spatial")
 
 
-class PefSession(Session):
-    """An :class:`ak.Session` whose program is the loaded PEF (compiled once, never recompiled at run time)."""
-
-    def __init__(self, model: nn.Module, prog: CompiledProgram, optimizer: torch.optim.Optimizer | None) -> None:
-        micro = prog.micro_batch if prog.training and prog.micro_batch != prog.batch_size else None
-        super().__init__(model, target=prog.target, optimizer=optimizer, precision=prog.precision,
-                         batch_size=prog.batch_size, micro_batch=micro, chips=prog.chips, parallel=prog.parallel,
-                         mode=prog.mode)
-        self.pef_program = prog
-        self._programs["pef"] = prog
-
-    def program(self, inputs: tuple[Any, ...], training: bool) -> CompiledProgram:
-        return self.pef_program
-
-
 @dataclass
 class Traced:
     """What ``utils.trace_graph`` set up: the model, its session on the PEF and the traced outputs."""
 
     model: nn.Module
-    session: PefSession
+    session: Session  # Session.from_program(model, pef): the PEF times every step
     info: pef_file.AppInfo
     outputs: tuple[SambaTensor, ...]
     pef: str
@@ -171,7 +156,7 @@ class SambaSession:
                 t.sn_grad = torch.ones(())  # the loss's gradient d loss / d loss: where the backward pass starts
             outputs.append(t)
         command = getattr(self.app_args, "command", None)
-        self.traced = Traced(model=model, session=PefSession(model, prog, optim), info=info, outputs=tuple(outputs),
+        self.traced = Traced(model=model, session=Session.from_program(model, prog, optim), info=info, outputs=tuple(outputs),
                              pef=str(pef), oracle=OracleCheck(prog.precision) if command == "test" else None)
         setattr(model, "output_tensors", tuple(outputs))  # noqa: B010 - SambaFlow apps read model.output_tensors
         return tuple(outputs)
@@ -269,7 +254,7 @@ class SambaSession:
     @property
     def program(self) -> CompiledProgram:
         """The traced PEF's compiled program (kernels, memory plan, placement, modelled report)."""
-        return self._require_traced("program").session.pef_program
+        return self._require_traced("program").session.compiled
 
     def report(self) -> SessionReport:
         """Modelled time and throughput of the runs so far (labelled MODELLED), the host's measured time,
@@ -281,7 +266,7 @@ class SambaSession:
         if getattr(self.app_args, "command", None) == "measure-performance" and rep.steps:
             from accelkit.sim.report import fmt_s
 
-            prog = tr.session.pef_program
+            prog = tr.session.compiled
             rep.notes.append(
                 f"measure-performance (MODELLED on {prog.target}, not measured): latency "
                 f"{fmt_s(rep.simulated_time_s / rep.steps)} per batch of {prog.batch_size}, "
