@@ -482,7 +482,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", help="the model code, module:factory or zoo:NAME (default: the one in cli.json)")
     p.add_argument("--steps", type=_positive, default=10, help="steps box.yaml starts with (default 10)")
     p.set_defaults(func=_cmd_box)
+
+    p = add("vendor-run", "run a script written for a vendor SDK (PopTorch, SambaFlow, Cerebras, GroqFlow) "
+            "unchanged on the simulated chips; prints each modelled time at the end",
+            "accelkit vendor-run --synthetic-data logreg.py compile -b 32 -p out/logreg.pef", [])
+    from accelkit.vendor import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_cmd_vendor_run)
     return parser
+
+
+def _cmd_vendor_run(args: argparse.Namespace) -> int:
+    from accelkit.vendor import run_script
+
+    return run_script(args.script, args.args, synthetic_data=args.synthetic_data,
+                      show_traceback=args.traceback).exit_code
 
 
 def guard(fn: Callable[[], int], *, prog: str = "accelkit", debug: bool = False) -> int:

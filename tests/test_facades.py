@@ -115,8 +115,16 @@ def test_samba_app_runs_on_its_pef_equals_plain_pytorch_and_refuses_a_mismatch(t
     with pytest.raises(samba.SambaError, match="different model") as exc:
         utils.trace_graph(other, inputs, samba.optim.SGD(other.parameters(), lr=0.1), pef=args.pef)
     assert "recompile" in exc.value.fix
-    with pytest.raises(samba.SambaError, match="compiled for training"):
-        utils.trace_graph(model, inputs, None, pef=args.pef)
+    # inference on the training PEF, as SambaFlow runs it: traced without an optimizer, fwd sections only
+    before = [p.detach().clone() for p in model.parameters()]
+    outputs = utils.trace_graph(model, inputs, None, pef=args.pef)
+    loss, logits = samba.session.run(input_tensors=[x[:16], y[:16]], output_tensors=outputs, section_types=["fwd"])
+    ref_loss, ref_logits = ref(x[:16], y[:16])
+    assert torch.equal(samba.to_torch(logits), ref_logits.detach())
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), before, strict=True))
+    with pytest.raises(samba.SambaError, match="without an optimizer"):
+        samba.session.run(input_tensors=[x[:16], y[:16]], output_tensors=outputs,
+                          section_types=["fwd", "bckwd", "opt"])
 
 
 def test_samba_app_args_document_each_subcommand(capsys):

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel, compile
+from accelkit.runtime import facade_log
 from accelkit.runtime.session import SECTIONS, Session, SessionReport
 from accelkit.samba import pef as pef_file
 from accelkit.samba.oracle import OracleCheck, reference_step
@@ -75,23 +76,32 @@ class SambaSession:
 
     # ---- compile --------------------------------------------------------------------------------
     def compile(self, model: nn.Module, inputs: Sequence[Any], optim: torch.optim.Optimizer | None = None, *,
-                name: str, init_output_grads: bool = False, pef: str | None = None, app_dir: str | None = None,
+                name: str, init_output_grads: bool | None = None, pef: str | None = None, app_dir: str | None = None,
                 config_dict: dict[str, Any] | None = None, pef_metadata: Any = None, micro_batch: int | None = None,
                 fusion: str | None = None, chips: int | None = None, data_parallel: bool | None = None,
-                verbose: bool = True) -> CompiledProgram:
+                squeeze_bs_dim: bool = False, verbose: bool = True) -> CompiledProgram:
         """Compile ``model`` for the RDU and write the PEF-like artifact; prints a short summary.
 
-        An optimizer makes it a training program (fwd, bckwd and opt sections); training needs
-        ``init_output_grads=True``, which seeds the loss output's gradient with 1 (the start of the
-        backward pass). ``pef`` defaults to ``out/<name>/<name>.pef`` under ``app_dir`` (else the working
+        An optimizer makes it a training program (fwd, bckwd and opt sections); its loss output's gradient
+        is seeded with 1 (the start of the backward pass), which is ``init_output_grads``' default for a
+        training compile (hello_world/logreg.py compiles for training without passing it); an explicit
+        ``init_output_grads=False`` is refused. ``pef`` defaults to ``out/<name>/<name>.pef`` under ``app_dir`` (else the working
         directory). ``micro_batch``, ``fusion`` (``"o0"``/``"o1"``), ``chips`` and ``data_parallel``
         default to the app's command line (``-mb``, ``--o0``/``--o1``, ``-ws``, ``--data-parallel``), or to
         ``config_dict`` (SambaFlow apps pass ``vars(args)``). ``pef_metadata`` is accepted and ignored.
+        ``squeeze_bs_dim`` (lenet/lenet.py passes it) changes how the RDU lays out the batch axis, not the
+        values: accepted and recorded.
         """
+        if squeeze_bs_dim:
+            facade_log.accept("SambaFlow", "session.compile(squeeze_bs_dim=True)",
+                              "lets the RDU compiler drop the batch axis from on-chip tensor layouts; the values are "
+                              "the same, and the simulated layout is the compiler's own")
         require_converted(model, "session.compile")
         inputs = tuple(inputs)
         ports = pef_file.ports(inputs)
         training = optim is not None
+        if init_output_grads is None:
+            init_output_grads = training
         if training and not init_output_grads:
             raise SambaError("a training compile (optim given) must initialise the loss output's gradient",
                              fix="pass init_output_grads=True (SambaFlow apps pass init_output_grads=not "
@@ -137,9 +147,8 @@ class SambaSession:
         info = pef_file.read(pef)
         pef_file.check_model(prog, model, pef)
         pef_file.check_inputs(info, tuple(inputs), pef)
-        if info.training and optim is None:
-            raise SambaError(f"{pef} was compiled for training ({info.optimizer}) but no optimizer was traced",
-                             fix="pass the optimizer, or compile with --inference for an inference PEF")
+        # a training PEF traced without an optimizer runs its fwd sections only (inference on a training PEF,
+        # as SambaFlow allows): session.run refuses bckwd / opt on it
         if not info.training and optim is not None:
             raise SambaError(f"{pef} was compiled for inference: it has no bckwd or opt sections",
                              fix="compile again without --inference to train, or trace with optim=None")
@@ -158,6 +167,11 @@ class SambaSession:
         command = getattr(self.app_args, "command", None)
         self.traced = Traced(model=model, session=Session.from_program(model, prog, optim), info=info, outputs=tuple(outputs),
                              pef=str(pef), oracle=OracleCheck(prog.precision) if command == "test" else None)
+        if mapping is not None:
+            facade_log.accept("SambaFlow", f"trace_graph(mapping={mapping!r})",
+                              "chooses how sections are laid out on the RDU's tiles; the simulated RDU's placement "
+                              "is the compiler's own")
+        facade_log.register_run(f"SambaFlow app on {pef}", self.report)
         setattr(model, "output_tensors", tuple(outputs))  # noqa: B010 - SambaFlow apps read model.output_tensors
         return tuple(outputs)
 
@@ -180,7 +194,17 @@ class SambaSession:
         (``-ws N --data-parallel``) and the gradient reduction is part of the modelled clock.
         """
         tr = self._require_traced("run")
-        secs = _sections(section_types, tr.info.training)
+        trains = tr.info.training and tr.session.optimizer is not None
+        secs = _sections(section_types, trains)
+        if tr.info.training and not trains and set(secs) - {"fwd"}:
+            raise SambaError(f"{tr.pef} was traced without an optimizer, so it runs its fwd sections only, "
+                             f"not {list(secs)}", fix="pass the optimizer to utils.trace_graph to train")
+        for flag, on, why in (("data_parallel", data_parallel, "data parallelism is fixed when the PEF is compiled "
+                               "(-ws N --data-parallel); the run uses what the PEF holds"),
+                              ("reduce_on_rdu", reduce_on_rdu, "where gradients are reduced only moves time between "
+                               "host and RDU; the modelled clock includes the reduction")):
+            if on:
+                facade_log.accept("SambaFlow", f"session.run({flag}=True)", why)
         if not tr.info.training and set(secs) - {"fwd"}:
             raise SambaError(f"{tr.pef} was compiled for inference and has only fwd sections, not {list(secs)}",
                              fix="run section_types=['fwd'], or compile without --inference to train")
@@ -198,7 +222,8 @@ class SambaSession:
                     group[k] = v
         args = tuple(plain(t) for t in inputs)
         ref = reference_step(tr.model, tr.session.optimizer, args, secs) if tr.oracle is not None else None
-        step = tr.session.run(*args, sections=secs)
+        with facade_log.vendor_call("samba.session.run(...)"):
+            step = tr.session.run(*args, sections=secs)
         leaves = [t.detach() for t in torch.utils._pytree.tree_flatten(step.outputs)[0]
                   if isinstance(t, torch.Tensor)]
         if ref is not None and tr.oracle is not None:

@@ -46,6 +46,25 @@ class SambaTensor(torch.Tensor):
         """Where SambaFlow copies the tensor to the RDU. The simulated RDU shares this host's memory: no copy."""
         return self
 
+    # SambaFlow apps convert a named input and keep using it, e.g. hello_world/logreg.py's
+    # `samba.randn(..., name='image', batch_dim=0).bfloat16().float()`: conversions keep the name.
+    def to(self, *args: Any, **kwargs: Any) -> SambaTensor:  # type: ignore[override]
+        return self._renamed(self.as_subclass(torch.Tensor).to(*args, **kwargs))
+
+    def float(self, *args: Any, **kwargs: Any) -> SambaTensor:  # type: ignore[override]
+        return self._renamed(self.as_subclass(torch.Tensor).float(*args, **kwargs))
+
+    def bfloat16(self, *args: Any, **kwargs: Any) -> SambaTensor:  # type: ignore[override]
+        return self._renamed(self.as_subclass(torch.Tensor).bfloat16(*args, **kwargs))
+
+    def half(self, *args: Any, **kwargs: Any) -> SambaTensor:  # type: ignore[override]
+        return self._renamed(self.as_subclass(torch.Tensor).half(*args, **kwargs))
+
+    def _renamed(self, data: torch.Tensor) -> SambaTensor:
+        t = named(data, self.sn_name, self.batch_dim)
+        t.requires_grad_(data.requires_grad)
+        return t
+
     def __deepcopy__(self, memo: dict[int, Any]) -> SambaTensor:
         copy = named(self.as_subclass(torch.Tensor).detach().clone(), self.sn_name, self.batch_dim)
         copy.requires_grad_(self.requires_grad)

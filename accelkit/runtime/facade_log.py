@@ -1,0 +1,131 @@
+"""What the vendor facades tell the person running a vendor script, beyond the script's own output.
+
+Three things, kept here so each facade records them the same way and ``accelkit vendor-run`` can print
+them at the end of a run:
+
+- **options accepted but not simulated**: an option that only matters on the real hardware (a GroqView
+  file, an IPU memory proportion, a compiler flag) is accepted so the script runs unchanged; it is
+  recorded with what it does on the real machine and why the simulated chip does not need it.
+  (An option that changes what is *computed* is never recorded here: a facade honours it, or refuses it
+  with an error naming it.)
+- **runs**: every facade object with a modelled clock registers a ``report()`` callable, so the
+  launcher can print each modelled time even when the tutorial script prints nothing about it;
+- **errors**: :func:`vendor_call` turns an exception PyTorch raises inside a vendor call (the user's
+  model or loss running under ``poptorch.trainingModel``, a ``cstorch.trace`` step, ...) into a
+  :class:`VendorCallError` naming that call and, for the common causes, the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from accelkit.errors import AccelkitError
+
+
+@dataclass(frozen=True)
+class AcceptedOption:
+    """An option a vendor script set that only matters on the real hardware."""
+
+    vendor: str  # "PopTorch", "SambaFlow", "Cerebras", "GroqFlow"
+    option: str  # as the script wrote it, e.g. "groqit(groqview=True)"
+    why: str  # what it does on the real machine, and why the simulation does not need it
+
+    def __str__(self) -> str:
+        return f"{self.vendor}: {self.option} accepted, not simulated: {self.why}"
+
+
+_accepted: list[AcceptedOption] = []
+_runs: list[tuple[str, Callable[[], Any]]] = []
+
+
+def accept(vendor: str, option: str, why: str) -> None:
+    """Record that ``option`` was accepted and left unsimulated (once per vendor and option)."""
+    item = AcceptedOption(vendor, option, why)
+    if item not in _accepted:
+        _accepted.append(item)
+
+
+def accepted() -> list[AcceptedOption]:
+    """Every hardware-only option recorded in this process, in the order they were set."""
+    return list(_accepted)
+
+
+def register_run(label: str, report: Callable[[], Any]) -> None:
+    """Register a facade object's ``report`` (called at the end of ``accelkit vendor-run``)."""
+    _runs.append((label, report))
+
+
+def runs() -> list[tuple[str, Callable[[], Any]]]:
+    return list(_runs)
+
+
+def reset() -> None:
+    """Forget what was recorded (the launcher starts each script afresh)."""
+    _accepted.clear()
+    _runs.clear()
+
+
+class VendorCallError(AccelkitError, RuntimeError):
+    """PyTorch failed inside a vendor call; names the call, PyTorch's own message and the fix."""
+
+
+# (pattern in PyTorch's message, the fix); the first that matches wins
+KNOWN_CAUSES: tuple[tuple[str, str], ...] = (
+    (r"expected (scalar type|target dtype to be) Long|Long but found Int|expected .*Long",
+     "the loss wants int64 class labels: convert them where the batch is made, e.g. `labels.long()` (Cerebras "
+     "systems take int32 labels; on this CPU PyTorch's CrossEntropyLoss needs int64)"),
+    (r"mat1 and mat2 shapes cannot be multiplied|size mismatch|shape .* is invalid for input",
+     "a layer got inputs of another shape than it was built for: check the batch's shape against the model "
+     "(e.g. flatten images before a Linear layer)"),
+    (r"expected scalar type (Half|Float|BFloat16) but found|mixed dtype|must have the same dtype",
+     "the inputs' dtype differs from the model's: convert them, e.g. `x.half()` for a `model.half()` model"),
+    (r"element 0 of tensors does not require grad",
+     "the loss does not depend on any trainable parameter: return the loss computed from the model's output"),
+)
+
+
+def _fix_for(message: str) -> str:
+    for pattern, fix in KNOWN_CAUSES:
+        if re.search(pattern, message):
+            return fix
+    return "the error is PyTorch's, raised while your model ran on this CPU: the line named above is where"
+
+
+@contextlib.contextmanager
+def vendor_call(call: str) -> Iterator[None]:
+    """Run the body as vendor call ``call`` (e.g. ``"poptorch.trainingModel(...)(x, labels)"``): accelkit
+    errors pass through, PyTorch's ``RuntimeError`` / ``TypeError`` / ``IndexError`` become a
+    :class:`VendorCallError` that names the call and the fix, chained to the original."""
+    try:
+        yield
+    except AccelkitError:
+        raise
+    except (RuntimeError, TypeError, IndexError, ValueError) as exc:
+        where = _user_line(exc)
+        raise VendorCallError(f"{call} failed: {type(exc).__name__}: {exc}".rstrip(), where=where,
+                              fix=_fix_for(str(exc))) from exc
+
+
+def _user_line(exc: BaseException) -> str | None:
+    """The last frame of the traceback outside torch and accelkit: the user's own line."""
+    import os
+    import traceback
+
+    import torch
+
+    import accelkit
+
+    libraries = tuple(os.path.dirname(m.__file__ or "") + os.sep for m in (torch, accelkit))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(libraries)]
+    if not frames:
+        return None
+    f = frames[-1]
+    return f"{f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
+
+
+__all__ = ["KNOWN_CAUSES", "AcceptedOption", "VendorCallError", "accept", "accepted", "register_run", "reset",
+           "runs", "vendor_call"]

@@ -1,0 +1,136 @@
+"""``accelkit vendor-run script.py [args]``: run a script written for a vendor's SDK, unchanged, on accelkit.
+
+    accelkit vendor-run logreg.py compile -b 32 -p out/logreg.pef          # SambaFlow, as written
+    accelkit vendor-run --synthetic-data mnist_poptorch.py --epochs 1      # PopTorch, MNIST made here
+    python -m accelkit.vendor train_cstorch.py                             # the same launcher
+
+For that one run the vendor module names (``poptorch``, ``sambaflow``, ``sambaflow.samba...``,
+``cerebras.pytorch``, ``cerebras.framework.torch``, ``groqflow``) are answered by accelkit's facades
+(:mod:`accelkit.vendor.aliases`: an import hook asked *after* every installed package, so a real SDK is
+never shadowed), and the script runs as ``__main__`` with its own ``sys.argv`` (``runpy.run_path``).
+``--synthetic-data`` swaps the downloads tutorials make (torchvision datasets, Hugging Face
+checkpoints) for data made here, and says so (:mod:`accelkit.vendor.synthetic`).
+
+At the end the launcher prints what the script's own output may not: each facade's modelled time and
+report (labelled MODELLED; the script's numerics were real PyTorch on this CPU), and every option the
+script set that only matters on real hardware, with what it does there. An error raised by accelkit, or by
+PyTorch inside a vendor call, is printed as the call, the script's line and the fix (exit status 1),
+not as a traceback; ``--traceback`` shows the full traceback too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from accelkit.errors import AccelkitError
+from accelkit.runtime import facade_log
+
+
+@dataclass
+class VendorRun:
+    """What one run of a vendor script left behind (returned by :func:`run_script`)."""
+
+    script: str
+    exit_code: int
+    served: list[str] = field(default_factory=list)  # vendor module names answered by accelkit
+    reports: list[tuple[str, str]] = field(default_factory=list)  # (label, report text), MODELLED
+    accepted: list[str] = field(default_factory=list)  # hardware-only options, each explained
+    substitutions: list[str] = field(default_factory=list)  # what --synthetic-data replaced
+    error: str | None = None
+
+    def summary(self) -> str:
+        lines = [f"accelkit vendor-run: {self.script} "
+                 + ("finished" if self.exit_code == 0 else f"stopped (exit status {self.exit_code})")]
+        if self.served:
+            lines.append("  vendor modules answered by accelkit's simulation: " + ", ".join(self.served))
+        for text in self.substitutions:
+            lines.append(f"  synthetic data: {text}")
+        for label, text in self.reports:
+            lines.append(f"  {label}:")
+            lines.extend("    " + line for line in text.splitlines())
+        for text in self.accepted:
+            lines.append(f"  {text}")
+        return "\n".join(lines)
+
+
+def _script_error(exc: BaseException, script: str) -> str:
+    """An accelkit error (or a PyTorch error inside a vendor call) as the call, the script's line and the fix."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+    return f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}"
+
+
+def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synthetic_data: bool = False,
+               show_traceback: bool = False) -> VendorRun:
+    """Run ``script`` with ``argv`` as a vendor SDK would run it (see the module docstring); prints the
+    end-of-run summary and returns it as a :class:`VendorRun`."""
+    from accelkit.vendor import aliases, synthetic
+
+    path = os.path.abspath(script)
+    if not Path(path).is_file():
+        raise AccelkitError(f"no script at {script}", fix="give the path of the vendor script to run")
+    run = VendorRun(script=str(script), exit_code=0)
+    facade_log.reset()
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(path))  # the script's own helper modules (e.g. lenet's mnist_utils)
+    wants_hub = synthetic_data and "from_pretrained" in Path(path).read_text(errors="replace")
+    try:
+        with aliases.installed() as finder, (synthetic.installed(hf=wants_hub) if synthetic_data
+                                              else contextlib.nullcontext()):
+            try:
+                runpy.run_path(path, run_name="__main__")
+            except SystemExit as exc:
+                run.exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if exc.code not in (None, 0) and not isinstance(exc.code, int):
+                    print(exc.code, file=sys.stderr)
+            except (AccelkitError, facade_log.VendorCallError) as exc:
+                run.exit_code, run.error = 1, _script_error(exc, path)
+                if show_traceback:
+                    traceback.print_exc()
+                print(run.error, file=sys.stderr)
+            run.served = list(dict.fromkeys(finder.served))
+            run.substitutions = synthetic.substitutions()
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    for label, report in facade_log.runs():
+        try:
+            run.reports.append((label, str(report())))
+        except AccelkitError:
+            continue  # a facade object that never ran a step has nothing to report
+    run.accepted = [str(a) for a in facade_log.accepted()]
+    print(run.summary())
+    return run
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The launcher's arguments (shared by ``accelkit vendor-run`` and ``python -m accelkit.vendor``)."""
+    parser.add_argument("--synthetic-data", action="store_true",
+                        help="answer the script's downloads (torchvision MNIST/FashionMNIST/CIFAR10, Hugging Face "
+                             "from_pretrained) with data made on this machine; each substitution is announced")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print Python's full traceback as well as the call and the fix")
+    parser.add_argument("script", help="the vendor script (e.g. a SambaFlow app, a PopTorch tutorial)")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments, passed unchanged")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m accelkit.vendor",
+        description="Run a script written for a vendor SDK (PopTorch, SambaFlow, Cerebras, GroqFlow) unchanged on "
+                    "accelkit's simulated accelerators: real PyTorch numerics, modelled time.")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_script(args.script, args.args, synthetic_data=args.synthetic_data,
+                      show_traceback=args.traceback).exit_code
+
+
+__all__ = ["VendorRun", "add_arguments", "main", "run_script"]

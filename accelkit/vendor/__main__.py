@@ -1,0 +1,7 @@
+"""``python -m accelkit.vendor script.py [args]``: see :mod:`accelkit.vendor`."""
+
+import sys
+
+from accelkit.vendor import main
+
+sys.exit(main())

@@ -1,0 +1,134 @@
+"""The vendor SDKs' module names, answered by accelkit's facades for one run, never over a real SDK.
+
+A vendor script imports ``poptorch``, ``sambaflow.samba``, ``cerebras.pytorch``, ``groqflow``...
+:class:`VendorFinder` is an import hook placed *after* Python's own finders on ``sys.meta_path``: it is
+asked about a name only when no installed package provides it, so a real SDK beside accelkit always
+wins. For such a name it returns a small proxy module that hands every attribute to the accelkit facade
+(``poptorch.trainingModel`` is ``accelkit.poptorch.trainingModel``); proxies of packages have an empty
+``__path__`` so that ``import sambaflow.samba.utils.argparser`` reaches this finder again.
+
+A sub-module of an SDK is served only when the SDK's root was served by this finder: a real
+``sambaflow`` that lacks some sub-module is never patched with accelkit's. ``installed()`` is used as a
+context manager by the launcher, and removes the hook and every proxy when the script ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+# vendor module name -> the accelkit module that answers it (None: an empty namespace package)
+ALIASES: dict[str, str | None] = {
+    # Graphcore PopTorch (docs.graphcore.ai/projects/poptorch-user-guide): `import poptorch`
+    "poptorch": "accelkit.poptorch",
+    "poptorch.optim": "accelkit.poptorch.optim",
+    # SambaNova SambaFlow (github.com/sambanova/tutorials hello_world/logreg.py, lenet/lenet.py)
+    "sambaflow": "accelkit.samba.sdk",
+    "sambaflow.samba": "accelkit.samba",
+    "sambaflow.samba.optim": "accelkit.samba.optim",
+    "sambaflow.samba.sambaloader": "accelkit.samba.sambaloader",
+    "sambaflow.samba.utils": "accelkit.samba.utils",
+    "sambaflow.samba.utils.argparser": "accelkit.samba.utils",
+    "sambaflow.samba.utils.pef_utils": "accelkit.samba.utils",
+    "sambaflow.samba.utils.dataset": None,
+    "sambaflow.samba.utils.dataset.mnist": "accelkit.samba.utils",
+    "sambaflow.logging": "accelkit.samba.sdk",
+    # Cerebras: cerebras.pytorch (`import cerebras.pytorch as cstorch`, release 2.x; `cerebras_pytorch` in 1.9)
+    # and the CS-2's first API, cerebras.framework.torch (`import cerebras.framework.torch as cbtorch`)
+    "cerebras": None,
+    "cerebras.pytorch": "accelkit.cerebras",
+    "cerebras_pytorch": "accelkit.cerebras",
+    "cerebras.framework": None,
+    "cerebras.framework.torch": "accelkit.cerebras.cbtorch",
+    # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
+    "groqflow": "accelkit.groqflow",
+}
+
+# the name whose presence as a real package means the vendor's SDK is installed
+SDK_ROOTS = ("poptorch", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "groqflow")
+PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
+
+
+def sdk_root(name: str) -> str | None:
+    """The SDK root ``name`` belongs to (``sambaflow.samba.utils`` -> ``sambaflow``), else None."""
+    return next((r for r in SDK_ROOTS if name == r or name.startswith(r + ".")), None)
+
+
+def is_proxy(module: Any) -> bool:
+    return isinstance(module, types.ModuleType) and PROXY_FLAG in vars(module)
+
+
+def _proxy(name: str, target: str | None) -> types.ModuleType:
+    mod = types.ModuleType(name, f"accelkit's stand-in for {name}" + (f" (answered by {target})" if target else ""))
+    vars(mod)[PROXY_FLAG] = target or ""
+    mod.__path__ = []  # a package: its sub-modules are looked up (by this finder) too
+    if target is not None:
+        real = importlib.import_module(target)
+        vars(mod)["__all__"] = list(getattr(real, "__all__", [n for n in vars(real) if not n.startswith("_")]))
+        for attr in ("__version__", "__doc__"):
+            if hasattr(real, attr):
+                setattr(mod, attr, getattr(real, attr))
+
+        def __getattr__(attr: str) -> Any:  # noqa: N807 - PEP 562 module attribute hook
+            try:
+                return getattr(real, attr)
+            except AttributeError:
+                raise AttributeError(
+                    f"module {name!r} (accelkit's simulated {name.split('.')[0]}) has no attribute {attr!r}: "
+                    f"accelkit's facade {target} does not provide it (see README, 'Vendor scripts')") from None
+
+        vars(mod)["__getattr__"] = __getattr__
+    return mod
+
+
+class _ProxyLoader(importlib.abc.Loader):
+    def __init__(self, target: str | None) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _proxy(spec.name, self.target)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run: the proxy hands attributes to the accelkit module."""
+
+
+class VendorFinder(importlib.abc.MetaPathFinder):
+    """Answers the vendor names in :data:`ALIASES` that nothing installed answered (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.served: list[str] = []
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in ALIASES:
+            return None
+        root = sdk_root(fullname)
+        if root is not None and root != fullname and not is_proxy(sys.modules.get(root)):
+            return None  # the SDK is really installed (or not imported through us): never patch it
+        parent = fullname.rpartition(".")[0]
+        if parent and parent in sys.modules and not is_proxy(sys.modules[parent]) and root is None:
+            return None
+        self.served.append(fullname)
+        return importlib.machinery.ModuleSpec(fullname, _ProxyLoader(ALIASES[fullname]), is_package=True)
+
+
+@contextlib.contextmanager
+def installed() -> Iterator[VendorFinder]:
+    """Put the vendor names on the import path for the duration of the block, then take them away."""
+    finder = VendorFinder()
+    sys.meta_path.append(finder)  # last: every real finder is asked first
+    try:
+        yield finder
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n, m in sys.modules.items() if is_proxy(m)]:
+            del sys.modules[name]
+
+
+__all__ = ["ALIASES", "SDK_ROOTS", "VendorFinder", "installed", "is_proxy", "sdk_root"]

@@ -1,0 +1,287 @@
+"""``--synthetic-data``: the downloads vendor tutorials make, answered from data made on this machine.
+
+The tutorials fetch their data: ``torchvision.datasets.MNIST(root, train=True, download=True)`` (SambaNova's
+hello_world/logreg.py, Graphcore's MNIST and basics tutorials use MNIST / FashionMNIST), CIFAR-10, and
+Hugging Face checkpoints (``BertForQuestionAnswering.from_pretrained("bert-base-uncased")``). Nothing is
+downloaded here (no network in a workshop), so for one run this module stands in for them:
+
+- **torchvision datasets** ``MNIST``, ``FashionMNIST``, ``CIFAR10`` with torchvision's signatures
+  ``(root, train=True, transform=None, target_transform=None, download=False)``, yielding ``(PIL image,
+  int label)`` as torchvision does. The images are accelkit's handwriting-like digits
+  (:func:`accelkit.data.digits`: pen strokes drawn by code, UCI-style 8x8 block counts) scaled up to
+  28x28 (grey) or 32x32 (coloured per sample, for CIFAR-10); the label is the digit. A model that learns
+  MNIST learns these, so a tutorial's loss falls as it would. 2,000 training and 500 test samples.
+- **torchvision.transforms** ``Compose``, ``ToTensor``, ``Normalize``, ``Lambda``, ``Resize``,
+  ``ConvertImageDtype``, when torchvision itself is not installed (it is not, on a CPU-only workshop
+  machine: its wheels pull a CUDA torch).
+- **Hugging Face ``from_pretrained``** of a model (``transformers.PreTrainedModel.from_pretrained`` and
+  the ``AutoModel*`` / ``AutoConfig`` classes): the architecture named by the checkpoint (``bert``,
+  ``gpt2``, ...) built from its config class at a small size (2 layers, width 64) with *random* weights,
+  as accelkit builds every transformers model. Keyword arguments the script passes (``num_labels=2``)
+  are kept. The numbers are therefore not the checkpoint's: what runs is the architecture.
+
+Every substitution is announced on stderr when it happens (``accelkit vendor-run: --synthetic-data:
+...``), and :func:`substitutions` lists them for the end-of-run report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+TRAIN_SAMPLES, TEST_SAMPLES = 2000, 500
+SMALL_TRANSFORMER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128,
+                     "n_embd": 64, "n_layer": 2, "n_head": 2, "dim": 64, "n_layers": 2, "n_heads": 2,
+                     "hidden_dim": 128, "max_position_embeddings": 128, "n_positions": 128, "vocab_size": 1000}
+
+_said: list[str] = []
+
+
+def _say(text: str) -> None:
+    if text not in _said:
+        _said.append(text)
+        print(f"accelkit vendor-run: --synthetic-data: {text}", file=sys.stderr)
+
+
+def substitutions() -> list[str]:
+    """What ``--synthetic-data`` replaced in this run, one line each."""
+    return list(_said)
+
+
+# ---- torchvision ----------------------------------------------------------------------------------
+def _digit_images(n: int, seed: int, side: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n, side, side) uint8 digit images (0..255) and (n,) int64 labels, from accelkit.data.digits."""
+    from accelkit.data import digits
+
+    s = digits(n, seed)
+    small = s.extras["images"].reshape(-1, 1, 8, 8) / 16.0  # block counts -> [0, 1]
+    inner = side - 4  # a 2-pixel margin, as MNIST centres its digits
+    big = torch.nn.functional.interpolate(small, size=(inner, inner), mode="bilinear", align_corners=False)
+    big = torch.nn.functional.pad(big, (2, 2, 2, 2))[:, 0]
+    return (big.clamp(0, 1) * 255).round().to(torch.uint8).numpy(), s.y.numpy()
+
+
+class _StandInDataset(torch.utils.data.Dataset):
+    """A torchvision vision dataset's interface over generated digits (see the module docstring)."""
+
+    side = 28
+    colour = False
+    classes = [f"{d} - {w}" for d, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",
+                                                   "eight", "nine"))]
+
+    def __init__(self, root: Any = None, train: bool = True, transform: Callable[[Any], Any] | None = None,
+                 target_transform: Callable[[Any], Any] | None = None, download: bool = False) -> None:
+        name = type(self).__name__
+        _say(f"torchvision.datasets.{name}(root={str(root)!r}, train={train}) is {TRAIN_SAMPLES if train else TEST_SAMPLES}"
+             f" generated handwriting-like digits (accelkit.data.digits, {self.side}x{self.side}); nothing downloaded"
+             + ("" if "__accelkit_facade__" not in vars(sys.modules.get("torchvision", sys)) else
+                " (torchvision is not installed: its datasets and transforms are accelkit's stand-ins)"))
+        self.root, self.train, self.transform, self.target_transform = root, train, transform, target_transform
+        images, labels = _digit_images(TRAIN_SAMPLES if train else TEST_SAMPLES, 0 if train else 1, self.side)
+        if self.colour:  # CIFAR-10 stand-in: each sample's strokes in a random colour on a random background
+            g = np.random.default_rng(2 if train else 3)
+            fg = g.uniform(0.4, 1.0, (len(images), 1, 1, 3))
+            bg = g.uniform(0.0, 0.3, (len(images), 1, 1, 3))
+            a = images[..., None] / 255.0
+            images = ((a * fg + (1 - a) * bg) * 255).round().astype(np.uint8)
+        self.data = torch.from_numpy(images)
+        self.targets = torch.from_numpy(labels)
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        from PIL import Image
+
+        img: Any = Image.fromarray(self.data[index].numpy(), mode="RGB" if self.colour else "L")
+        target: Any = int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+
+class MNIST(_StandInDataset):
+    """Stand-in for ``torchvision.datasets.MNIST`` (28x28 grey digits, 10 classes)."""
+
+
+class FashionMNIST(_StandInDataset):
+    """Stand-in for ``torchvision.datasets.FashionMNIST``: the same 28x28 digits (clothes are not generated)."""
+
+
+class CIFAR10(_StandInDataset):
+    """Stand-in for ``torchvision.datasets.CIFAR10``: 32x32 RGB images (coloured digits), 10 classes."""
+
+    side = 32
+    colour = True
+
+
+def _to_tensor(pic: Any) -> torch.Tensor:
+    """``transforms.ToTensor``: a PIL image or HxW(xC) uint8 array -> CxHxW float tensor in [0, 1]."""
+    arr = torch.as_tensor(np.array(pic, copy=True))
+    if arr.dim() == 2:
+        arr = arr[:, :, None]
+    t = arr.permute(2, 0, 1).contiguous()
+    return t.float().div(255) if t.dtype == torch.uint8 else t.float()
+
+
+class Compose:
+    def __init__(self, transforms: list[Callable[[Any], Any]]) -> None:
+        self.transforms = transforms
+
+    def __call__(self, x: Any) -> Any:
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+
+class ToTensor:
+    def __call__(self, pic: Any) -> torch.Tensor:
+        return _to_tensor(pic)
+
+
+class Normalize:
+    def __init__(self, mean: Any, std: Any, inplace: bool = False) -> None:
+        self.mean, self.std = mean, std
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        mean = torch.as_tensor(self.mean, dtype=t.dtype).reshape(-1, 1, 1)
+        std = torch.as_tensor(self.std, dtype=t.dtype).reshape(-1, 1, 1)
+        return (t - mean) / std
+
+
+class Lambda:
+    def __init__(self, lambd: Callable[[Any], Any]) -> None:
+        self.lambd = lambd
+
+    def __call__(self, x: Any) -> Any:
+        return self.lambd(x)
+
+
+class Resize:
+    def __init__(self, size: int | tuple[int, int], **_: Any) -> None:
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+
+    def __call__(self, x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return torch.nn.functional.interpolate(x[None].float(), size=self.size, mode="bilinear")[0]
+        return x.resize(self.size[::-1])
+
+
+class ConvertImageDtype:
+    def __init__(self, dtype: torch.dtype) -> None:
+        self.dtype = dtype
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        return t.to(self.dtype)
+
+
+def _module(name: str, **attrs: Any) -> types.ModuleType:
+    mod = types.ModuleType(name, f"accelkit --synthetic-data stand-in for {name}")
+    vars(mod).update(attrs)
+    vars(mod)["__accelkit_facade__"] = "accelkit.vendor.synthetic"
+    return mod
+
+
+@contextlib.contextmanager
+def _torchvision() -> Iterator[None]:
+    datasets = {"MNIST": MNIST, "FashionMNIST": FashionMNIST, "CIFAR10": CIFAR10}
+    if importlib.util.find_spec("torchvision") is not None:  # the real one: swap only its dataset classes
+        import torchvision  # type: ignore[import-not-found]
+
+        saved = {k: getattr(torchvision.datasets, k) for k in datasets}
+        for k, v in datasets.items():
+            setattr(torchvision.datasets, k, v)
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                setattr(torchvision.datasets, k, v)
+        return
+    transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
+                         Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype)
+    ds = _module("torchvision.datasets", **datasets)
+    tv = _module("torchvision", datasets=ds, transforms=transforms, __version__="0.0+accelkit.standin")
+    added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms}
+    sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
+    try:
+        yield
+    finally:
+        for k in added:
+            sys.modules.pop(k, None)
+
+
+# ---- Hugging Face ---------------------------------------------------------------------------------
+def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any]) -> Any:
+    known = set(config_cls().to_dict())
+    small = {k: v for k, v in SMALL_TRANSFORMER.items() if k in known}
+    config = config_cls(**{**small, **{k: v for k, v in kwargs.items() if k in known or k == "num_labels"}})
+    _say(f"from_pretrained({name!r}) builds {config_cls.__name__.removesuffix('Config')} from its config class at a "
+         f"small size ({', '.join(f'{k}={v}' for k, v in small.items())}) with RANDOM weights; nothing downloaded")
+    return config
+
+
+def _config_class_for(name: str) -> Any:
+    from transformers import CONFIG_MAPPING
+
+    key = str(name).lower().rsplit("/", 1)[-1]
+    matches = sorted((t for t in CONFIG_MAPPING if t in key.replace("-", "_") or t in key), key=len, reverse=True)
+    if not matches:
+        from accelkit.errors import AccelkitError
+
+        raise AccelkitError(f"--synthetic-data cannot tell which architecture the checkpoint {name!r} is",
+                            fix="build the model from its config class: e.g. BertConfig(...) and BertModel(config)")
+    return CONFIG_MAPPING[matches[0]]
+
+
+@contextlib.contextmanager
+def _hf_hub() -> Iterator[None]:
+    if importlib.util.find_spec("transformers") is None:
+        yield
+        return
+    import transformers
+    from transformers.models.auto.auto_factory import _BaseAutoModelClass
+
+    saved = {"model": transformers.PreTrainedModel.__dict__["from_pretrained"],
+             "auto": _BaseAutoModelClass.__dict__["from_pretrained"],
+             "config": transformers.AutoConfig.__dict__["from_pretrained"]}
+
+    def model_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        return cls(_small_config(cls.config_class, name, kwargs))
+
+    def auto_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        config = _small_config(_config_class_for(name), name, kwargs)
+        return cls.from_config(config)
+
+    def config_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        return _small_config(_config_class_for(name), name, kwargs)
+
+    transformers.PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)  # type: ignore[assignment]
+    _BaseAutoModelClass.from_pretrained = classmethod(auto_from_pretrained)  # type: ignore[assignment]
+    transformers.AutoConfig.from_pretrained = classmethod(config_from_pretrained)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        transformers.PreTrainedModel.from_pretrained = saved["model"]  # type: ignore[method-assign]
+        _BaseAutoModelClass.from_pretrained = saved["auto"]  # type: ignore[method-assign]
+        transformers.AutoConfig.from_pretrained = saved["config"]  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def installed(hf: bool = True) -> Iterator[None]:
+    """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
+    imports transformers, a few seconds, for scripts that never call ``from_pretrained``)."""
+    _said.clear()
+    with _torchvision(), (_hf_hub() if hf else contextlib.nullcontext()):
+        yield
+
+
+__all__ = ["CIFAR10", "MNIST", "FashionMNIST", "installed", "substitutions"]
