@@ -51,3 +51,31 @@ def test_sambaflow_logreg_compiles_then_trains_on_mnist(tmp_path):
     assert "SambaFlow app on out/logreg/logreg.pef" in proc.stdout and "MODELLED on sn40l" in proc.stdout
     assert "40 steps" in proc.stdout
     assert "torchvision.datasets.MNIST" in proc.stderr and "nothing downloaded" in proc.stderr
+
+
+# ---- Cerebras -------------------------------------------------------------------------------------
+def test_cbtorch_seed_session_with_model_optimizer_criterion_trains_then_evaluates(tmp_path):
+    out = vendor_run(tmp_path, "cbtorch_seed.py", synthetic=False).stdout
+    falls(out)
+    assert "cerebras.framework.torch" in out
+    train, evaluate = out.split("cbtorch.Session (mode='train')")[1].split("cbtorch.Session (mode='eval')")
+    assert "MODELLED on wse2" in train and "32 steps" in train and "opt" in train  # each optimizer.step(): a step
+    assert "16 steps" in evaluate and "bckwd" not in evaluate  # each forward under mode='eval': a step
+    assert "execution mode on the CS-2" in out
+
+
+def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp_path):
+    out = vendor_run(tmp_path, "cstorch_loop.py", synthetic=False).stdout
+    falls(out)
+    assert "checkpoint_25.mdl', 'checkpoints/checkpoint_50.mdl', 'checkpoints/checkpoint_60.mdl']" in out
+    assert "last holds step 60" in out and "60 steps" in out and "MODELLED on wse2" in out
+    assert "cstorch.backend(compile_dir='/tmp/compile_dir') accepted, not simulated" in out
+    assert list((tmp_path / "cerebras_artifacts").glob("*.akp"))  # the compiled program, in artifact_dir
+
+    proc = vendor_run(tmp_path, "cstorch_loop.py", "--int32-labels", synthetic=False, ok=False)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr  # the call, the line and the fix; not PyTorch's traceback
+    assert "the @cstorch.trace step training_step() failed" in proc.stderr
+    line = (SCRIPTS / "cstorch_loop.py").read_text().splitlines().index("    loss = loss_fn(outputs, targets)") + 1
+    assert f"cstorch_loop.py:{line}: loss = loss_fn(outputs, targets)" in proc.stderr  # the script's own line
+    assert "labels.long()" in proc.stderr

@@ -24,9 +24,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+import torch.optim.optimizer as torch_optimizer
 from torch import nn
 
 from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.runtime import facade_log
 
 MODES = ("train", "eval")
 
@@ -73,6 +76,9 @@ def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str
     if mode not in allowed:
         raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
     _state.system = System(target=check_system(system), precision=precision, mode=mode, cs_ip=cs_ip)
+    if cs_ip:
+        facade_log.accept("Cerebras", f"cbtorch.initialize(cs_ip={cs_ip!r})",
+                          "the address of the CS system to run on; the wafer is simulated, nothing is contacted")
     _state.modules = []
     return _state.system
 
@@ -141,46 +147,91 @@ def dataloader(loader: Iterable[Any]) -> CerebrasDataLoader:
 class Session(ClockResults):
     """A run on the system, used as a context manager around the training loop (``cbtorch.Session``).
 
+    Two call forms, both of the CS-2 era:
+
+    - ``Session(loader, mode="train")`` with the loader from :func:`dataloader` and the model from
+      :func:`module`: each batch drawn from the loader closes one step;
+    - ``Session(model, optimizer, criterion, mode="train")`` (the seed snippet's form): the model, its
+      optimizer and loss; each ``optimizer.step()`` closes one training step (each forward one eval step).
+      Without a prior :func:`initialize`, the system is a CS-2 (``wse2``) in fp32, and the model need not
+      have gone through :func:`module`.
+
     ``mode="train"`` puts the model in training mode and counts forward, backward and optimizer sections
     as they happen; ``mode="eval"`` puts it in eval mode (forward only). After the block,
-    :attr:`simulated_time_s` and :meth:`report` give the modelled time and the execution mode.
+    :attr:`simulated_time_s` and :meth:`report` give the modelled time and the execution mode. An error
+    PyTorch raises in the loop is re-raised naming the Session and the fix (e.g. int64 labels).
     """
 
-    def __init__(self, dataloader: CerebrasDataLoader | None = None, mode: str = "train") -> None:
-        system = _system("Session()")
+    def __init__(self, dataloader: CerebrasDataLoader | nn.Module | None = None,
+                 optimizer: torch.optim.Optimizer | None = None, criterion: Any = None, mode: str = "train") -> None:
         if mode not in MODES:
             raise CerebrasError(f"Session mode {mode!r} is not one of {list(MODES)}", fix="mode='train' or 'eval'")
+        self.optimizer = optimizer
+        self.criterion = criterion
+        self.train_mode = mode
+        self.clock: StepClock | None = None
+        self._hooks: list[Any] = []
+        self._optimizer_watch: Any = None
+        if isinstance(dataloader, nn.Module):  # Session(model, optimizer, criterion, mode=...)
+            if _state.system is None:
+                initialize()
+            self.system = _system("Session()")
+            model = dataloader
+            self.module = model if isinstance(model, CerebrasModule) else next(
+                (m for m in _state.modules if m.module is model), None) or CerebrasModule(model)
+            self._bare = None if any(m is self.module for m in _state.modules) or model is self.module else model
+            self.dataloader: CerebrasDataLoader | None = None
+            self._steps_on_optimizer = True
+            return
+        system = _system("Session()")
         if not _state.modules:
             raise CerebrasError("Session() found no model to run",
-                                fix="wrap the model first: model = accelkit.cerebras.module(model)")
+                                fix="wrap the model first: model = accelkit.cerebras.module(model), or pass it: "
+                                    "Session(model, optimizer, criterion, mode='train')")
         if dataloader is not None and not isinstance(dataloader, CerebrasDataLoader):
             raise CerebrasError("Session needs the loader returned by cerebras.dataloader(...)",
                                 fix="loader = accelkit.cerebras.dataloader(loader), then iterate that loader")
         self.system = system
         self.dataloader = dataloader
-        self.train_mode = mode
         self.module = _state.modules[-1]
-        self.clock: StepClock | None = None
-        self._optimizer_watch: Any = None
+        self._bare = None
+        self._steps_on_optimizer = False
 
     def __enter__(self) -> Session:
         if _state.active is not None:
             raise CerebrasError("a Session is already running", fix="finish one `with Session(...)` block first")
-        self.clock = StepClock(self.module.module, target=self.system.target, precision=self.system.precision,
-                               mode=self.system.mode)
+        clock = StepClock(self.module.module, target=self.system.target, precision=self.system.precision,
+                          mode=self.system.mode)
+        self.clock = clock
         self.module.train(self.train_mode == "train")
-        self._optimizer_watch = self.clock.watching_optimizers()
-        self._optimizer_watch.__enter__()
+        if self._bare is not None:  # the script calls its own model, not a cbtorch.module: watch that one
+            def on_call(_m: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+                if self.train_mode == "eval":
+                    clock.end_step()  # in eval, every forward is a step
+                clock.on_forward(args, kwargs)
+
+            self._hooks.append(self._bare.register_forward_pre_hook(on_call, with_kwargs=True))
+        self._optimizer_watch = clock.watching_optimizers()
+        self._optimizer_watch.__enter__()  # before the hook below: the update is part of the step it closes
+        if self._steps_on_optimizer:
+            self._hooks.append(torch_optimizer.register_optimizer_step_post_hook(lambda *_: clock.end_step()))
         _state.active = self
+        facade_log.register_run(f"cbtorch.Session (mode={self.train_mode!r})", self.report)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _state.active = None
+        for h in self._hooks:
+            h.remove()
+        self._hooks = []
         if self.clock is not None:
             if exc[0] is None:
                 self.clock.end_step()
             self._optimizer_watch.__exit__(*exc)
             self.clock.close()
+        if exc[1] is not None:
+            with facade_log.vendor_call(f"the loop inside `with cbtorch.Session(..., mode={self.train_mode!r})`"):
+                raise exc[1]
 
     # ---- results --------------------------------------------------------------------------------
     def _clock(self) -> StepClock:

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 from torch import nn
 
 from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.runtime import facade_log
 
 F = TypeVar("F", bound=Callable[..., Any])
 BACKEND_TYPES = ("CSX",)
@@ -76,18 +77,44 @@ class Backend(ClockResults):
 _current: list[Backend] = []  # the most recent backend is the one traced steps run on
 
 
-def backend(backend_type: str = "CSX", *, system: str = "wse2", precision: str = "fp32", mode: str = "auto",
-            artifact_dir: str | None = None) -> Backend:
-    """Create the backend a run uses (``cstorch.backend``); it becomes the current backend.
+HARDWARE_ONLY_BACKEND_OPTIONS = {
+    "compile_dir": "where the Cerebras compiler keeps its outputs on the cluster; accelkit's programs are saved "
+                   "to artifact_dir",
+    "cluster_config": "how many CSX systems and worker nodes the appliance uses (cstorch.distributed."
+                      "ClusterConfig); the simulated run is one system",
+    "retrace_every_iteration": "re-traces the step each iteration on the real system; here every step runs "
+                               "eagerly anyway",
+}
+
+
+def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
+            validate_only: bool = False, system: str = "wse2", precision: str = "fp32", mode: str = "auto",
+            **kwargs: Any) -> Backend:
+    """Create the backend a run uses (``cstorch.backend(backend_type, *args, **kwargs)``, docs.cerebras.net
+    "cerebras.pytorch.backend"); it becomes the current backend.
 
     ``"CSX"`` is a Cerebras system: ``system`` picks the wafer (``wse2`` = CS-2, ``wse3`` = CS-3).
     ``precision``: ``fp32`` (exactly plain PyTorch), ``bf16`` or ``fp16`` (mixed precision, emulated).
     ``mode``: ``auto`` (the compiler picks), ``weight-streaming`` or ``pipelined``. ``artifact_dir``: where
     each compiled program is saved (``CompiledProgram.save``), as cstorch keeps its compile artifacts.
+    CSX options that only matter on the appliance (``compile_dir``, ``cluster_config``,
+    ``retrace_every_iteration``) are accepted and recorded; ``compile_only`` / ``validate_only`` (compile
+    or check without training) change what runs and are refused when true.
     """
     if backend_type not in BACKEND_TYPES:
         raise CerebrasError(f"backend type {backend_type!r} is not simulated here",
                             fix="use 'CSX' (a Cerebras system); for CPU runs use plain PyTorch")
+    for name, on in (("compile_only", compile_only), ("validate_only", validate_only)):
+        if on:
+            raise CerebrasError(f"cstorch.backend(..., {name}=True) stops the run before training, which accelkit "
+                                "does not simulate", fix=f"drop {name}=True; for the compile alone use "
+                                "accelkit.compile(model, inputs, target='wse2')")
+    unknown = sorted(set(kwargs) - set(HARDWARE_ONLY_BACKEND_OPTIONS))
+    if args or unknown:
+        raise CerebrasError(f"cstorch.backend got arguments accelkit does not know: {list(args) + unknown}",
+                            fix=f"use artifact_dir, system, precision, mode, or {sorted(HARDWARE_ONLY_BACKEND_OPTIONS)}")
+    for name, value in kwargs.items():
+        facade_log.accept("Cerebras", f"cstorch.backend({name}={value!r})", HARDWARE_ONLY_BACKEND_OPTIONS[name])
     from accelkit.compiler.memory import MODES as EXECUTION_MODES
 
     allowed = ("auto", *EXECUTION_MODES["wafer-dataflow"])
@@ -142,6 +169,7 @@ def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledM
                             fix="create another backend for a second model: accelkit.cerebras.backend('CSX')")
     b.clock = StepClock(model, target=b.target, precision=b.precision, mode=b.execution_mode)
     _current[:] = [b]
+    facade_log.register_run(f"cstorch.compile({type(model).__name__}) on {b!r}", b.report)
     return CompiledModel(model, b)
 
 
@@ -154,7 +182,7 @@ def trace(fn: F) -> F:
         clock = b._clock()
         b.tracing = True
         try:
-            with clock.watching_optimizers():
+            with clock.watching_optimizers(), facade_log.vendor_call(f"the @cstorch.trace step {fn.__name__}()"):
                 out = fn(*args, **kwargs)
         finally:
             b.tracing = False
@@ -169,6 +197,46 @@ def step_closure(fn: F) -> F:
     """``cstorch.step_closure``: on the system, a function run on the host once the step's values arrive.
     Here the values are already on the host, so the function is called straight away."""
     return fn
+
+
+_executors: list[DataExecutor] = []  # the executor being iterated (checkpoint_closure asks it)
+
+
+def checkpoint_closure(fn: F) -> F:
+    """``cstorch.checkpoint_closure``: the decorated function (typically one calling :func:`save`) runs only on
+    the steps the running :class:`DataExecutor` checkpoints: every ``checkpoint_steps``-th step and the last
+    one, as on the system, where the weights are fetched from the wafer only then. Outside an executor
+    (or one without ``checkpoint_steps``) it runs on every call."""
+    @functools.wraps(fn)
+    def closure(*args: Any, **kwargs: Any) -> Any:
+        ex = _executors[-1] if _executors else None
+        if ex is not None and not ex.on_checkpoint_step:
+            return None
+        return fn(*args, **kwargs)
+
+    return closure  # type: ignore[return-value]
+
+
+def save(state_dict: dict[str, Any], checkpoint_file: str | Path) -> None:
+    """``cstorch.save(state_dict, checkpoint_file)``: write a checkpoint (model / optimizer state dicts, step
+    counters). Cerebras writes its H5-based format; here ``torch.save`` writes PyTorch's, which :func:`load`
+    reads back without running code (``weights_only=True``)."""
+    import torch
+
+    Path(checkpoint_file).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(state_dict, checkpoint_file)
+
+
+def load(checkpoint_file: str | Path, map_location: Any = None, **kwargs: Any) -> Any:
+    """``cstorch.load(checkpoint_file, map_location=None)``: read a checkpoint written by :func:`save` (tensors,
+    numbers, strings and containers only: nothing in the file is executed)."""
+    import torch
+
+    try:
+        return torch.load(checkpoint_file, map_location=map_location, weights_only=True)
+    except (OSError, RuntimeError) as exc:
+        raise CerebrasError(f"cannot read the checkpoint {checkpoint_file}: {exc}",
+                            fix="give a file written by cstorch.save") from None
 
 
 class DataLoader:
@@ -194,10 +262,25 @@ class DataLoader:
 
 
 class DataExecutor:
-    """Feed ``num_steps`` batches to the run (``cstorch.utils.data.DataExecutor``), starting the loader
-    again when it runs out. Without ``num_steps``, one pass over the loader."""
+    """Feed ``num_steps`` batches to the run (``cstorch.utils.data.DataExecutor(dataloader, num_steps=None,
+    checkpoint_steps=None, ...)``), starting the loader again when it runs out. Without ``num_steps``, one
+    pass over the loader. ``checkpoint_steps`` is honoured: it decides when :func:`checkpoint_closure`
+    functions run. ``activation_steps``, ``cs_config``, ``writer`` and ``micro_batch_size`` are accepted
+    and recorded (they tune what the appliance sends back to the host and how it splits batches)."""
 
-    def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None) -> None:
+    def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None, checkpoint_steps: int | None = None,
+                 activation_steps: int | None = None, cs_config: Any = None, writer: Any = None,
+                 micro_batch_size: Any = None) -> None:
+        if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 0):
+            raise CerebrasError(f"checkpoint_steps must be a whole number ≥ 0, got {checkpoint_steps!r}",
+                                fix="e.g. checkpoint_steps=100")
+        self.checkpoint_steps = checkpoint_steps or None
+        for name, value in (("activation_steps", activation_steps), ("cs_config", cs_config),
+                            ("micro_batch_size", micro_batch_size)):
+            if value is not None:
+                facade_log.accept("Cerebras", f"DataExecutor({name}={value!r})",
+                                  "tunes the appliance (how often values come back to the host, the cluster, how "
+                                  "the batch is split on the wafer); the simulated step is the same")
         if num_steps is not None and (not isinstance(num_steps, int) or num_steps < 1):
             raise CerebrasError(f"num_steps must be a whole number ≥ 1, got {num_steps!r}", fix="e.g. num_steps=100")
         if num_steps is None:
@@ -214,7 +297,20 @@ class DataExecutor:
     def on_final_iteration(self) -> bool:
         return self.user_iteration == self.num_steps
 
+    @property
+    def on_checkpoint_step(self) -> bool:
+        """This step is one whose weights a :func:`checkpoint_closure` saves."""
+        every = self.checkpoint_steps
+        return every is not None and (self.user_iteration % every == 0 or self.on_final_iteration)
+
     def __iter__(self) -> Iterator[Any]:
+        _executors.append(self)
+        try:
+            yield from self._batches()
+        finally:
+            _executors.remove(self)
+
+    def _batches(self) -> Iterator[Any]:
         self.user_iteration = 0
         while self.user_iteration < self.num_steps:
             empty = True
@@ -231,5 +327,5 @@ class DataExecutor:
         return self.num_steps
 
 
-__all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "compile", "current_backend",
-           "step_closure", "trace"]
+__all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "checkpoint_closure", "compile",
+           "current_backend", "load", "save", "step_closure", "trace"]

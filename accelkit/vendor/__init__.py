@@ -103,9 +103,11 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         sys.argv, sys.path[:] = saved_argv, saved_path
     for label, report in facade_log.runs():
         try:
-            run.reports.append((label, str(report())))
+            rep = report()
         except AccelkitError:
             continue  # a facade object that never ran a step has nothing to report
+        if getattr(rep, "steps", 1):
+            run.reports.append((label, str(rep)))
     run.accepted = [str(a) for a in facade_log.accepted()]
     print(run.summary())
     return run
