@@ -79,3 +79,114 @@ def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp
     line = (SCRIPTS / "cstorch_loop.py").read_text().splitlines().index("    loss = loss_fn(outputs, targets)") + 1
     assert f"cstorch_loop.py:{line}: loss = loss_fn(outputs, targets)" in proc.stderr  # the script's own line
     assert "labels.long()" in proc.stderr
+
+
+# ---- Graphcore PopTorch ---------------------------------------------------------------------------
+def test_poptorch_basics_trains_then_infers_with_output_mode_all(tmp_path):
+    proc = vendor_run(tmp_path, "poptorch_basics.py")
+    falls(proc.stdout)
+    assert float(re.search(r"accuracy (\d+\.\d+)%", proc.stdout).group(1)) > 80
+    assert "trainingModel(ClassificationModel on 1 x gc200)" in proc.stdout and "MODELLED on gc200" in proc.stdout
+    assert "inferenceModel(ClassificationModel" in proc.stdout
+    assert "FashionMNIST" in proc.stderr
+
+
+def test_poptorch_mixed_precision_honours_loss_scaling_and_fp32_accumulators(tmp_path):
+    proc = vendor_run(tmp_path, "poptorch_mixed_precision.py")
+    falls(proc.stdout)  # the script also asserts no loss is NaN
+    assert "(mode 'on-chip', fp16)" in proc.stdout
+    assert "opts.Precision.enableStochasticRounding(True) accepted, not simulated" in proc.stdout
+    assert "DataLoader(mode=<DataLoaderMode.Async: 1>) accepted" in proc.stdout
+
+
+def test_poptorch_bert_pipeline_from_pretrained_with_keyword_calls(tmp_path):
+    pytest.importorskip("transformers")
+    proc = vendor_run(tmp_path, "poptorch_bert.py")
+    falls(proc.stdout)
+    assert "pipeline over 2 IPUs" in proc.stdout and "2 x gc200" in proc.stdout
+    assert "from_pretrained('bert-base-uncased') builds Bert" in proc.stdout and "RANDOM weights" in proc.stdout
+    assert "setAvailableMemoryProportion" in proc.stdout
+
+
+def test_poptorch_optim_loss_scaling_is_exact_in_fp32_and_keeps_fp32_state_for_fp16_weights():
+    import torch
+    from torch import nn
+
+    import accelkit.poptorch as poptorch
+
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    ref = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    ref.load_state_dict(model.state_dict())
+
+    class WithLoss(nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.body = body
+
+        def forward(self, x, labels):
+            out = self.body(x)
+            return out, nn.functional.cross_entropy(out, labels)
+
+    train = poptorch.trainingModel(WithLoss(model), optimizer=poptorch.optim.SGD(model.parameters(), lr=0.1,
+                                                                                  loss_scaling=128.0))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for _ in range(3):
+        _, loss = train(x, y)
+        ref_loss = nn.functional.cross_entropy(ref(x), y)
+        ref_opt.zero_grad()
+        ref_loss.backward()
+        ref_opt.step()
+        assert torch.allclose(loss, ref_loss.detach(), rtol=1e-6)  # the returned loss is not scaled
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        assert torch.allclose(p, q, rtol=1e-5, atol=1e-7)  # x128 then /128: the same update
+
+    half = nn.Linear(4, 2).half()
+    opt = poptorch.optim.AdamW(half.parameters(), lr=1e-3, accum_type=torch.float32)
+    half(torch.randn(3, 4).half()).float().sum().backward()
+    opt.step()
+    assert half.weight.dtype == torch.float16 and half.weight.grad.dtype == torch.float16
+    assert opt.state[half.weight]["exp_avg"].dtype == torch.float32  # fp32 accumulators, as asked
+    with pytest.raises(poptorch.PopTorchError, match="loss_scaling"):
+        poptorch.optim.Adam(half.parameters(), loss_scaling=-1)
+
+
+def test_poptorch_options_output_modes_keywords_and_refusals():
+    import torch
+    from torch import nn
+
+    import accelkit.poptorch as poptorch
+
+    net = nn.Linear(4, 2)
+    x = torch.randn(8, 4)
+    opts = poptorch.Options().deviceIterations(4)
+    assert poptorch.inferenceModel(net, opts)(x).shape == (8, 2)  # Default in inference: All
+    opts.outputMode(poptorch.OutputMode.Final)
+    assert torch.allclose(poptorch.inferenceModel(net, opts)(x), net(x[6:]).detach())
+    opts.outputMode(poptorch.OutputMode.Sum)
+    assert torch.allclose(poptorch.inferenceModel(net, opts)(x), net(x).detach().reshape(4, 2, 2).sum(0), atol=1e-6)
+    opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=2)
+    assert poptorch.inferenceModel(net, opts)(x).shape == (4, 2)
+
+    class Scaled(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = nn.Linear(4, 2)
+
+        def forward(self, x, double=False):
+            return self.linear(x) * (2 if double else 1)
+
+    scaled = Scaled()
+    keyword = poptorch.inferenceModel(scaled)
+    assert torch.allclose(keyword(x=x, double=True), 2 * scaled(x).detach())  # keywords reach forward
+    assert torch.allclose(keyword(x, True), 2 * scaled(x).detach())  # the same call, positionally
+    with pytest.raises(poptorch.PopTorchError, match="fixed at its first call"):
+        keyword(x=x, double=False)  # another setting than the compiled program's
+
+    with pytest.raises(poptorch.PopTorchError, match="not provided by accelkit"):
+        poptorch.Options().setNoSuchThing(1)
+    with pytest.raises(poptorch.PopTorchError, match="random numbers"):
+        poptorch.Options().enableSyntheticData(True)
+    with pytest.raises(poptorch.PopTorchError, match="Mean reduction"):
+        poptorch.Options().Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)

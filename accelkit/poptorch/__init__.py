@@ -15,20 +15,44 @@ IPUs compute in fp32 and fp16 (there is no bfloat16). Replication maps to data p
 
 from __future__ import annotations
 
-from accelkit.poptorch.blocks import BeginBlock, PipelinePlan, Stage, identity_loss, pipeline_plan
+from accelkit.poptorch import optim
+from accelkit.poptorch.blocks import BeginBlock, PipelinePlan, PipelineStage, identity_loss, pipeline_plan
 from accelkit.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
-from accelkit.poptorch.options import DataLoader, Options, PopTorchError
+from accelkit.poptorch.options import (
+    AnchorMode,
+    AutoStage,
+    DataLoader,
+    DataLoaderMode,
+    Options,
+    OutputMode,
+    PipelinedExecution,
+    PopTorchError,
+    ReductionType,
+    ShardedExecution,
+    Stage,
+    TensorLocationSettings,
+)
 
 __all__ = [
+    "AnchorMode",
+    "AutoStage",
     "BeginBlock",
     "DataLoader",
+    "DataLoaderMode",
     "Options",
+    "OutputMode",
     "PipelinePlan",
+    "PipelineStage",
+    "PipelinedExecution",
     "PopTorchError",
     "PoplarExecutor",
+    "ReductionType",
+    "ShardedExecution",
     "Stage",
+    "TensorLocationSettings",
     "identity_loss",
     "inferenceModel",
+    "optim",
     "pipeline_plan",
     "trainingModel",
 ]

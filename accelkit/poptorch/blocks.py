@@ -41,8 +41,10 @@ def BeginBlock(layer_to_call: nn.Module, user_id: str | None = None,  # noqa: N8
 
 
 @dataclass(frozen=True)
-class Stage:
-    """One pipeline stage: the IPU it runs on and the layers (with weights) in it."""
+class PipelineStage:
+    """One pipeline stage as :func:`pipeline_plan` found it: the IPU it runs on and the layers (with weights)
+    in it. (PopTorch's own ``poptorch.Stage(*block_ids)``, for ``PipelinedExecution``, is
+    :class:`~accelkit.poptorch.options.Stage`.)"""
 
     ipu: int
     user_id: str | None
@@ -53,7 +55,7 @@ class Stage:
 class PipelinePlan:
     """Where the model's ``BeginBlock``s put its layers."""
 
-    stages: tuple[Stage, ...]
+    stages: tuple[PipelineStage, ...]
 
     @property
     def ipus(self) -> int:
@@ -80,8 +82,8 @@ def pipeline_plan(model: nn.Module) -> PipelinePlan:
             stages.append((ipu, user_id, []))
         if not any(True for _ in m.children()) and any(True for _ in m.parameters(recurse=False)):
             stages[-1][2].append(name or "<root>")
-    kept = [Stage(ipu, uid, tuple(layers)) for ipu, uid, layers in stages if layers or uid is not None]
-    return PipelinePlan(tuple(kept) or (Stage(0, None, ()),))
+    kept = [PipelineStage(ipu, uid, tuple(layers)) for ipu, uid, layers in stages if layers or uid is not None]
+    return PipelinePlan(tuple(kept) or (PipelineStage(0, None, ()),))
 
 
 def identity_loss(x: torch.Tensor, reduction: str = "none") -> torch.Tensor:
@@ -117,10 +119,28 @@ class LossFirst(nn.Module):
     """Presents a PopTorch training model to :class:`ak.Session` as ``(loss, outputs)``: the session
     starts the backward pass from the first scalar output."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, loss_scaling: float = 1.0) -> None:
         super().__init__()
         self.model = model
+        self.loss_scaling = loss_scaling  # poptorch.optim's loss_scaling: the backward pass starts from loss x this
 
     def forward(self, *args: Any) -> tuple[torch.Tensor, Any]:
         out = self.model(*args)
-        return find_loss(out), out
+        loss = find_loss(out)
+        return (loss * self.loss_scaling if self.loss_scaling != 1.0 else loss), out
+
+
+class BoundKeywords(nn.Module):
+    """A model called with keyword arguments (``model(input_ids=ids, attention_mask=mask, return_dict=False)``),
+    presented to :class:`ak.Session` as positional tensors: the tensor arguments become inputs, in the order
+    of ``forward``'s signature; the others (``return_dict=False``, ``None``) are fixed at the first call, as a
+    compiled IPU program fixes them."""
+
+    def __init__(self, model: nn.Module, names: tuple[str, ...], constants: dict[str, Any]) -> None:
+        super().__init__()
+        self.model = model
+        self.names = names
+        self.constants = constants
+
+    def forward(self, *tensors: Any) -> Any:
+        return self.model(**dict(zip(self.names, tensors, strict=True)), **self.constants)

@@ -29,8 +29,9 @@ from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel
 from accelkit.errors import CaptureError
-from accelkit.poptorch.blocks import LossFirst, PipelinePlan, pipeline_plan
-from accelkit.poptorch.options import Options, PopTorchError
+from accelkit.poptorch.blocks import BoundKeywords, LossFirst, PipelinePlan, pipeline_plan
+from accelkit.poptorch.options import Options, OutputMode, PopTorchError
+from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
 
 DEFAULT_LR = 0.01  # PopTorch's trainingModel uses SGD(lr=0.01) when no optimizer is given
@@ -53,8 +54,12 @@ def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     return [tuple(p[i] for p in parts) for i in range(n)]
 
 
-def _merge(outs: list[Any]) -> Any:
-    """Outputs of several device iterations as one (PopTorch's OutputMode.All): batched tensors concatenated."""
+def _merge(outs: list[Any], mode: OutputMode = OutputMode.All) -> Any:
+    """Outputs of several device iterations as one: batched tensors concatenated (``OutputMode.All`` /
+    ``EveryN``: the iterations given) or summed (``OutputMode.Sum``); scalars stacked."""
+    if mode == OutputMode.Sum:
+        return torch.utils._pytree.tree_map(lambda *ts: torch.stack(ts).sum(0) if isinstance(ts[0], torch.Tensor)
+                                            else ts[-1], *outs)
     if len(outs) == 1:
         return outs[0]
     flat = [torch.utils._pytree.tree_flatten(o) for o in outs]
@@ -87,6 +92,7 @@ class PoplarExecutor:
         self.training = training
         self.pipeline: PipelinePlan = pipeline_plan(model)
         self._session: Session | None = None
+        self._bound: BoundKeywords | None = None  # the first call's keyword layout, when it used keywords
         self._combined_batch: int | None = None
         self._example: tuple[Any, ...] | None = None  # one device iteration's inputs, for the program
 
@@ -120,32 +126,83 @@ class PoplarExecutor:
                     "batch_size=micro) builds them")
         step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
         r, ipus = o.replication_factor, self.pipeline.ipus
+        runs: nn.Module = self._bound if self._bound is not None else self.model
+        scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
         self._session = Session(
-            LossFirst(self.model) if self.training else self.model, target=o.target, optimizer=self.optimizer,
+            LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
             chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus))
         self._combined_batch = n
+        facade_log.register_run(repr(self), self.report)
         return self._session
 
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """The call's inputs as positional tensors. Keyword calls (``model(input_ids=ids, return_dict=False)``,
+        as Graphcore's BERT tutorial makes them) are bound to ``forward``'s signature; the first call fixes
+        which arguments are tensors and the values of the others, as the compiled program does."""
+        if not kwargs and self._bound is None:
+            return args
+        import inspect
+
+        sig = inspect.signature(self.model.forward)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise PopTorchError(f"the call does not match {type(self.model).__name__}.forward: {exc}",
+                                fix="call the PopTorch model with the arguments its forward takes") from None
+        given: dict[str, Any] = {}
+        for k, v in bound.arguments.items():
+            kind = sig.parameters[k].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                given.update(v)  # forward(..., **kwargs): e.g. transformers' return_dict
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                raise PopTorchError(f"{type(self.model).__name__}.forward takes *{k}; keyword calls need named "
+                                    "arguments", fix="call the model positionally, or give forward named arguments")
+            else:
+                given[k] = v
+        names = tuple(k for k, v in given.items() if isinstance(v, torch.Tensor))
+        constants = {k: v for k, v in given.items() if not isinstance(v, torch.Tensor)}
+        if self._bound is None:
+            self._bound = BoundKeywords(self.model, names, constants)
+        elif (names, constants) != (self._bound.names, self._bound.constants):
+            raise PopTorchError(
+                f"this model was compiled for tensors {list(self._bound.names)} and settings {self._bound.constants}, "
+                f"this call passes tensors {list(names)} and settings {constants} (an IPU program is fixed at its "
+                "first call)", fix="call it the same way every time, or wrap the model again for the new call")
+        return tuple(given[k] for k in names)
     # ---- calls ----------------------------------------------------------------------------------
-    def __call__(self, *args: Any) -> Any:
-        """Run ``deviceIterations`` steps on this batch. Training returns the model's outputs of the last
-        iteration (PopTorch's default for training, e.g. ``(output, loss)``); inference returns every
-        iteration's outputs concatenated."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run ``deviceIterations`` steps on this batch; keyword arguments go to the model's ``forward``.
+        What comes back follows ``options.outputMode``: by default (``OutputMode.Default``) a training model
+        returns the last iteration's outputs (e.g. ``(output, loss)``) and an inference model every
+        iteration's, concatenated; ``All``, ``Final``, ``Sum`` and ``EveryN`` are honoured as PopTorch does."""
+        args = self._positional(args, kwargs)
         session = self._session_for(args)
         chunks = _chunks(args, self.options.device_iterations)
         self._example = chunks[0]
+        kind = "trainingModel" if self.training else "inferenceModel"
         try:
-            steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
+            with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+                steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
         except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
             if isinstance(exc.__cause__, PopTorchError):
                 raise exc.__cause__ from None
             raise
-        out = steps[-1].outputs[1] if self.training else _merge([s.outputs for s in steps])
+        outs = [s.outputs[1] if self.training else s.outputs for s in steps]
+        mode = self.options.output_mode
+        if mode == OutputMode.Default:
+            mode = OutputMode.Final if self.training else OutputMode.All
+        if mode == OutputMode.Final:
+            out = outs[-1]
+        elif mode == OutputMode.EveryN:
+            out = _merge(outs[self.options.output_return_period - 1::self.options.output_return_period])
+        else:
+            out = _merge(outs, mode)
         return torch.utils._pytree.tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out)
 
-    def compile(self, *args: Any) -> CompiledProgram:
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledProgram:
         """Compile for these inputs without running a step (``PoplarExecutor.compile``); returns the program."""
+        args = self._positional(args, kwargs)
         session = self._session_for(args)
         self._example = _chunks(args, self.options.device_iterations)[0]
         return session.program(self._example, training=self.training)
@@ -157,6 +214,8 @@ class PoplarExecutor:
         self.optimizer = optimizer
         if self._session is not None:
             self._session.optimizer = optimizer
+            if isinstance(self._session.model, LossFirst):
+                self._session.model.loss_scaling = float(getattr(optimizer, "loss_scaling", 1.0))
 
     def copyWeightsToHost(self) -> None:  # noqa: N802 - PopTorch's name
         """PopTorch copies the trained weights from the IPUs to the host model. The simulated IPUs train the

@@ -14,17 +14,148 @@ Three numbers multiply into the samples one call consumes (PopTorch calls it the
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import torch
 
 from accelkit.errors import AccelkitError
+from accelkit.runtime import facade_log
 
 TARGETS = ("gc200", "bow")  # the IPUs in accelkit's catalog: Mk2 GC200 (default) and Bow
 
 
 class PopTorchError(AccelkitError, ValueError):
     """A PopTorch-style model or option that cannot work as written: says what, and the fix."""
+
+
+class PopTorchOptionError(PopTorchError, AttributeError):
+    """An ``Options`` setter that accelkit's simulated IPU does not provide."""
+
+
+class OutputMode(enum.IntEnum):
+    """Which device iterations' outputs a call returns (``poptorch.OutputMode``; ``AnchorMode`` before 3.0)."""
+
+    Final = 0  # the last iteration's
+    EveryN = 1  # every N-th iteration's (``output_return_period``), concatenated
+    All = 2  # every iteration's, concatenated
+    Sum = 3  # summed over the iterations
+    Default = 4  # Final for a trainingModel, All for an inferenceModel
+
+
+AnchorMode = OutputMode
+
+
+class DataLoaderMode(enum.IntEnum):
+    """How ``poptorch.DataLoader`` feeds the IPUs (``poptorch.DataLoaderMode``): ``Sync`` loads each batch when
+    it is needed; ``Async`` / ``AsyncRebatched`` load ahead in a background process."""
+
+    Sync = 0
+    Async = 1
+    AsyncRebatched = 2
+
+
+class ReductionType(enum.IntEnum):
+    """How gradients are combined over accumulated micro-batches and replicas (``poptorch.ReductionType``)."""
+
+    Sum = 0
+    Mean = 1
+    NoReduction = 2
+
+
+class Stage:
+    """``poptorch.Stage(*block_ids)``: the blocks (``BeginBlock(..., user_id=)``) that form one pipeline stage."""
+
+    def __init__(self, *block_ids: str) -> None:
+        self.blocks = list(block_ids)
+        self.ipu_id: int | None = None
+
+    def ipu(self, ipu_id: int) -> Stage:
+        self.ipu_id = ipu_id
+        return self
+
+
+class AutoStage(enum.IntEnum):
+    """``poptorch.AutoStage``: how blocks without a stage are staged."""
+
+    SameAsIpu = 0
+    AutoIncrement = 1
+
+
+class _ExecutionStrategy:
+    def __init__(self, *stages: Any) -> None:
+        self.stages = list(stages)
+
+    def __repr__(self) -> str:
+        return f"poptorch.{type(self).__name__}({', '.join(map(repr, self.stages))})"
+
+
+class PipelinedExecution(_ExecutionStrategy):
+    """``poptorch.PipelinedExecution(*stages)``: the blocks run as a pipeline over their IPUs."""
+
+
+class ShardedExecution(_ExecutionStrategy):
+    """``poptorch.ShardedExecution(*stages)``: the blocks run one after another over their IPUs."""
+
+
+def _hardware_only(option: str, why: str) -> None:
+    facade_log.accept("PopTorch", option, why)
+
+
+class _Section:
+    """A group of setters on ``Options`` (``opts.Precision``, ``opts.TensorLocations``, ``opts.Jit``...):
+    each accepts PopTorch's arguments, records the setting and returns the group, so calls chain."""
+
+    _name = ""
+    _why: dict[str, str] = {}
+
+    def __getattr__(self, setter: str) -> Any:
+        if setter.startswith("_") or setter not in self._why:
+            raise PopTorchOptionError(f"poptorch.Options().{self._name}.{setter} is not provided by accelkit's "
+                                      "simulated IPU", fix="remove the call (see README, 'Vendor scripts')")
+
+        def set_option(*args: Any, **kwargs: Any) -> _Section:
+            shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+            _hardware_only(f"opts.{self._name}.{setter}({shown})", self._why[setter])
+            return self
+
+        return set_option
+
+
+class _PrecisionOptions(_Section):
+    _name = "Precision"
+    _why = {
+        "setPartialsType": "the type of the IPU's matmul / convolution partial sums (fp16 partials are faster); "
+                           "this CPU accumulates fp16 products in fp32, as the IPU's default float partials do",
+        "enableStochasticRounding": "rounds fp16 results up or down at random on the IPU (an unbiased update for "
+                                    "fp16 weights); this CPU rounds to nearest",
+        "enableFloatingPointExceptions": "traps overflow / NaN on the IPU; PyTorch on this CPU propagates them",
+        "halfFloatCasting": "how fp16 x fp32 ops are cast on the IPU; PyTorch's type promotion applies here",
+        "runningStatisticsAlwaysFloat": "keeps batch-norm running statistics in fp32 on the IPU",
+    }
+
+
+class _TensorLocationOptions(_Section):
+    _name = "TensorLocations"
+    _why = {k: "where these tensors live on the IPU system (In-Processor Memory or Streaming Memory off chip); "
+               "the simulated memory plan places them itself"
+            for k in ("setOptimizerLocation", "setWeightLocation", "setActivationLocation", "setAccumulatorLocation",
+                      "numIOTiles")}
+
+
+class _JitOptions(_Section):
+    _name = "Jit"
+    _why = {"traceModel": "whether PopTorch captures the model by tracing or by dispatch; accelkit captures with "
+                          "torch.export either way"}
+
+
+class TensorLocationSettings:
+    """``poptorch.TensorLocationSettings()``: chainable settings for ``opts.TensorLocations`` (recorded only)."""
+
+    def __getattr__(self, setter: str) -> Any:
+        if setter.startswith("_"):
+            raise AttributeError(setter)
+        return lambda *args, **kwargs: self
 
 
 def _count(name: str, n: Any) -> int:
@@ -38,10 +169,30 @@ class _TrainingOptions:
 
     def __init__(self) -> None:
         self.gradient_accumulation = 1
+        self.reduction = ReductionType.Mean
 
     def gradientAccumulation(self, n: int) -> _TrainingOptions:  # noqa: N802 - PopTorch's name
         """Run ``n`` micro-batches per replica, summing their gradients, before each weight update."""
         self.gradient_accumulation = _count("gradientAccumulation", n)
+        return self
+
+    def accumulationAndReplicationReductionType(self, reduction: ReductionType) -> _TrainingOptions:  # noqa: N802
+        """How micro-batch and replica gradients combine. ``ReductionType.Mean`` (PopTorch's default) is what
+        accelkit's session computes; ``Sum`` scales the update by the accumulation count and is refused."""
+        if reduction != ReductionType.Mean:
+            raise PopTorchError(f"accumulationAndReplicationReductionType({reduction!r}) changes the gradients "
+                                "accelkit computes (it simulates the Mean reduction)",
+                                fix="use poptorch.ReductionType.Mean, and scale the learning rate instead")
+        self.reduction = ReductionType(reduction)
+        return self
+
+    def setAutomaticLossScaling(self, enabled: bool) -> _TrainingOptions:  # noqa: N802 - PopTorch's name
+        """The IPU's automatic loss scaling (adjusts the scale from gradient statistics). Recorded: accelkit uses
+        the optimizer's fixed ``loss_scaling``."""
+        if enabled:
+            _hardware_only("opts.Training.setAutomaticLossScaling(True)",
+                           "adjusts the fp16 loss scale from gradient statistics on the IPU; here the optimizer's "
+                           "fixed loss_scaling is applied")
         return self
 
 
@@ -59,7 +210,59 @@ class Options:
         self.replication_factor = 1
         self.device_iterations = 1
         self.use_ipu_model = False
+        self.output_mode = OutputMode.Default
+        self.output_return_period = 1
         self.Training = _TrainingOptions()
+        self.Precision = _PrecisionOptions()
+        self.TensorLocations = _TensorLocationOptions()
+        self.Jit = _JitOptions()
+
+    # PopTorch setters that only matter on real IPUs: accepted, recorded with what they do there
+    _HARDWARE_ONLY = {
+        "setAvailableMemoryProportion": "the share of each tile's memory the IPU compiler may use for matmul / "
+                                        "convolution temporaries (a speed-memory trade on the chip)",
+        "enableExecutableCaching": "caches the compiled IPU executable on disk between runs",
+        "logDir": "where PopTorch writes its logs and reports",
+        "autoRoundNumIPUs": "rounds the IPU count up to a power of two, as IPU systems are allocated",
+        "connectionType": "when PopTorch attaches to the IPU device",
+        "setExecutionStrategy": "how BeginBlock blocks are staged on the IPUs; the simulated pipeline has one stage "
+                                "per BeginBlock IPU",
+        "enableProfiling": "writes a PopVision profile of the run; accelkit's report and timeline stand in",
+        "useOfflineIpuTarget": "compiles for IPUs not attached to this host",
+        "enableStableNorm": "a numerically steadier (slower) normalisation on the IPU; the CPU computes in fp32",
+        "setSeedForDistributedRun": "seeds each replica of a multi-process run",
+    }
+
+    def __getattr__(self, setter: str) -> Any:
+        if setter.startswith("_") or setter not in self._HARDWARE_ONLY:
+            raise PopTorchOptionError(f"poptorch.Options().{setter} is not provided by accelkit's simulated IPU",
+                                      fix="remove the call (see README, 'Vendor scripts' for what is covered)")
+        why = self._HARDWARE_ONLY[setter]
+
+        def set_option(*args: Any, **kwargs: Any) -> Options:
+            shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+            _hardware_only(f"opts.{setter}({shown})", why)
+            return self
+
+        return set_option
+
+    def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None) -> Options:  # noqa: N802
+        """Which device iterations' outputs a call returns (``OutputMode.All``, ``Final``, ``Sum``, ``EveryN``
+        with ``output_return_period``; ``Default``: Final in training, All in inference). Honoured."""
+        self.output_mode = OutputMode(output_mode)
+        if self.output_mode == OutputMode.EveryN:
+            self.output_return_period = _count("output_return_period", output_return_period)
+        return self
+
+    anchorMode = outputMode  # noqa: N815 - PopTorch's name before 3.0
+
+    def enableSyntheticData(self, enabled: bool) -> Options:  # noqa: N802 - PopTorch's name
+        """PopTorch's synthetic data feeds the IPUs random numbers instead of the host's batches. That changes what
+        is computed, so accelkit refuses it (``accelkit vendor-run --synthetic-data`` replaces downloads instead)."""
+        if enabled:
+            raise PopTorchError("opts.enableSyntheticData(True) would train on random numbers instead of your data",
+                                fix="drop it; to avoid downloads run with `accelkit vendor-run --synthetic-data`")
+        return self
 
     def replicationFactor(self, n: int) -> Options:  # noqa: N802 - PopTorch's name
         """Run ``n`` copies of the model (data parallel), each on its own IPU(s)."""
@@ -93,19 +296,31 @@ class Options:
 
 
 class DataLoader(torch.utils.data.DataLoader):
-    """``poptorch.DataLoader(options, dataset, batch_size=micro, ...)``: batches of the combined size.
+    """``poptorch.DataLoader(options, dataset, batch_size=1, shuffle=False, num_workers=0, drop_last=True,
+    persistent_workers=None, auto_distributed_partitioning=True, mode=DataLoaderMode.Sync, ...)`` (the PopTorch
+    user guide's signature): batches of the combined size.
 
     ``batch_size`` is the micro-batch; each batch holds ``micro x gradientAccumulation x replicationFactor x
     deviceIterations`` samples (the last partial batch is dropped, as a compiled program has fixed shapes).
     """
 
     def __init__(self, options: Options, dataset: Any, batch_size: int = 1, shuffle: bool = False,
+                 num_workers: int = 0, drop_last: bool = True, persistent_workers: bool | None = None,
+                 auto_distributed_partitioning: bool = True, mode: DataLoaderMode = DataLoaderMode.Sync,
+                 async_options: dict[str, Any] | None = None, rebatched_worker_size: int | None = None,
                  **kwargs: Any) -> None:
         self.options = options
         self.micro_batch_size = batch_size
-        kwargs.setdefault("drop_last", True)
-        super().__init__(dataset, batch_size=batch_size * options.combined_batch_factor(True),
-                         shuffle=shuffle, **kwargs)
+        self.mode = DataLoaderMode(mode)
+        if self.mode != DataLoaderMode.Sync:
+            _hardware_only(f"poptorch.DataLoader(mode={self.mode!r})",
+                           "loads batches ahead in a background process so the host keeps the IPUs fed; the "
+                           "batches are the same, and this CPU loads them in step")
+        super().__init__(dataset, batch_size=batch_size * options.combined_batch_factor(True), shuffle=shuffle,
+                         num_workers=num_workers, drop_last=drop_last,
+                         persistent_workers=bool(persistent_workers) and num_workers > 0, **kwargs)
 
 
-__all__ = ["TARGETS", "DataLoader", "Options", "PopTorchError"]
+__all__ = ["TARGETS", "AnchorMode", "AutoStage", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
+           "PipelinedExecution", "PopTorchError", "PopTorchOptionError", "ReductionType", "ShardedExecution", "Stage",
+           "TensorLocationSettings"]

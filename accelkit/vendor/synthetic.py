@@ -27,6 +27,7 @@ Every substitution is announced on stderr when it happens (``accelkit vendor-run
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -186,6 +187,7 @@ class ConvertImageDtype:
 
 def _module(name: str, **attrs: Any) -> types.ModuleType:
     mod = types.ModuleType(name, f"accelkit --synthetic-data stand-in for {name}")
+    mod.__spec__ = importlib.machinery.ModuleSpec(name, None)  # find_spec(name) answers; no distribution metadata
     vars(mod).update(attrs)
     vars(mod)["__accelkit_facade__"] = "accelkit.vendor.synthetic"
     return mod
@@ -280,7 +282,7 @@ def installed(hf: bool = True) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``)."""
     _said.clear()
-    with _torchvision(), (_hf_hub() if hf else contextlib.nullcontext()):
+    with (_hf_hub() if hf else contextlib.nullcontext()), _torchvision():
         yield
 
 

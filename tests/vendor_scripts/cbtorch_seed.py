@@ -1,10 +1,9 @@
 """The Cerebras CS-2 seed snippet's loop: `cerebras.framework.torch` imported as cbtorch, and
 `with cbtorch.Session(model, optimizer, criterion, mode="train")` around an ordinary PyTorch loop, then
 the same model evaluated with mode="eval". Written for the real SDK; nothing here names accelkit."""
+import cerebras.framework.torch as cbtorch
 import torch
 from torch import nn
-
-import cerebras.framework.torch as cbtorch
 
 torch.manual_seed(0)
 centers = torch.randn(4, 16) * 1.5
@@ -18,7 +17,7 @@ criterion = nn.CrossEntropyLoss()
 
 losses = []
 with cbtorch.Session(model, optimizer, criterion, mode="train") as session:
-    for epoch in range(2):
+    for _epoch in range(2):
         for x, y in loader:
             optimizer.zero_grad()
             loss = criterion(model(x), y)

@@ -7,10 +7,9 @@ with num_steps / checkpoint_steps. Written for the real SDK; nothing here names 
 """
 import sys
 
+import cerebras.pytorch as cstorch
 import torch
 from torch import nn
-
-import cerebras.pytorch as cstorch
 
 
 class Classifier(nn.Module):

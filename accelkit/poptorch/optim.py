@@ -1,0 +1,158 @@
+"""``poptorch.optim``: PyTorch's optimizers with the IPU's extra arguments, emulated on this CPU.
+
+PopTorch's optimizers (PopTorch user guide, "Optimizers"; Graphcore's mixed-precision and BERT tutorials)
+take PyTorch's arguments plus some that decide the fp16 numerics of training on IPUs. Those change what
+is computed, so they are honoured, not ignored:
+
+- ``loss_scaling``: the backward pass starts from ``loss x loss_scaling`` (fp16 gradients that would
+  underflow to zero stay representable) and the update divides the gradients by it again. In fp32 this
+  changes nothing; in fp16 it is what keeps small gradients alive.
+- ``accum_type`` (Adam, AdamW, RMSprop, LAMB), ``first_order_momentum_accum_type``,
+  ``second_order_momentum_accum_type``, ``velocity_accum_type`` (SGD): the dtype of the optimizer's state.
+  With fp16 weights and ``torch.float32`` accumulators, each update runs in fp32 (state and arithmetic)
+  and the weights are rounded back to fp16; without it (PopTorch's default is the parameters' dtype) the
+  state is fp16, where Adam's ``eps=1e-8`` underflows to zero and the loss can go NaN, as on the IPU.
+- ``max_grad_norm``: gradients are clipped to this global norm before the update.
+
+Arguments that only matter on the IPU (``velocity_scaling``, ``use_combined_accum``, ``max_weight_norm``
+of LAMB's on-chip bounds) are accepted and recorded. ``None`` means PyTorch's default, as in PopTorch.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+from accelkit.poptorch.options import PopTorchError
+from accelkit.runtime import facade_log
+
+ACCUM_ARGS = ("accum_type", "first_order_momentum_accum_type", "second_order_momentum_accum_type",
+              "velocity_accum_type")
+HARDWARE_ONLY = {
+    "velocity_scaling": "scales SGD's fp16 velocity on the IPU to keep it in range; the update is the same",
+    "use_combined_accum": "stores SGD's gradient accumulator and velocity as one tensor on the IPU",
+}
+
+
+class _PopTorchOptimizer(torch.optim.Optimizer):
+    """The shared part: loss scaling, fp32 accumulation for fp16 weights, gradient clipping."""
+
+    loss_scaling: float
+    accum_types: dict[str, torch.dtype | None]
+    max_grad_norm: float | None
+
+    def _popart_init(self, torch_kwargs: dict[str, Any], loss_scaling: float | None, max_grad_norm: float | None,
+                     accum: dict[str, Any], hardware: dict[str, Any]) -> None:
+        if loss_scaling is not None and (not isinstance(loss_scaling, (int, float)) or loss_scaling <= 0):
+            raise PopTorchError(f"loss_scaling must be a number > 0, got {loss_scaling!r}", fix="e.g. loss_scaling=1024")
+        for name, dtype in accum.items():
+            if dtype not in (None, torch.float16, torch.float32, torch.half, torch.float):
+                raise PopTorchError(f"{name}={dtype!r}: the IPU keeps optimizer state in torch.float16 or torch.float32",
+                                    fix=f"{name}=torch.float32")
+        self.loss_scaling = float(loss_scaling) if loss_scaling is not None else 1.0
+        self.max_grad_norm = max_grad_norm
+        self.accum_types = dict(accum)
+        for name, value in hardware.items():
+            if value is not None:
+                facade_log.accept("PopTorch", f"poptorch.optim.{type(self).__name__}({name}={value!r})",
+                                  HARDWARE_ONLY[name])
+
+    @property
+    def _fp32_state(self) -> bool:
+        return any(t in (torch.float32,) for t in self.accum_types.values())
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update: gradients divided by ``loss_scaling``, clipped to ``max_grad_norm``, then PyTorch's update,
+        in fp32 for fp16 weights when the accumulators are fp32."""
+        params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
+        if self.loss_scaling != 1.0:
+            for p in params:
+                p.grad.div_(self.loss_scaling)
+        if self.max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+        widened = [p for p in params if p.dtype in (torch.float16, torch.bfloat16)] if self._fp32_state else []
+        narrow = {p: (p.dtype, p.grad) for p in widened}
+        for p in widened:  # fp32 master arithmetic: the state PyTorch creates from p is fp32 too
+            p.data = p.data.float()
+            p.grad = narrow[p][1].float()
+        try:
+            return super().step(closure)  # type: ignore[safe-super]
+        finally:
+            for p in widened:
+                dtype, grad = narrow[p]
+                p.data = p.data.to(dtype)
+                p.grad = grad
+
+
+def _split(locals_: dict[str, Any], torch_cls: type) -> dict[str, Any]:
+    """The arguments PyTorch's class takes, without the ``None`` ones (PopTorch's "use the default")."""
+    names = set(inspect.signature(torch_cls.__init__).parameters) - {"self", "params"}  # type: ignore[misc]
+    return {k: v for k, v in locals_.items() if k in names and v is not None}
+
+
+class SGD(_PopTorchOptimizer, torch.optim.SGD):
+    """``poptorch.optim.SGD(params, lr=None, momentum=None, dampening=None, weight_decay=None, nesterov=None,
+    maximize=None, foreach=None, differentiable=None, loss_scaling=None, velocity_accum_type=None,
+    velocity_scaling=None, use_combined_accum=None, max_grad_norm=None)``."""
+
+    def __init__(self, params: Iterable[Any], lr: float | None = None, momentum: float | None = None,
+                 dampening: float | None = None, weight_decay: float | None = None, nesterov: bool | None = None,
+                 maximize: bool | None = None, foreach: bool | None = None, differentiable: bool | None = None,
+                 loss_scaling: float | None = None, velocity_accum_type: torch.dtype | None = None,
+                 velocity_scaling: float | None = None, use_combined_accum: bool | None = None,
+                 max_grad_norm: float | None = None) -> None:
+        torch.optim.SGD.__init__(self, params, **_split(locals(), torch.optim.SGD))
+        self._popart_init({}, loss_scaling, max_grad_norm, {"velocity_accum_type": velocity_accum_type},
+                          {"velocity_scaling": velocity_scaling, "use_combined_accum": use_combined_accum})
+
+
+def _adam_family(torch_cls: type) -> type:
+    class Optimizer(_PopTorchOptimizer, torch_cls):  # type: ignore[valid-type, misc]
+        def __init__(self, params: Iterable[Any], lr: float | None = None, betas: tuple[float, float] | None = None,
+                     eps: float | None = None, weight_decay: float | None = None, amsgrad: bool | None = None,
+                     foreach: bool | None = None, maximize: bool | None = None, capturable: bool | None = None,
+                     differentiable: bool | None = None, fused: bool | None = None,
+                     loss_scaling: float | None = None, accum_type: torch.dtype | None = None,
+                     first_order_momentum_accum_type: torch.dtype | None = None,
+                     second_order_momentum_accum_type: torch.dtype | None = None,
+                     max_grad_norm: float | None = None) -> None:
+            torch_cls.__init__(self, params, **_split(locals(), torch_cls))  # type: ignore[misc]
+            self._popart_init({}, loss_scaling, max_grad_norm, {
+                "accum_type": accum_type, "first_order_momentum_accum_type": first_order_momentum_accum_type,
+                "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
+
+    return Optimizer
+
+
+class Adam(_adam_family(torch.optim.Adam)):  # type: ignore[misc]
+    """``poptorch.optim.Adam(params, lr=None, betas=None, eps=None, weight_decay=None, amsgrad=None, ...,
+    loss_scaling=None, accum_type=None, first_order_momentum_accum_type=None,
+    second_order_momentum_accum_type=None, max_grad_norm=None)``."""
+
+
+class AdamW(_adam_family(torch.optim.AdamW)):  # type: ignore[misc]
+    """``poptorch.optim.AdamW``: :class:`Adam`'s arguments, with decoupled weight decay (PyTorch's AdamW)."""
+
+
+class RMSprop(_PopTorchOptimizer, torch.optim.RMSprop):
+    """``poptorch.optim.RMSprop(params, lr=None, alpha=None, eps=None, weight_decay=None, momentum=None,
+    centered=None, ..., loss_scaling=None, accum_type=None, first_order_momentum_accum_type=None,
+    second_order_momentum_accum_type=None)``."""
+
+    def __init__(self, params: Iterable[Any], lr: float | None = None, alpha: float | None = None,
+                 eps: float | None = None, weight_decay: float | None = None, momentum: float | None = None,
+                 centered: bool | None = None, foreach: bool | None = None, maximize: bool | None = None,
+                 differentiable: bool | None = None, loss_scaling: float | None = None,
+                 accum_type: torch.dtype | None = None, first_order_momentum_accum_type: torch.dtype | None = None,
+                 second_order_momentum_accum_type: torch.dtype | None = None) -> None:
+        torch.optim.RMSprop.__init__(self, params, **_split(locals(), torch.optim.RMSprop))
+        self._popart_init({}, loss_scaling, None, {
+            "accum_type": accum_type, "first_order_momentum_accum_type": first_order_momentum_accum_type,
+            "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
+
+
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop"]
