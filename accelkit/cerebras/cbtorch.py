@@ -214,7 +214,10 @@ class Session(ClockResults):
         self._optimizer_watch = clock.watching_optimizers()
         self._optimizer_watch.__enter__()  # before the hook below: the update is part of the step it closes
         if self._steps_on_optimizer:
-            self._hooks.append(torch_optimizer.register_optimizer_step_post_hook(lambda *_: clock.end_step()))
+            def end_step(*_: Any) -> None:
+                clock.end_step()  # optimizer.step() closes the training step
+
+            self._hooks.append(torch_optimizer.register_optimizer_step_post_hook(end_step))
         _state.active = self
         facade_log.register_run(f"cbtorch.Session (mode={self.train_mode!r})", self.report)
         return self
