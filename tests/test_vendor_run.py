@@ -190,3 +190,60 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
         poptorch.Options().enableSyntheticData(True)
     with pytest.raises(poptorch.PopTorchError, match="Mean reduction"):
         poptorch.Options().Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
+
+
+# ---- Groq GroqFlow --------------------------------------------------------------------------------
+def test_groqflow_examples_build_run_benchmark_and_reload_from_the_cache(tmp_path):
+    out = vendor_run(tmp_path, "groqflow_examples.py", synthetic=False).stdout
+    assert "built 'hello_world' for 1 x tsp" in out and "loaded from the cache: True" in out
+    latency = float(re.search(r"benchmark latency (\d+\.\d+) us", out).group(1))
+    assert latency > 0 and f"estimated latency {latency:.3f} us" in out  # benchmark is the modelled figure
+    assert "GroqModel('hello_world': 1 x tsp, fp16)" in out and "MODELLED on tsp" in out
+    assert "groqit(groqview=True) accepted, not simulated" in out and "compiler_flags=['--effort=standard']" in out
+    assert (tmp_path / "groqflow_cache/hello_world/state.json").is_file()
+
+
+def test_groqit_refuses_what_changes_the_numbers(tmp_path):
+    import torch
+
+    from accelkit.groqflow import GroqFlowError, groqit
+
+    model = torch.nn.Linear(4, 2)
+    with pytest.raises(GroqFlowError, match="quantization_samples"):
+        groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, quantization_samples=[torch.rand(3, 4)])
+    with pytest.raises(GroqFlowError, match="sequence"):
+        groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=["export", "compile"])
+
+
+# ---- the launcher ---------------------------------------------------------------------------------
+def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sdk(tmp_path, monkeypatch):
+    import importlib
+    import sys as _sys
+
+    from accelkit.vendor import aliases
+
+    fake_sdk = tmp_path / "site" / "poptorch"
+    fake_sdk.mkdir(parents=True)
+    (fake_sdk / "__init__.py").write_text("REAL = True\n")
+    with aliases.installed() as finder:
+        sambaflow = importlib.import_module("sambaflow.samba.utils.argparser")
+        assert sambaflow.parse_app_args.__module__ == "accelkit.samba.utils"
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))
+        importlib.invalidate_caches()
+        poptorch = importlib.import_module("poptorch")
+        assert getattr(poptorch, "REAL", False)  # the installed package wins
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("poptorch.optim")  # never patched into a real SDK
+        assert "poptorch" not in finder.served
+    assert "sambaflow" not in _sys.modules and "sambaflow.samba" not in _sys.modules  # gone after the run
+    _sys.modules.pop("poptorch", None)
+
+
+def test_python_dash_m_launcher_passes_argv_and_reports_an_unknown_option(tmp_path):
+    (tmp_path / "argv.py").write_text("import sys\nimport poptorch\nprint('argv', sys.argv[1:])\n"
+                                      "poptorch.Options().setNoSuchThing(1)\n")
+    proc = subprocess.run([sys.executable, "-m", "accelkit.vendor", "argv.py", "--x", "1"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert "argv ['--x', '1']" in proc.stdout
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "argv.py:4: poptorch.Options().setNoSuchThing(1)" in proc.stderr and "not provided by accelkit" in proc.stderr

@@ -38,6 +38,7 @@ from typing import Any
 from torch import nn
 
 from accelkit.groqflow.model import GroqFlowError, GroqModel, bind_inputs, input_shapes
+from accelkit.runtime import facade_log
 
 TARGET = "tsp"
 REBUILD = ("if_needed", "always", "never")
@@ -144,22 +145,55 @@ def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips:
     return compile(model, named, target=TARGET, precision=precision, chips=chips)
 
 
-def groqit(model: nn.Module, inputs: Any, *, build_name: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-           rebuild: str = "if_needed", num_chips: int | None = None, precision: str = "fp16",
-           monitor: bool = True) -> GroqModel:
+HARDWARE_ONLY = {
+    "groqview": "asks the Groq compiler for a GroqView file, the cycle-by-cycle picture of the program on the chip; "
+                "accelkit's report and timeline figure stand in for it",
+    "compiler_flags": "options for Groq's compiler (scheduling, memory layout); they shape the real schedule, which "
+                      "accelkit models from the architecture instead",
+    "assembler_flags": "options for Groq's assembler (instruction fetch, slice ordering); below the level accelkit "
+                       "models",
+}
+
+
+def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
+           cache_dir: str | os.PathLike[str] | None = None, monitor: bool = True, rebuild: str | None = None,
+           compiler_flags: list[str] | None = None, assembler_flags: list[str] | None = None,
+           num_chips: int | None = None, groqview: bool = False, sequence: Any = None,
+           quantization_samples: Any = None, *, precision: str = "fp16") -> GroqModel:
     """Build ``model`` for the TSP against example ``inputs`` (a dict keyed by forward's argument names, a
     tuple, or a tensor), or load the build from the cache; returns a callable :class:`GroqModel`.
 
     ``num_chips`` fixes the chip count (GroqFlow's argument); by default the build uses as many as the
     model needs. ``precision`` is accelkit's: ``fp16`` is GroqFlow's default conversion, ``fp32`` skips it
     (GroqFlow does that with a custom build sequence). ``monitor`` prints one line per build or load.
-    See the module docstring for the cache and the ``rebuild`` policy.
+    See the module docstring for the cache and the ``rebuild`` policy (``None``: ``"if_needed"``).
+
+    The parameters follow GroqFlow's ``groqit(model, inputs, build_name, cache_dir, monitor, rebuild,
+    compiler_flags, assembler_flags, num_chips, groqview, sequence, quantization_samples)``
+    (github.com/groq/groqflow, groqflow/justgroqit/api.py and docs/user_guide.md). ``groqview``,
+    ``compiler_flags`` and ``assembler_flags`` only matter to Groq's tool chain: accepted, recorded (they are
+    part of the build's key, as in GroqFlow) and explained in the run's report. ``quantization_samples``
+    (post-training int8 quantization) and ``sequence`` (a custom build sequence) change what is built and
+    computed, so they are refused with an error naming them.
     """
     from accelkit import __version__
     from accelkit.compiler.artifact import ArtifactError, load
 
     if not isinstance(model, nn.Module):
         raise GroqFlowError(f"groqit builds an nn.Module here, not {type(model).__name__}", fix="pass the model object")
+    if quantization_samples is not None:
+        raise GroqFlowError("groqit(quantization_samples=...) asks for a post-training int8 quantized build, whose "
+                            "numbers accelkit does not emulate", fix="drop quantization_samples: the build is then fp16, "
+                            "GroqFlow's default")
+    if sequence is not None:
+        raise GroqFlowError("groqit(sequence=...) replaces GroqFlow's build stages (ONNX export, optimisation, "
+                            "compile, assemble), which accelkit does not have",
+                            fix="drop sequence; accelkit's build is capture -> fp16 -> compile for the TSP")
+    rebuild = rebuild or "if_needed"
+    for name, value in (("groqview", groqview), ("compiler_flags", compiler_flags),
+                        ("assembler_flags", assembler_flags)):
+        if value:
+            facade_log.accept("GroqFlow", f"groqit({name}={value!r})", HARDWARE_ONLY[name])
     if rebuild not in REBUILD:
         raise GroqFlowError(f"rebuild={rebuild!r} is not a rebuild policy", fix=f"use one of {list(REBUILD)}")
     if num_chips is not None and (not isinstance(num_chips, int) or num_chips < 1):
@@ -167,7 +201,8 @@ def groqit(model: nn.Module, inputs: Any, *, build_name: str | None = None, cach
     named = bind_inputs(model, inputs)
     name = build_name or default_build_name()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    config = {"num_chips": num_chips, "precision": precision, "target": TARGET}
+    config = {"num_chips": num_chips, "precision": precision, "target": TARGET, "compiler_flags": compiler_flags,
+              "assembler_flags": assembler_flags, "groqview": groqview}
     key = build_key(model, named, config)
     state = BuildState.read(root, name)
 

@@ -21,6 +21,7 @@ from torch import nn
 
 from accelkit.compiler.program import CompiledProgram
 from accelkit.errors import AccelkitError
+from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport
 
 
@@ -98,7 +99,9 @@ class GroqModel:
         self.program = program
         self.state = state
         self._built = input_shapes(built_inputs)
+        self._example = dict(built_inputs)
         self.session = Session.from_program(model, program)  # the build times every call
+        facade_log.register_run(repr(self), self.report)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         named = bind_inputs(self.model, args=args, kwargs=kwargs)
@@ -110,7 +113,8 @@ class GroqModel:
                                 f"{self._built.get(k)} (a TSP schedule is fixed for its shapes)",
                                 fix="pad the inputs to the built shape, or groqit(model, new_inputs, "
                                     "build_name=...) for a build of the new shape")
-        return self.session.run(*named.values()).outputs  # forward only, in eval mode
+        with facade_log.vendor_call(f"the GroqModel {self.state.build_name!r} called on its inputs"):
+            return self.session.run(*named.values()).outputs  # forward only, in eval mode
 
     def run(self, inputs: dict[str, Any]) -> Any:
         """One inference on ``inputs`` (a dict keyed by forward's argument names)."""
@@ -125,6 +129,17 @@ class GroqModel:
         rep = self.program.report
         return GroqEstimatedPerformance(latency_s=rep.step_time_s, throughput_ips=rep.throughput,
                                         chips=self.program.chips, batch_size=self.program.batch_size)
+
+    def benchmark(self, inputs: dict[str, Any] | None = None, repetitions: int = 100) -> GroqEstimatedPerformance:
+        """GroqFlow's ``GroqModel.benchmark(inputs=None, repetitions=100)`` runs the build ``repetitions`` times on
+        GroqChips and reports the measured latency and throughput. There are no GroqChips here: this runs
+        ``inputs`` (default: the build's example inputs) once, for real numerics and the shape check, and
+        returns the MODELLED figures of one call (the TSP's schedule is fixed, so every repetition would take
+        the same time; ``repetitions`` changes nothing and is only checked)."""
+        if not isinstance(repetitions, int) or repetitions < 1:
+            raise GroqFlowError(f"repetitions must be a whole number ≥ 1, got {repetitions!r}", fix="e.g. repetitions=100")
+        self(**(inputs if inputs is not None else self._example))
+        return self.estimate_performance()
 
     @property
     def simulated_time_s(self) -> float:
