@@ -247,3 +247,17 @@ def test_python_dash_m_launcher_passes_argv_and_reports_an_unknown_option(tmp_pa
     assert "argv ['--x', '1']" in proc.stdout
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "argv.py:4: poptorch.Options().setNoSuchThing(1)" in proc.stderr and "not provided by accelkit" in proc.stderr
+
+
+def test_sambaflow_lenet_trains_with_sambaloader_then_infers_on_the_training_pef(tmp_path):
+    pef = "out/lenet/lenet.pef"
+    out = vendor_run(tmp_path, "samba_lenet.py", "compile", "-b", "32", "-p", pef).stdout
+    assert "training (SGD)" in out and "session.compile(squeeze_bs_dim=True) accepted, not simulated" in out
+    out = vendor_run(tmp_path, "samba_lenet.py", "run", "-b", "32", "-p", pef, "-e", "1").stdout
+    falls(out)
+    assert "sambaflow.samba.sambaloader" in out and "62 steps" in out and "opt" in out
+    out = vendor_run(tmp_path, "samba_lenet.py", "run", "--inference", "-b", "32", "-p", pef,
+                     "--init-ckpt-path", "lenet_trained.pt").stdout  # the training PEF, forward only
+    accuracy = float(re.search(r"accuracy (\d+\.\d+)%", out).group(1))
+    assert accuracy > 50  # the trained weights, loaded before trace_graph, predict
+    assert "15 steps" in out and "bckwd" not in out.split("SambaFlow app on")[1]
