@@ -111,15 +111,18 @@ def vendor_call(call: str) -> Iterator[None]:
 
 
 def _user_line(exc: BaseException) -> str | None:
-    """The last frame of the traceback outside torch and accelkit: the user's own line."""
+    """The last frame of the traceback outside accelkit, torch and installed packages: the user's own line."""
     import os
+    import sysconfig
     import traceback
 
     import torch
 
     import accelkit
 
-    libraries = tuple(os.path.dirname(m.__file__ or "") + os.sep for m in (torch, accelkit))
+    installed = {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}
+    libraries = tuple(os.path.join(p, "") for p in (*installed, *(os.path.dirname(m.__file__ or "")
+                                                                  for m in (torch, accelkit))))
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(libraries)]
     if not frames:
         return None
