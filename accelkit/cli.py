@@ -497,7 +497,7 @@ def _cmd_vendor_run(args: argparse.Namespace) -> int:
     from accelkit.vendor import run_script
 
     return run_script(args.script, args.args, synthetic_data=args.synthetic_data,
-                      show_traceback=args.traceback).exit_code
+                      show_traceback=args.traceback or getattr(args, "debug", False)).exit_code
 
 
 def guard(fn: Callable[[], int], *, prog: str = "accelkit", debug: bool = False) -> int:

@@ -97,6 +97,13 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 if show_traceback:
                     traceback.print_exc()
                 print(run.error, file=sys.stderr)
+            except Exception as exc:  # the script's own bug (not in a vendor call): its traceback is the help
+                tb = exc.__traceback__
+                while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+                    tb = tb.tb_next  # start at the script: the launcher's and runpy's frames are noise
+                run.exit_code, run.error = 1, "".join(traceback.format_exception(type(exc), exc, tb or
+                                                                                 exc.__traceback__))
+                print(run.error, file=sys.stderr, end="")
             run.served = list(dict.fromkeys(finder.served))
             run.substitutions = synthetic.substitutions()
     finally:
