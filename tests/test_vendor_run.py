@@ -1,5 +1,5 @@
 """``accelkit vendor-run``: programs written for the vendors' SDKs, in the shape of their first tutorials
-(tests/vendor_scripts/, nothing in them names accelkit), run unchanged as subprocesses. Each runs to the end,
+(examples/vendor/, nothing in them names accelkit), run unchanged as subprocesses. Each runs to the end,
 its loss falls, and the launcher prints the modelled time and report. Also: the vendor names never shadow
 a real SDK, an error inside a vendor call names the call and the fix."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).parent / "vendor_scripts"
+SCRIPTS = Path(__file__).parents[1] / "examples" / "vendor"
 LOSSES = re.compile(r"first loss (\d+\.\d+) last loss (\d+\.\d+)")
 
 
