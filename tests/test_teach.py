@@ -1,0 +1,147 @@
+"""The exercise facility: not-done answers never fail, wrong answers get a precise message and a hint,
+and every shipped solution passes its own checker (the second notebook run relies on that)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit import teach
+from accelkit.compiler.compile_time import compile_time, recompile_reasons
+from accelkit.teach import checkers, solutions
+
+CONTEXTS = {
+    "01.linear_flops": {"batch": 8, "in_features": 16, "out_features": 32},
+    "02.ridge_point": {"target": "a100", "precision": "bf16", "tier": "hbm"},
+    "02.weights_fit": {"target": "tsp", "params": 200_000_000, "precision": "fp16"},
+    "04.recompile": {},
+    "09.three_families": {},
+}
+
+
+@pytest.fixture(autouse=True)
+def _shipped_mode():
+    teach.setup(solutions=False)
+    yield
+    teach.setup(solutions=False)
+
+
+@pytest.fixture(scope="module")
+def prof():
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8))
+    return ak.profile(model, (torch.randn(4, 32),), runs=1)
+
+
+@pytest.fixture(scope="module")
+def report():
+    from accelkit.porting import GatedMLP
+
+    return ak.check(GatedMLP(), (torch.randn(4, 16),), target="tsp")
+
+
+def _context(name, prof, report):
+    return {"01.hottest_op": {"prof": prof}, "03.first_recipe": {"report": report}}.get(name, CONTEXTS.get(name))
+
+
+def test_every_exercise_has_a_solution_and_a_context():
+    assert set(solutions.SOLUTIONS) == set(teach.exercises._load())
+    assert set(CONTEXTS) | {"01.hottest_op", "03.first_recipe"} == set(teach.EXERCISES)
+
+
+def test_not_done_never_fails_and_says_what_to_do(prof, report, capsys):
+    for name in teach.EXERCISES:
+        result = teach.check(name, ..., **_context(name, prof, report))
+        assert result.status == "not done yet" and not result.passed
+        out = capsys.readouterr().out
+        assert "not done yet" in out and "Replace the `...`" in out and teach.EXERCISES[name].task in out
+
+
+def test_every_shipped_solution_passes(prof, report):
+    teach.setup(solutions=True)
+    for name in teach.EXERCISES:
+        result = teach.check(name, ..., quiet=True, **_context(name, prof, report))
+        assert result.passed and result.from_solution, str(result)
+
+
+def test_a_failing_check_raises_only_when_solutions_are_applied():
+    result = teach.check("02.ridge_point", 1.0, quiet=True, **CONTEXTS["02.ridge_point"])
+    assert result.status == "failed"
+    teach.setup(solutions=True)
+    with pytest.raises(teach.ExerciseFailed, match="02.ridge_point failed"):
+        teach.check("02.ridge_point", 1.0, quiet=True, **CONTEXTS["02.ridge_point"])
+
+
+@pytest.mark.parametrize(("answer", "message", "hint"), [
+    (2039e9 / 312e12, "bandwidth by peak", "peak FLOP/s / bandwidth"),
+    (312e12 / 6100e9, "against l2, not hbm", "spec.tier('hbm')"),
+    (19.5e12 / 2039e9, "for fp32, not bf16", "spec.peak('bf16')"),
+    (312 / 2039, "power of 1,000", "base units"),
+    ("153", "should be a number", "expression"),
+])
+def test_ridge_point_names_each_mistake(answer, message, hint):
+    result = teach.check("02.ridge_point", answer, quiet=True, **CONTEXTS["02.ridge_point"])
+    assert result.status == "failed"
+    (line,) = result.lines
+    assert message in line.text and hint in line.hint
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (8 * 16 * 32, "multiply-adds"), (2 * 8 * 16 * 32 + 8 * 32, "bias"), (2 * 16 * 32, "one sample"),
+])
+def test_linear_flops_names_each_mistake(answer, message):
+    result = teach.check("01.linear_flops", answer, quiet=True, **CONTEXTS["01.linear_flops"])
+    assert result.status == "failed" and message in result.lines[0].text
+
+
+def test_hottest_op_mistakes(prof):
+    assert "not an op of this profile" in teach.check("01.hottest_op", "mm", quiet=True, prof=prof).lines[0].text
+    assert teach.check("01.hottest_op", prof.ops[0].op, quiet=True, prof=prof).passed
+    if len(prof.ops) > 1:
+        text = teach.check("01.hottest_op", prof.ops[1].op, quiet=True, prof=prof).lines[0].text
+        assert "number 2" in text or "most FLOPs" in text
+
+
+def test_recompile_marks_each_wrong_change():
+    answer = {c: True for c in checkers.CHANGES}
+    result = teach.check("04.recompile", answer, quiet=True)
+    failed = [line.text for line in result.lines if not line.ok]
+    assert len(failed) == 3 and all("reuse the artifact" in t for t in failed)
+
+
+def test_three_families_rejects_a_shared_family():
+    result = teach.check("09.three_families", ["a100", "h100", "tsp"], quiet=True)
+    assert not result.passed and "share a family" in result.lines[1].hint
+    assert "not in the catalog" in teach.check("09.three_families", ["a101"], quiet=True).lines[0].text
+
+
+def test_a_checker_that_raises_on_the_answer_reports_it():
+    result = teach.check("01.hottest_op", "aten::mm", quiet=True, prof=None)
+    assert result.status == "failed" and "raised AttributeError" in result.lines[0].text
+
+
+def test_unknown_exercise_lists_the_known_ones():
+    with pytest.raises(ak.UnknownNameError, match="02.ridge_point"):
+        teach.check("02.ridge", 1.0)
+
+
+def test_exercises_for_a_notebook():
+    assert [e.name for e in teach.exercises_for("02_understand_the_hardware")] == ["02.ridge_point", "02.weights_fit"]
+
+
+def test_compile_time_and_recompile_reasons():
+    entry = ak.zoo.get("ffn_logreg")
+    a = ak.compile(entry.model, entry.example_inputs, target="sn40l", training=True)
+    b = ak.compile(entry.model, entry.example_inputs, target="sn40l", training=True, batch_size=2 * a.batch_size)
+    t = compile_time(a)
+    assert t.seconds > 60 and "illustrative" in t.assumptions and "358-1,844" in t.assumptions
+    assert "MODELLED" in str(t) and "batch size" in str(t)
+    assert any(r.startswith("the batch size") for r in recompile_reasons(a, b))
+    assert recompile_reasons(a, a) == []
+    gpu = ak.compile(entry.model, entry.example_inputs, target="a100")
+    assert compile_time(gpu).seconds == 0
+    # more kernels, longer compile
+    unet = ak.zoo.get("unet2d")
+    big = ak.compile(unet.model, unet.example_inputs, target="sn40l", training=True)
+    assert 358 <= compile_time(big).seconds <= 1844 and compile_time(big).seconds > t.seconds
