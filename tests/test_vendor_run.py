@@ -228,6 +228,12 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
     with aliases.installed() as finder:
         sambaflow = importlib.import_module("sambaflow.samba.utils.argparser")
         assert sambaflow.parse_app_args.__module__ == "accelkit.samba.utils"
+        import logging
+
+        assert isinstance(importlib.import_module("sambaflow.logging").samba_logger, logging.Logger)
+        assert "+accelkit.sim" in importlib.import_module("sambaflow").__version__
+        with pytest.raises(AttributeError, match="accelkit's facade accelkit.samba does not provide it"):
+            importlib.import_module("sambaflow.samba").no_such_call  # noqa: B018 - the error names the facade
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
         importlib.invalidate_caches()
         poptorch = importlib.import_module("poptorch")
@@ -261,3 +267,21 @@ def test_sambaflow_lenet_trains_with_sambaloader_then_infers_on_the_training_pef
     accuracy = float(re.search(r"accuracy (\d+\.\d+)%", out).group(1))
     assert accuracy > 50  # the trained weights, loaded before trace_graph, predict
     assert "15 steps" in out and "bckwd" not in out.split("SambaFlow app on")[1]
+
+
+def test_poptorch_lamb_scales_each_update_by_the_trust_ratio():
+    import torch
+
+    import accelkit.poptorch as poptorch
+
+    w = torch.nn.Parameter(torch.full((4,), 2.0))  # ||w|| = 4
+    opt = poptorch.optim.LAMB([w], lr=0.1, weight_decay=0.0)
+    w.grad = torch.tensor([1.0, -1.0, 1.0, -1.0])
+    opt.step()
+    # Adam's first bias-corrected direction is sign(g) (norm 2), so the trust ratio is 4 / 2 and the step 0.1 x 2
+    assert torch.allclose(w.detach(), torch.tensor([1.8, 2.2, 1.8, 2.2]), atol=1e-5)
+    capped = torch.nn.Parameter(torch.full((4,), 2.0))
+    opt = poptorch.optim.LAMB([capped], lr=0.1, weight_decay=0.0, max_weight_norm=1.0)
+    capped.grad = torch.tensor([1.0, -1.0, 1.0, -1.0])
+    opt.step()
+    assert torch.allclose(capped.detach(), torch.tensor([1.95, 2.05, 1.95, 2.05]), atol=1e-5)  # ratio 1 / 2

@@ -14,8 +14,9 @@ is computed, so they are honoured, not ignored:
   state is fp16, where Adam's ``eps=1e-8`` underflows to zero and the loss can go NaN, as on the IPU.
 - ``max_grad_norm``: gradients are clipped to this global norm before the update.
 
-Arguments that only matter on the IPU (``velocity_scaling``, ``use_combined_accum``, ``max_weight_norm``
-of LAMB's on-chip bounds) are accepted and recorded. ``None`` means PyTorch's default, as in PopTorch.
+Arguments that only matter on the IPU (``velocity_scaling``, ``use_combined_accum``) are accepted and
+recorded. ``None`` means PyTorch's default, as in PopTorch. :class:`LAMB`, which PyTorch does not have,
+is PopTorch's layer-wise adaptive optimizer written out here (You et al. 2019, arXiv:1904.00962).
 """
 
 from __future__ import annotations
@@ -155,4 +156,58 @@ class RMSprop(_PopTorchOptimizer, torch.optim.RMSprop):
             "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
 
 
-__all__ = ["SGD", "Adam", "AdamW", "RMSprop"]
+class _LAMBUpdate(torch.optim.Optimizer):
+    """LAMB's update: Adam's direction (with decoupled weight decay) scaled per tensor by the trust ratio
+    ``||w|| / ||update||``, the norm of the weights capped at ``max_weight_norm``."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, bias_correction: bool = True,
+                 max_weight_norm: float | None = None) -> None:
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                                  "bias_correction": bias_correction, "max_weight_norm": max_weight_norm})
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                state["step"] += 1
+                m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+                m.mul_(b1).add_(p.grad, alpha=1 - b1)  # first moment
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)  # second moment
+                m_hat, v_hat = (m / (1 - b1 ** t), v / (1 - b2 ** t)) if group["bias_correction"] else (m, v)
+                update = m_hat / (v_hat.sqrt() + group["eps"]) + group["weight_decay"] * p
+                w_norm = p.norm()
+                if group["max_weight_norm"] is not None:
+                    w_norm = w_norm.clamp(max=group["max_weight_norm"])
+                u_norm = update.norm()
+                trust = w_norm / u_norm if float(w_norm) > 0 and float(u_norm) > 0 else 1.0
+                p.add_(update * trust, alpha=-group["lr"])
+        return loss
+
+
+class LAMB(_PopTorchOptimizer, _LAMBUpdate):
+    """``poptorch.optim.LAMB(params, lr=None, betas=None, eps=None, weight_decay=None, bias_correction=None,
+    loss_scaling=None, max_weight_norm=None, accum_type=None, first_order_momentum_accum_type=None,
+    second_order_momentum_accum_type=None)``; ``max_weight_norm`` caps ``||w||`` in the trust ratio."""
+
+    def __init__(self, params: Iterable[Any], lr: float | None = None, betas: tuple[float, float] | None = None,
+                 eps: float | None = None, weight_decay: float | None = None, bias_correction: bool | None = None,
+                 loss_scaling: float | None = None, max_weight_norm: float | None = None,
+                 accum_type: torch.dtype | None = None, first_order_momentum_accum_type: torch.dtype | None = None,
+                 second_order_momentum_accum_type: torch.dtype | None = None) -> None:
+        _LAMBUpdate.__init__(self, params, **_split(locals(), _LAMBUpdate))
+        self._popart_init({}, loss_scaling, None, {
+            "accum_type": accum_type, "first_order_momentum_accum_type": first_order_momentum_accum_type,
+            "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
+
+
+__all__ = ["LAMB", "SGD", "Adam", "AdamW", "RMSprop"]
