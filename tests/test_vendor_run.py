@@ -285,3 +285,21 @@ def test_poptorch_lamb_scales_each_update_by_the_trust_ratio():
     capped.grad = torch.tensor([1.0, -1.0, 1.0, -1.0])
     opt.step()
     assert torch.allclose(capped.detach(), torch.tensor([1.95, 2.05, 1.95, 2.05]), atol=1e-5)  # ratio 1 / 2
+
+
+def test_synthetic_data_builds_hf_models_from_config_refuses_tokenizers_and_restores_the_hub():
+    transformers = pytest.importorskip("transformers")
+
+    from accelkit.errors import AccelkitError
+    from accelkit.vendor import synthetic
+
+    before = transformers.AutoModel.from_pretrained.__func__
+    with synthetic.installed():
+        model = transformers.AutoModel.from_pretrained("google-bert/bert-base-uncased")
+        assert type(model).__name__ == "BertModel" and model.config.hidden_size == 64
+        head = transformers.BertForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
+        assert head.config.num_labels == 3
+        with pytest.raises(AccelkitError, match="no stand-in for the tokenizer"):
+            transformers.AutoTokenizer.from_pretrained("bert-base-uncased")
+        assert any("RANDOM weights" in s for s in synthetic.substitutions())
+    assert transformers.AutoModel.from_pretrained.__func__ is before  # the hub is itself again after the run

@@ -18,7 +18,8 @@ downloaded here (no network in a workshop), so for one run this module stands in
   the ``AutoModel*`` / ``AutoConfig`` classes): the architecture named by the checkpoint (``bert``,
   ``gpt2``, ...) built from its config class at a small size (2 layers, width 64) with *random* weights,
   as accelkit builds every transformers model. Keyword arguments the script passes (``num_labels=2``)
-  are kept. The numbers are therefore not the checkpoint's: what runs is the architecture.
+  are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
+  ``from_pretrained`` is refused with an error saying so (its vocabulary would be a download).
 
 Every substitution is announced on stderr when it happens (``accelkit vendor-run: --synthetic-data:
 ...``), and :func:`substitutions` lists them for the end-of-run report.
@@ -252,29 +253,47 @@ def _hf_hub() -> Iterator[None]:
     import transformers
     from transformers.models.auto.auto_factory import _BaseAutoModelClass
 
-    saved = {"model": transformers.PreTrainedModel.__dict__["from_pretrained"],
-             "auto": _BaseAutoModelClass.__dict__["from_pretrained"],
-             "config": transformers.AutoConfig.__dict__["from_pretrained"]}
-
     def model_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-        return cls(_small_config(cls.config_class, name, kwargs))
+        config = kwargs.get("config")
+        return cls(config if config is not None else _small_config(cls.config_class, name, kwargs))
 
     def auto_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-        config = _small_config(_config_class_for(name), name, kwargs)
-        return cls.from_config(config)
+        config = kwargs.get("config")
+        return cls.from_config(config if config is not None else _small_config(_config_class_for(name), name, kwargs))
 
     def config_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-        return _small_config(_config_class_for(name), name, kwargs)
+        unused = kwargs.pop("return_unused_kwargs", False)
+        config = _small_config(cls if cls is not transformers.AutoConfig and hasattr(cls, "model_type")
+                               else _config_class_for(name), name, kwargs)
+        return (config, {}) if unused else config
 
-    transformers.PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)  # type: ignore[assignment]
-    _BaseAutoModelClass.from_pretrained = classmethod(auto_from_pretrained)  # type: ignore[assignment]
-    transformers.AutoConfig.from_pretrained = classmethod(config_from_pretrained)  # type: ignore[assignment]
+    def tokenizer_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        from accelkit.errors import AccelkitError
+
+        raise AccelkitError(f"--synthetic-data has no stand-in for the tokenizer {name!r} (its vocabulary is a "
+                            "download)", fix="make the token ids directly, e.g. torch.randint(0, config.vocab_size, "
+                                             "(batch, seq_len)), as examples/vendor/poptorch_bert.py does")
+
+    # every class that defines its own from_pretrained (the auto classes each get a copy of it)
+    autos = [c for n in dir(transformers) if n.startswith("AutoModel")
+             and isinstance(c := getattr(transformers, n, None), type) and issubclass(c, _BaseAutoModelClass)]
+    patches: list[tuple[Any, Any]] = [
+        (transformers.PreTrainedModel, model_from_pretrained), (_BaseAutoModelClass, auto_from_pretrained),
+        *((c, auto_from_pretrained) for c in autos), (transformers.PretrainedConfig, config_from_pretrained),
+        (transformers.AutoConfig, config_from_pretrained), (transformers.PreTrainedTokenizerBase,
+                                                            tokenizer_from_pretrained),
+        (transformers.AutoTokenizer, tokenizer_from_pretrained)]
+    saved = [(cls, vars(cls).get("from_pretrained")) for cls, _ in patches]
+    for cls, fn in patches:
+        cls.from_pretrained = classmethod(fn)
     try:
         yield
     finally:
-        transformers.PreTrainedModel.from_pretrained = saved["model"]  # type: ignore[method-assign]
-        _BaseAutoModelClass.from_pretrained = saved["auto"]  # type: ignore[method-assign]
-        transformers.AutoConfig.from_pretrained = saved["config"]  # type: ignore[method-assign]
+        for cls, original in saved:
+            if original is None:
+                delattr(cls, "from_pretrained")
+            else:
+                cls.from_pretrained = original
 
 
 @contextlib.contextmanager
