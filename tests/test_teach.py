@@ -16,7 +16,7 @@ CONTEXTS = {
     "01.linear_flops": {"batch": 8, "in_features": 16, "out_features": 32},
     "02.ridge_point": {"target": "a100", "precision": "bf16", "tier": "hbm"},
     "02.weights_fit": {"target": "tsp", "params": 200_000_000, "precision": "fp16"},
-    "04.recompile": {},
+    "10.recompile": {},
     "09.three_families": {},
 }
 
@@ -105,7 +105,7 @@ def test_hottest_op_mistakes(prof):
 
 def test_recompile_marks_each_wrong_change():
     answer = {c: True for c in checkers.CHANGES}
-    result = teach.check("04.recompile", answer, quiet=True)
+    result = teach.check("10.recompile", answer, quiet=True)
     failed = [line.text for line in result.lines if not line.ok]
     assert len(failed) == 3 and all("reuse the artifact" in t for t in failed)
 

@@ -179,7 +179,7 @@ def _check_first_recipe(answer: Any, *, report: Any) -> list[Line]:
                  "each finding's `recipe` column names the fix port() applies")]
 
 
-# ---- 04 compile ----------------------------------------------------------------------------------
+# ---- 10 on the real machines ----------------------------------------------------------------------
 CHANGES = {  # what a learner changes between two runs -> the trigger it touches (None: reuse the artifact)
     "batch size 32 -> 64": "batch_size",
     "sequence length 128 -> 256": "input_shapes",
@@ -191,7 +191,7 @@ CHANGES = {  # what a learner changes between two runs -> the trigger it touches
 }
 
 
-@exercise("04.recompile", "what triggers a recompile",
+@exercise("10.recompile", "what triggers a recompile",
           "For each change in teach.checkers.CHANGES, say whether the compiled artifact must be built again: "
           "answer a dict {change: True or False}.")
 def _check_recompile(answer: Any) -> list[Line]:

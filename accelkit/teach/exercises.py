@@ -60,6 +60,14 @@ class CheckResult:
     lines: list[Line]
     from_solution: bool = False
     context: str = ""  # the context it was checked for, e.g. "target='a100', precision='bf16'"
+    answer: Any = field(default=..., repr=False)
+
+    def answer_or(self, default: Any) -> Any:
+        """The checked answer when it passed, else ``default`` (so a notebook runs on before it is done)."""
+        if self.passed:
+            return self.answer
+        print(f"(using {default!r} until exercise {self.exercise.name} passes)")
+        return default
 
     @property
     def passed(self) -> bool:
@@ -143,14 +151,15 @@ def check(name: str, answer: Any = ..., /, *, quiet: bool = False, **context: An
 
         answer, from_solution = solutions.solve(name, **context), True
     if answer is ...:
-        result = CheckResult(ex, NOT_DONE, [], context=given)
+        result = CheckResult(ex, NOT_DONE, [], context=given, answer=answer)
     else:
         try:
             lines = ex.checker(answer, **context)
         except Exception as exc:  # the learner's code raised inside the checker: say so, do not crash
             lines = [Line(False, f"checking your answer raised {type(exc).__name__}: {exc}",
                           "run your answer on its own first and read the error")]
-        result = CheckResult(ex, PASSED if all(line.ok for line in lines) else FAILED, lines, from_solution, given)
+        result = CheckResult(ex, PASSED if all(line.ok for line in lines) else FAILED, lines, from_solution, given,
+                             answer)
     if not quiet:
         print(result)
     if solutions_enabled() and not result.passed:
