@@ -1,4 +1,4 @@
-"""The shared SambaFlow-style example app runs unchanged against accelkit.samba, as a workshop runs it:
+"""The SambaFlow-style example app (examples/rdu_classifier_app.py) runs unchanged against accelkit.samba, as a workshop runs it:
 compile, then run against the PEF, for training and for inference (and the oracle ``test`` command)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-APP = Path(__file__).parents[2] / "shared/examples/rdu_classifier_app.py"
+APP = Path(__file__).resolve().parents[1] / "examples" / "rdu_classifier_app.py"
 LOSSES = re.compile(r"first loss (\d+\.\d+) last loss (\d+\.\d+)")
 
-pytestmark = pytest.mark.skipif(not APP.is_file(), reason=f"the shared example app is not at {APP}")
+pytestmark = pytest.mark.skipif(not APP.is_file(), reason=f"the example app is not at {APP}")
 
 
 def _app(cwd: Path, *args: str) -> str:

@@ -1,0 +1,53 @@
+"""The bridge to the real machines: docs/real_machines.md is what accelkit.teach.bridge generates, every
+vendor row has a source, and notebook 10 runs the example app (compile -> run -> test) with its exercise
+solved when solutions are applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelkit.teach import bridge
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "10_on_the_real_machines.ipynb"
+
+
+def test_docs_page_is_generated_from_the_bridge():
+    assert (ROOT / "docs" / "real_machines.md").read_text() == bridge.markdown(), \
+        "regenerate: python -m accelkit.teach.bridge > docs/real_machines.md"
+
+
+def test_every_vendor_names_its_real_commands_and_sources():
+    text = bridge.markdown()
+    for needle in ("python app.py compile -b 64 -mb 4 --pef-name", "run -b 64 -mb 4 --pef=", "app.py test",
+                   "measure-performance", "srun", "sbatch", "--compile_only", "--validate_only", "params.yaml",
+                   "poprun", "--num-replicas", "deviceIterations", "gradientAccumulation", "groqit(",
+                   "estimate_performance()"):
+        assert needle in text, needle
+    for vendor in bridge.BRIDGE:
+        assert vendor.sources and all("http" in s for s in vendor.sources)
+        assert vendor.launcher and len(vendor.commands) >= 4
+
+
+def test_run_app_reports_a_failing_command(tmp_path):
+    with pytest.raises(RuntimeError, match="exit 2"):
+        bridge.run_app(ROOT / "examples" / "rdu_classifier_app.py", "run", cwd=tmp_path)  # no --pef
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_notebook_10_with_solutions(tmp_path, monkeypatch):
+    import nbformat
+    import papermill
+
+    monkeypatch.setenv("PLOTLY_RENDERER", "json")
+    out = tmp_path / NOTEBOOK.name
+    papermill.execute_notebook(str(NOTEBOOK), str(out), kernel_name="python3", cwd=str(NOTEBOOK.parent),
+                               progress_bar=False, parameters={"batch": 16, "solutions": True})
+    text = "".join(o.get("text", "") for c in nbformat.read(str(out), 4).cells if c.cell_type == "code"
+                   for o in c.outputs)
+    assert "test against plain PyTorch passed: True" in text
+    assert "Exercise 10.recompile" in text and "Solved (with the shipped solution)." in text
+    assert "compile again: the batch size: 16 -> 32" in text
