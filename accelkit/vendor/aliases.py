@@ -111,9 +111,6 @@ class VendorFinder(importlib.abc.MetaPathFinder):
         root = sdk_root(fullname)
         if root is not None and root != fullname and not is_proxy(sys.modules.get(root)):
             return None  # the SDK is really installed (or not imported through us): never patch it
-        parent = fullname.rpartition(".")[0]
-        if parent and parent in sys.modules and not is_proxy(sys.modules[parent]) and root is None:
-            return None
         self.served.append(fullname)
         return importlib.machinery.ModuleSpec(fullname, _ProxyLoader(ALIASES[fullname]), is_package=True)
 
