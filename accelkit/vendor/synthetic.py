@@ -21,7 +21,7 @@ downloaded here (no network in a workshop), so for one run this module stands in
   are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
   ``from_pretrained`` is refused with an error saying so (its vocabulary would be a download).
 
-Every substitution is announced on stderr when it happens (``accelkit vendor-run: --synthetic-data:
+Every substitution is announced (on stdout) when it happens (``accelkit vendor-run: --synthetic-data:
 ...``), and :func:`substitutions` lists them for the end-of-run report.
 """
 
@@ -49,7 +49,7 @@ _said: list[str] = []
 def _say(text: str) -> None:
     if text not in _said:
         _said.append(text)
-        print(f"accelkit vendor-run: --synthetic-data: {text}", file=sys.stderr)
+        print(f"accelkit vendor-run: --synthetic-data: {text}")  # stdout: a notice, not an error
 
 
 def substitutions() -> list[str]:
