@@ -41,27 +41,66 @@ def report():
     return ak.check(GatedMLP(), (torch.randn(4, 16),), target="tsp")
 
 
-def _context(name, prof, report):
-    return {"01.hottest_op": {"prof": prof}, "03.first_recipe": {"report": report}}.get(name, CONTEXTS.get(name))
+@pytest.fixture(scope="module")
+def programs():
+    entry = ak.zoo.get("ffn_logreg")
+    return {t: ak.compile(entry.model, entry.example_inputs, target=t, training=True) for t in ("a100", "sn40l")}
 
 
-def test_every_exercise_has_a_solution_and_a_context():
-    assert set(solutions.SOLUTIONS) == set(teach.exercises._load())
-    assert set(CONTEXTS) | {"01.hottest_op", "03.first_recipe"} == set(teach.EXERCISES)
+@pytest.fixture(scope="module")
+def session_report():
+    model = nn.Linear(8, 2)
+    session = ak.Session(model, target="sn40l", optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                         loss_fn=nn.functional.cross_entropy)
+    for _ in range(2):
+        session.run(torch.randn(4, 8), labels=torch.tensor([0, 1, 0, 1]))
+    return session.report()
 
 
-def test_not_done_never_fails_and_says_what_to_do(prof, report, capsys):
+@pytest.fixture(scope="module")
+def estimate():
+    return ak.serve(ak.zoo.get("gpt_small").model, target="sn40l", chips=1, prompt_tokens=64, output_tokens=16)
+
+
+@pytest.fixture(scope="module")
+def contexts(prof, report, programs, session_report, estimate):
+    from accelkit import poptorch
+
+    options = poptorch.Options().replicationFactor(2).deviceIterations(4)
+    options.Training.gradientAccumulation(8)
+    return {**CONTEXTS,
+            "01.hottest_op": {"prof": prof}, "03.first_recipe": {"report": report}, "03.gated_mlp": {},
+            "04.intensity": {"program": programs["sn40l"], "index": 0},
+            "04.bound": {"program": programs["a100"], "index": 0, "tier": "hbm"},
+            "05.throughput": {"report": session_report},
+            "05.combined_batch": {"options": options, "micro_batch": 2},
+            "06.fastest": {"programs": programs},
+            "06.speedup": {"programs": programs, "fast": "sn40l", "slow": "a100"},
+            "07.ttft": {"estimate": estimate}, "07.decode_memory_bound": {"estimate": estimate},
+            "08.biggest_model": {}, "08.box_batch": {"program": programs["sn40l"]}}
+
+
+def test_every_exercise_has_a_solution_and_a_context(contexts):
+    assert set(solutions.SOLUTIONS) == set(teach.exercises._load()) == set(contexts)
+
+
+def test_at_least_two_exercises_for_each_notebook_01_to_08():
+    for nb in ("01", "02", "03", "04", "05", "06", "07", "08"):
+        assert len(teach.exercises_for(nb)) >= 2, nb
+
+
+def test_not_done_never_fails_and_says_what_to_do(contexts, capsys):
     for name in teach.EXERCISES:
-        result = teach.check(name, ..., **_context(name, prof, report))
+        result = teach.check(name, ..., **contexts[name])
         assert result.status == "not done yet" and not result.passed
         out = capsys.readouterr().out
         assert "not done yet" in out and "Replace the `...`" in out and teach.EXERCISES[name].task in out
 
 
-def test_every_shipped_solution_passes(prof, report):
+def test_every_shipped_solution_passes(contexts):
     teach.setup(solutions=True)
     for name in teach.EXERCISES:
-        result = teach.check(name, ..., quiet=True, **_context(name, prof, report))
+        result = teach.check(name, ..., quiet=True, **contexts[name])
         assert result.passed and result.from_solution, str(result)
 
 
@@ -145,3 +184,37 @@ def test_compile_time_and_recompile_reasons():
     unet = ak.zoo.get("unet2d")
     big = ak.compile(unet.model, unet.example_inputs, target="sn40l", training=True)
     assert 358 <= compile_time(big).seconds <= 1844 and compile_time(big).seconds > t.seconds
+
+
+def test_gated_mlp_reports_the_if_left_in_place():
+    from accelkit.porting import GatedMLP
+
+    result = teach.check("03.gated_mlp", GatedMLP, quiet=True)
+    assert result.status == "failed"
+    assert any("data-dependent" in line.text and "torch.where" in line.hint for line in result.lines if not line.ok)
+
+
+def test_combined_batch_names_the_missing_factor(contexts):
+    ctx = contexts["05.combined_batch"]
+    result = teach.check("05.combined_batch", 2 * 8 * 2, quiet=True, **ctx)  # no device iterations
+    assert "leaves out the 4 device iterations" in result.lines[0].text
+
+
+def test_throughput_catches_the_measured_rate(contexts):
+    report = contexts["05.throughput"]["report"]
+    result = teach.check("05.throughput", report.samples / report.host_time_s, quiet=True, report=report)
+    assert "MEASURED" in result.lines[0].text and "simulated_time_s" in result.lines[0].hint
+
+
+def test_speedup_and_ttft_mistakes(contexts):
+    ctx = contexts["06.speedup"]
+    inverted = ctx["programs"]["sn40l"].report.step_time_s / ctx["programs"]["a100"].report.step_time_s
+    assert "fast time by the slow" in teach.check("06.speedup", inverted, quiet=True, **ctx).lines[0].text
+    est = contexts["07.ttft"]["estimate"]
+    assert "in seconds" in teach.check("07.ttft", est.ttft_s, quiet=True, estimate=est).lines[0].text
+
+
+def test_box_batch_refuses_a_bigger_batch(contexts):
+    program = contexts["08.box_batch"]["program"]
+    result = teach.check("08.box_batch", [program.batch_size * 2], quiet=True, program=program)
+    assert "new compile" in result.lines[0].hint

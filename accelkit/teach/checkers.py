@@ -179,6 +179,209 @@ def _check_first_recipe(answer: Any, *, report: Any) -> list[Line]:
                  "each finding's `recipe` column names the fix port() applies")]
 
 
+@exercise("03.gated_mlp", "replace a data-dependent `if`",
+          "Rewrite GatedMLP.forward without the Python `if` on a tensor (torch.where picks between both "
+          "activations); keep the layers fc1 and fc2. Answer with your module (a class or an instance).")
+def _check_gated_mlp(answer: Any, *, target: str = "tsp") -> list[Line]:
+    import contextlib
+    import io
+
+    from torch import nn
+
+    from accelkit.porting import exercise_check
+
+    model = answer() if isinstance(answer, type) else answer
+    if not isinstance(model, nn.Module):
+        return [Line(False, f"the answer should be a module, not a {type(answer).__name__}",
+                     "answer with your class, e.g. `answer = MyGatedMLP`")]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # porting.exercise_check prints one [PASS]/[FAIL] line per check
+        exercise_check(model, target=target)
+    lines = [Line(text.startswith("[PASS]"), text[7:]) for text in printed.getvalue().splitlines()
+             if text.startswith(("[PASS]", "[FAIL]"))]
+    hint = "compute both activations, then `h = torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))`"
+    return [line if line.ok else Line(False, line.text, hint) for line in lines]
+
+
+# ---- 04 compile ----------------------------------------------------------------------------------
+@exercise("04.intensity", "arithmetic intensity of a kernel",
+          "How many FLOPs per byte moved does kernel number `index` of the compiled program `program` do? "
+          "(program.kernels[index] has .flops, .bytes_read and .bytes_written)")
+def _check_intensity(answer: Any, *, program: Any, index: int) -> list[Line]:
+    if bad := _not_a_number(answer, "FLOP per byte"):
+        return [bad]
+    k = program.kernels[index]
+    value, truth = float(answer), k.intensity
+    if _close(value, truth):
+        return [Line(True, f"{k.name}: {truth:,.1f} FLOP/byte ({k.flops:,} FLOPs over {k.bytes:,} bytes)")]
+    if k.bytes_read and _close(value, k.flops / k.bytes_read):
+        return [Line(False, "you counted only the bytes read", "bytes moved = bytes_read + bytes_written")]
+    if value and _close(1 / value, truth):
+        return [Line(False, "that is bytes per FLOP", "divide the FLOPs by the bytes, not the other way round")]
+    return [Line(False, f"{value:,.1f} is not {k.name}'s intensity",
+                 "intensity = flops / (bytes_read + bytes_written)")]
+
+
+@exercise("04.bound", "compute or memory bound?",
+          "On `program`'s target, is kernel number `index` bound by compute or by memory bandwidth? Compare its "
+          "intensity with the ridge point against `tier` and answer 'compute' or 'memory'.")
+def _check_bound(answer: Any, *, program: Any, index: int, tier: str) -> list[Line]:
+    if answer not in ("compute", "memory"):
+        return [Line(False, f"answer 'compute' or 'memory', not {answer!r}", "two possible answers only")]
+    k = program.kernels[index]
+    ridge = ridge_point(program.target, program.precision, tier)
+    truth = "compute" if k.intensity >= ridge else "memory"
+    text = (f"{k.name}: {k.intensity:,.1f} FLOP/byte against a ridge point of {ridge:,.1f} on "
+            f"{program.target} ({program.precision}, {tier}): {truth} bound")
+    if answer == truth:
+        return [Line(True, text)]
+    return [Line(False, f"not {answer} bound: {text}",
+                 "above the ridge point a kernel waits for compute; below it, for memory")]
+
+
+# ---- 05 run --------------------------------------------------------------------------------------
+@exercise("05.throughput", "modelled throughput",
+          "From the Session report `report`, how many samples per second would the target process? "
+          "(report.samples, report.simulated_time_s, report.host_time_s)")
+def _check_throughput(answer: Any, *, report: Any) -> list[Line]:
+    if bad := _not_a_number(answer, "samples per second"):
+        return [bad]
+    value, truth = float(answer), report.simulated_throughput
+    if _close(value, truth):
+        return [Line(True, f"{truth:,.0f} samples/s, MODELLED on {report.target}")]
+    if report.host_time_s and _close(value, report.samples / report.host_time_s):
+        return [Line(False, "that is this laptop's MEASURED rate, not the target's",
+                     "use the MODELLED time, report.simulated_time_s")]
+    if report.steps and _close(value, report.steps / report.simulated_time_s):
+        return [Line(False, "that counts steps per second, not samples", "use report.samples")]
+    return [Line(False, f"{value:,.0f} samples/s is not what the report gives",
+                 "samples / simulated_time_s")]
+
+
+@exercise("05.combined_batch", "PopTorch's combined batch",
+          "With micro-batch `micro_batch` and the PopTorch `options` (replication, gradient accumulation, device "
+          "iterations), how many samples does one call of a poptorch.trainingModel consume?")
+def _check_combined_batch(answer: Any, *, options: Any, micro_batch: int) -> list[Line]:
+    if bad := _not_a_number(answer, "samples"):
+        return [bad]
+    value = float(answer)
+    truth = micro_batch * options.combined_batch_factor(True)
+    g, r, d = options.Training.gradient_accumulation, options.replication_factor, options.device_iterations
+    if value == truth:
+        return [Line(True, f"{micro_batch} x {g} accumulated x {r} replicas x {d} device iterations = {truth:,}")]
+    for name, n in (("device iterations", d), ("replicas", r), ("gradient accumulation", g)):
+        if n > 1 and value * n == truth:
+            return [Line(False, f"{value:,.0f} leaves out the {n} {name}",
+                         "micro-batch x gradientAccumulation x replicationFactor x deviceIterations")]
+    return [Line(False, f"{value:,.0f} is not the combined batch",
+                 "micro-batch x gradientAccumulation x replicationFactor x deviceIterations")]
+
+
+# ---- 06 compare ----------------------------------------------------------------------------------
+@exercise("06.fastest", "the fastest target",
+          "Of the compiled `programs` ({target: program}), which target has the shortest modelled step time?")
+def _check_fastest(answer: Any, *, programs: dict[str, Any]) -> list[Line]:
+    from accelkit import hardware
+
+    times = {t: p.report.step_time_s for t, p in programs.items()}
+    fastest = min(times, key=lambda t: times[t])
+    if answer == fastest:
+        return [Line(True, f"{fastest}: {times[fastest] * 1e3:.3g} ms per step (MODELLED)")]
+    if answer not in times:
+        return [Line(False, f"{answer!r} is not one of {sorted(times)}", "answer with one of the targets compiled")]
+    peak = max(times, key=lambda t: hardware.get(t).peak_16bit()[1])
+    if answer == peak:
+        return [Line(False, f"{answer} has the highest peak FLOP/s, but not the shortest step "
+                            f"({times[answer] * 1e3:.3g} ms against {times[fastest] * 1e3:.3g} ms)",
+                     "a small model rarely reaches the peak: compare program.report.step_time_s")]
+    return [Line(False, f"{answer} takes {times[answer] * 1e3:.3g} ms per step, not the shortest",
+                 "compare program.report.step_time_s across the targets")]
+
+
+@exercise("06.speedup", "how much faster?",
+          "How many times faster is `fast` than `slow` per modelled step, for the compiled `programs`?")
+def _check_speedup(answer: Any, *, programs: dict[str, Any], fast: str, slow: str) -> list[Line]:
+    if bad := _not_a_number(answer, "a ratio"):
+        return [bad]
+    value = float(answer)
+    truth = programs[slow].report.step_time_s / programs[fast].report.step_time_s
+    if _close(value, truth, 0.05):
+        return [Line(True, f"{fast} is {truth:.3g}x faster than {slow} per step (MODELLED)")]
+    if value and _close(1 / value, truth, 0.05):
+        return [Line(False, "you divided the fast time by the slow one", "speed-up = slow time / fast time")]
+    return [Line(False, f"{value:.3g}x is not the ratio of their step times", "slow step time / fast step time")]
+
+
+# ---- 07 LLM inference ----------------------------------------------------------------------------
+@exercise("07.ttft", "time to first token",
+          "From the ServingEstimate `estimate`, how many milliseconds until the first output token (TTFT)?")
+def _check_ttft(answer: Any, *, estimate: Any) -> list[Line]:
+    if bad := _not_a_number(answer, "milliseconds"):
+        return [bad]
+    value, truth = float(answer), estimate.ttft_s * 1e3
+    if _close(value, truth):
+        return [Line(True, f"{truth:,.3g} ms to prefill {estimate.prompt_tokens} prompt tokens (MODELLED)")]
+    if _close(value, estimate.ttft_s):
+        return [Line(False, "that is in seconds", "multiply by 1,000 for milliseconds")]
+    if _close(value, estimate.decode_step_s * 1e3):
+        return [Line(False, "that is one decode step (each later token), not the first token",
+                     "TTFT is the prefill of the prompt: estimate.ttft_s")]
+    if _close(value, estimate.latency_s * 1e3):
+        return [Line(False, "that is the whole request's latency", "only until the first token: estimate.ttft_s")]
+    return [Line(False, f"{value:,.3g} ms is not the TTFT", "estimate.ttft_s is in seconds")]
+
+
+@exercise("07.decode_memory_bound", "is decoding memory-bound?",
+          "In `estimate`, is each decode step limited by memory bandwidth (reading the weights and the KV cache "
+          "for every new token)? Answer True or False.")
+def _check_decode_memory_bound(answer: Any, *, estimate: Any) -> list[Line]:
+    if not isinstance(answer, bool):
+        return [Line(False, f"answer True or False, not {answer!r}", "estimate.summary() names the bound")]
+    truth = estimate.decode_bound == "memory"
+    text = f"decode on {estimate.chips} x {estimate.target} is {estimate.decode_bound}-bound (MODELLED)"
+    if answer == truth:
+        return [Line(True, text)]
+    return [Line(False, f"not quite: {text}",
+                 "read estimate.decode_bound; a big model at a small batch is usually memory-bound, a small one "
+                 "on many chips can be bound by latency or communication")]
+
+
+# ---- 08 the zoo ----------------------------------------------------------------------------------
+@exercise("08.biggest_model", "the biggest zoo model",
+          "Which model of ak.zoo.names() has the most parameters?")
+def _check_biggest_model(answer: Any) -> list[Line]:
+    from accelkit import zoo
+
+    counts = {n: sum(p.numel() for p in zoo.get(n).model.parameters()) for n in zoo.names()}
+    biggest = max(counts, key=lambda n: counts[n])
+    if answer == biggest:
+        return [Line(True, f"{biggest}: {counts[biggest]:,} parameters")]
+    if answer not in counts:
+        return [Line(False, f"{answer!r} is not in the zoo", f"one of {sorted(counts)}")]
+    return [Line(False, f"{answer} has {counts[answer]:,} parameters; another has more",
+                 "sum(p.numel() for p in ak.zoo.get(name).model.parameters())")]
+
+
+@exercise("08.box_batch", "the batch sizes a box accepts",
+          "A model box made from the compiled `program` lets you edit batch_size in box.yaml. Which values are "
+          "legal? Answer a sorted list of ints.")
+def _check_box_batch(answer: Any, *, program: Any) -> list[Line]:
+    from accelkit.box import legal_values
+
+    legal = list(legal_values(program)["batch_size"])
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(a, int) for a in answer):
+        return [Line(False, "answer a list of whole numbers", "e.g. [1, 2, 4]")]
+    if sorted(answer) == sorted(legal):
+        return [Line(True, f"{legal}: the compiled batch ({program.batch_size}) and its divisors")]
+    too_big = [a for a in answer if a > program.batch_size]
+    if too_big:
+        return [Line(False, f"{too_big} is more than the compiled batch {program.batch_size}",
+                     "a bigger batch needs a new compile; the box can only run the compiled batch or less")]
+    missing, extra = sorted(set(legal) - set(answer)), sorted(set(answer) - set(legal))
+    return [Line(False, f"missing {missing}" + (f", not legal {extra}" if extra else ""),
+                 f"the divisors of {program.batch_size}: each run splits the compiled batch evenly")]
+
+
 # ---- 10 on the real machines ----------------------------------------------------------------------
 CHANGES = {  # what a learner changes between two runs -> the trigger it touches (None: reuse the artifact)
     "batch size 32 -> 64": "batch_size",

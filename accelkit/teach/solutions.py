@@ -18,6 +18,22 @@ SOLUTIONS: dict[str, Callable[..., Any]] = {
     "02.weights_fit": lambda *, target, params, precision: params * (4 if precision == "fp32" else 2)
     <= _spec(target).on_chip_memory_bytes,
     "03.first_recipe": lambda *, report: next(f.recipe for f in report.findings if f.severity == "error"),
+    "03.gated_mlp": lambda *, target="tsp": _solved_gated_mlp(),
+    "04.intensity": lambda *, program, index: program.kernels[index].flops
+    / (program.kernels[index].bytes_read + program.kernels[index].bytes_written),
+    "04.bound": lambda *, program, index, tier: "compute" if program.kernels[index].intensity
+    >= _spec(program.target).peak(program.precision) / _spec(program.target).tier(tier).bandwidth_Bps else "memory",
+    "05.throughput": lambda *, report: report.samples / report.simulated_time_s,
+    "05.combined_batch": lambda *, options, micro_batch: micro_batch * options.Training.gradient_accumulation
+    * options.replication_factor * options.device_iterations,
+    "06.fastest": lambda *, programs: min(programs, key=lambda t: programs[t].report.step_time_s),
+    "06.speedup": lambda *, programs, fast, slow: programs[slow].report.step_time_s
+    / programs[fast].report.step_time_s,
+    "07.ttft": lambda *, estimate: estimate.ttft_s * 1e3,
+    "07.decode_memory_bound": lambda *, estimate: estimate.decode_bound == "memory",
+    "08.biggest_model": lambda: _biggest_zoo_model(),
+    "08.box_batch": lambda *, program: [d for d in range(1, program.batch_size + 1)
+                                        if program.batch_size % d == 0 and d % program.parallel.data == 0],
     "10.recompile": lambda: {change: change.split()[0] in ("batch", "sequence", "bf16", "1")
                              for change in _changes()},
     "09.three_families": lambda: ["a100", "sn40l", "tsp"],
@@ -28,6 +44,26 @@ def _spec(target: str) -> Any:
     from accelkit import hardware
 
     return hardware.get(target)
+
+
+def _solved_gated_mlp() -> type:
+    import torch
+
+    from accelkit.porting import GatedMLP
+
+    class SolvedGatedMLP(GatedMLP):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = self.fc1(x)
+            h = torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))  # both branches, no Python `if`
+            return self.fc2(h)
+
+    return SolvedGatedMLP
+
+
+def _biggest_zoo_model() -> str:
+    from accelkit import zoo
+
+    return max(zoo.names(), key=lambda n: sum(p.numel() for p in zoo.get(n).model.parameters()))
 
 
 def _changes() -> list[str]:
