@@ -58,7 +58,11 @@ class CompileTime:
         if self.seconds == 0:
             return f"{self.target}: no ahead-of-time compile ({self.artifact})"
         return (f"{self.target}: about {self.seconds:,.0f} s (MODELLED, {self.kernels} kernels) to build "
-                f"{self.artifact}; built again when {', '.join(list(RECOMPILE_TRIGGERS.values())[:4])} changes")
+                f"{self.artifact}; built again when {_either(list(RECOMPILE_TRIGGERS.values())[:4])} changes")
+
+
+def _either(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " or " + items[-1]
 
 
 def compile_time(program: Any) -> CompileTime:

@@ -35,8 +35,9 @@ def load_model(model: Any, inputs: Any = None, *, seed: int = 0, path: str | Pat
     from accelkit.cli import UsageError
     from accelkit.cli import load_model as load_spec
 
-    if path is not None and str(path) not in sys.path:
-        sys.path.insert(0, str(Path(path).resolve()))
+    folder = str(Path(path).resolve()) if path is not None else None
+    if folder is not None and folder not in sys.path:
+        sys.path.insert(0, folder)
         importlib.invalidate_caches()
     torch.manual_seed(seed)
     given: Any = None

@@ -8,7 +8,6 @@ what is wrong and gives a hint. Solutions: :mod:`accelkit.teach.solutions`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 from accelkit.teach.exercises import Line, exercise
@@ -438,8 +437,3 @@ def _check_three_families(answer: Any) -> list[Line]:
                       "two of them share a family: swap one for a chip of another family"))
     return lines
 
-
-def family_names(names: Iterable[str]) -> list[str]:
-    from accelkit import hardware
-
-    return [hardware.get(n).family for n in names]
