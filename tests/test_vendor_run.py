@@ -303,3 +303,40 @@ def test_synthetic_data_builds_hf_models_from_config_refuses_tokenizers_and_rest
             transformers.AutoTokenizer.from_pretrained("bert-base-uncased")
         assert any("RANDOM weights" in s for s in synthetic.substitutions())
     assert transformers.AutoModel.from_pretrained.__func__ is before  # the hub is itself again after the run
+
+
+def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
+    import torch
+    from torch import nn
+
+    import accelkit.poptorch as poptorch
+
+    class Network(nn.Module):  # the poptorch.Block pattern of Graphcore's model-parallelism examples
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer1, self.layer2, self.layer3 = nn.Linear(8, 16), nn.Linear(16, 16), nn.Linear(16, 3)
+            self.loss = nn.CrossEntropyLoss()
+
+        def forward(self, x, labels):
+            with poptorch.Block(ipu_id=0):
+                x = torch.relu(self.layer1(x))
+            with poptorch.Block(ipu_id=1):
+                x = torch.relu(self.layer2(x))
+            with poptorch.Block(ipu_id=2):
+                x = self.layer3(x)
+            return x, self.loss(x, labels)
+
+    torch.manual_seed(0)
+    net = Network()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    model = poptorch.trainingModel(net, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
+    x, y = torch.randn(16, 8), torch.randint(0, 3, (16,))
+    model(x, y)
+    assert model.pipeline.ipus == 3 and model.chips == 3 and "pipeline over 3 IPUs" in str(model.report())
+    reference = Network()
+    reference.load_state_dict(before)
+    opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    reference(x, y)[1].backward()
+    opt.step()
+    for p, q in zip(net.parameters(), reference.parameters(), strict=True):
+        assert torch.equal(p, q)  # counting the Blocks ran forward without touching the weights or the step

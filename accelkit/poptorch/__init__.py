@@ -16,7 +16,14 @@ IPUs compute in fp32 and fp16 (there is no bfloat16). Replication maps to data p
 from __future__ import annotations
 
 from accelkit.poptorch import optim
-from accelkit.poptorch.blocks import BeginBlock, PipelinePlan, PipelineStage, identity_loss, pipeline_plan
+from accelkit.poptorch.blocks import (
+    BeginBlock,
+    Block,
+    PipelinePlan,
+    PipelineStage,
+    identity_loss,
+    pipeline_plan,
+)
 from accelkit.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
 from accelkit.poptorch.options import (
     AnchorMode,
@@ -37,6 +44,7 @@ __all__ = [
     "AnchorMode",
     "AutoStage",
     "BeginBlock",
+    "Block",
     "DataLoader",
     "DataLoaderMode",
     "Options",

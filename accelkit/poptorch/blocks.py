@@ -86,6 +86,57 @@ def pipeline_plan(model: nn.Module) -> PipelinePlan:
     return PipelinePlan(tuple(kept) or (PipelineStage(0, None, ()),))
 
 
+class Block:
+    """``poptorch.Block(user_id=None, ipu_id=None)``: a context manager inside ``forward`` that puts the layers
+    called within it on IPU ``ipu_id`` (without it, on the IPU after the previous block's)::
+
+        def forward(self, x):
+            with poptorch.Block(ipu_id=0):
+                x = self.layer1(x)
+            with poptorch.Block(ipu_id=1):
+                x = self.layer2(x)
+
+    Blocks live in ``forward``, so the number of IPUs they use is only known once it runs: the first call of a
+    ``trainingModel`` / ``inferenceModel`` runs ``forward`` once without gradients to count them
+    (:func:`blocks_in_forward`). The compiler's own placement then balances the work over those IPUs.
+    """
+
+    _seen: list[int] | None = None  # the IPUs of the Blocks entered while blocks_in_forward records
+
+    def __init__(self, user_id: str | None = None, ipu_id: int | None = None) -> None:
+        if ipu_id is not None and (not isinstance(ipu_id, int) or ipu_id < 0):
+            raise PopTorchError(f"ipu_id must be a whole number ≥ 0, got {ipu_id!r}", fix="e.g. ipu_id=1")
+        self.user_id = user_id
+        self.ipu_id = ipu_id
+
+    def __enter__(self) -> Block:
+        seen = Block._seen
+        if seen is not None:
+            seen.append(self.ipu_id if self.ipu_id is not None else (seen[-1] + 1 if seen else 0))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    @staticmethod
+    def useAutoId() -> None:  # noqa: N802 - PopTorch's name
+        """PopTorch numbers blocks without a ``user_id`` automatically; so does accelkit (nothing to set)."""
+
+
+def blocks_in_forward(model: nn.Module, args: tuple[Any, ...]) -> list[int]:
+    """The IPU of every :class:`Block` that ``model(*args)`` enters (one forward, no gradients, weights untouched)."""
+    seen: list[int] = []
+    Block._seen = seen
+    was = model.training
+    try:
+        with torch.no_grad(), torch.random.fork_rng():
+            model(*args)
+    finally:
+        Block._seen = None
+        model.train(was)
+    return seen
+
+
 def identity_loss(x: torch.Tensor, reduction: str = "none") -> torch.Tensor:
     """Mark ``x`` as the loss the backward pass starts from (``poptorch.identity_loss``), reduced by
     ``reduction``: ``"sum"``, ``"mean"`` or ``"none"`` (a non-scalar loss then starts from a gradient of

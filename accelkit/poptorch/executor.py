@@ -29,7 +29,14 @@ from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel
 from accelkit.errors import CaptureError
-from accelkit.poptorch.blocks import BoundKeywords, LossFirst, PipelinePlan, pipeline_plan
+from accelkit.poptorch.blocks import (
+    BoundKeywords,
+    LossFirst,
+    PipelinePlan,
+    PipelineStage,
+    blocks_in_forward,
+    pipeline_plan,
+)
 from accelkit.poptorch.options import Options, OutputMode, PopTorchError
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
@@ -125,8 +132,13 @@ class PoplarExecutor:
                 fix=f"use batches of a multiple of {factor} samples: poptorch.DataLoader(options, dataset, "
                     "batch_size=micro) builds them")
         step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
-        r, ipus = o.replication_factor, self.pipeline.ipus
         runs: nn.Module = self._bound if self._bound is not None else self.model
+        if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
+            blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0])
+            if blocks and max(blocks) > 0:
+                self.pipeline = PipelinePlan(tuple(PipelineStage(i, "Block in forward", ())
+                                                   for i in sorted(set(blocks))))
+        r, ipus = o.replication_factor, self.pipeline.ipus
         scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
         self._session = Session(
             LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
