@@ -4,6 +4,7 @@ solved when solutions are applied."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,13 @@ def test_notebook_10_with_solutions(tmp_path, monkeypatch):
     assert "test against plain PyTorch passed: True" in text
     assert "Exercise 10.recompile" in text and "Solved (with the shipped solution)." in text
     assert "compile again: the batch size: 16 -> 32" in text
+
+
+def test_glossary_sits_beside_the_notebooks_and_names_the_vendor_words():
+    text = (ROOT / "notebooks" / "glossary.md").read_text()  # beside them: JupyterLab's root is notebooks/
+    for term in ("HBM", "SRAM", "PCU / PMU", "PEF", "section", "tile", "superstep", "exchange", "weight streaming",
+                 "MemoryX", "ATen", "roofline", "ridge point", "TTFT", "device iterations", "replication"):
+        assert f"**{term}**" in text, term
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        for target in re.findall(r"\]\(([^)#]+\.(?:md|ipynb))\)", nb.read_text()):
+            assert (nb.parent / target).is_file(), f"{nb.name} links to {target}, which is not beside it"
