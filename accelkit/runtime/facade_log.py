@@ -39,7 +39,7 @@ class AcceptedOption:
 
 
 _accepted: list[AcceptedOption] = []
-_runs: list[tuple[str, Callable[[], Any]]] = []
+_runs: list[tuple[str, Callable[[], Any]]] | None = None  # only while a launcher collects: see collecting()
 
 
 def accept(vendor: str, option: str, why: str) -> None:
@@ -55,18 +55,27 @@ def accepted() -> list[AcceptedOption]:
 
 
 def register_run(label: str, report: Callable[[], Any]) -> None:
-    """Register a facade object's ``report`` (called at the end of ``accelkit vendor-run``)."""
-    _runs.append((label, report))
+    """Register a facade object's ``report`` for the launcher's end-of-run summary. Outside
+    :func:`collecting` nothing is kept, so facade objects made in a notebook are not kept alive."""
+    if _runs is not None:
+        _runs.append((label, report))
 
 
 def runs() -> list[tuple[str, Callable[[], Any]]]:
-    return list(_runs)
+    """The reports registered while collecting, in the order they were registered."""
+    return list(_runs or [])
 
 
-def reset() -> None:
-    """Forget what was recorded (the launcher starts each script afresh)."""
+@contextlib.contextmanager
+def collecting() -> Iterator[None]:
+    """For one vendor script's run: start from nothing, keep every run registered until the block ends."""
+    global _runs
     _accepted.clear()
-    _runs.clear()
+    _runs = []
+    try:
+        yield
+    finally:
+        _runs = None
 
 
 class VendorCallError(AccelkitError, RuntimeError):
@@ -130,5 +139,5 @@ def _user_line(exc: BaseException) -> str | None:
     return f"{f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
-__all__ = ["KNOWN_CAUSES", "AcceptedOption", "VendorCallError", "accept", "accepted", "register_run", "reset",
+__all__ = ["KNOWN_CAUSES", "AcceptedOption", "VendorCallError", "accept", "accepted", "collecting", "register_run",
            "runs", "vendor_call"]

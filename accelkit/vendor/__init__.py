@@ -78,14 +78,13 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     if not Path(path).is_file():
         raise AccelkitError(f"no script at {script}", fix="give the path of the vendor script to run")
     run = VendorRun(script=str(script), exit_code=0)
-    facade_log.reset()
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(path))  # the script's own helper modules (e.g. lenet's mnist_utils)
     wants_hub = synthetic_data and "from_pretrained" in Path(path).read_text(errors="replace")
     try:
-        with aliases.installed() as finder, (synthetic.installed(hf=wants_hub) if synthetic_data
-                                              else contextlib.nullcontext()):
+        with facade_log.collecting(), aliases.installed() as finder, (
+                synthetic.installed(hf=wants_hub) if synthetic_data else contextlib.nullcontext()):
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exc:
@@ -106,16 +105,16 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 print(run.error, file=sys.stderr, end="")
             run.served = list(dict.fromkeys(finder.served))
             run.substitutions = synthetic.substitutions()
+            for label, report in facade_log.runs():
+                try:
+                    rep = report()
+                except AccelkitError:
+                    continue  # a facade object that never ran a step has nothing to report
+                if getattr(rep, "steps", 1):
+                    run.reports.append((label, str(rep)))
+            run.accepted = [str(a) for a in facade_log.accepted()]
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-    for label, report in facade_log.runs():
-        try:
-            rep = report()
-        except AccelkitError:
-            continue  # a facade object that never ran a step has nothing to report
-        if getattr(rep, "steps", 1):
-            run.reports.append((label, str(rep)))
-    run.accepted = [str(a) for a in facade_log.accepted()]
     print(run.summary())
     return run
 
