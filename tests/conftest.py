@@ -48,3 +48,25 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     total = sum(times.values())
     verdict = "within" if total <= NOTEBOOKS_BUDGET_S else "OVER"
     terminalreporter.write_line(f"{total:8.1f} s  total ({verdict} the {NOTEBOOKS_BUDGET_S:.0f} s goal)")
+
+
+@pytest.fixture
+def tsp_without_erf(tmp_path, monkeypatch):
+    """A test-only TSP op table that lacks erf, to exercise the ``tanh-gelu`` recipe and a module/line finding.
+
+    No shipped table restricts exact GELU any more: GroqFlow's proof points compile stock Hugging Face BERT
+    (exact GELU), so the TSP table has no such entry. This copy of the tables adds one for the test only.
+    """
+    from accelkit.porting import support
+
+    tables = tmp_path / "tables"
+    shutil.copytree(support.TABLES_DIR, tables)
+    with (tables / "static-schedule.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[[ops]]\nops = ["aten.gelu.default"]\nwhen = { approximate = "none" }\n'
+                'reason = "this test-only compiler has no erf"\n'
+                'fix = "use the tanh approximation: nn.GELU(approximate=\'tanh\')"\n'
+                'recipe = "tanh-gelu"\nsource = "test fixture: a hypothetical compiler without erf"\n')
+    monkeypatch.setattr(support, "TABLES_DIR", tables)
+    support.load_table.cache_clear()
+    yield "tsp"
+    support.load_table.cache_clear()

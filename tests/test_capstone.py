@@ -62,8 +62,11 @@ def test_steps_record_checks_and_a_failing_step_says_why():
 
 @pytest.mark.notebook
 @pytest.mark.slow
-@pytest.mark.parametrize(("spec", "name"), [("vit_tiny:make", "TinyViT"), ("lstm_tagger:make", "LSTMTagger")])
-def test_capstone_notebook_on_a_model_outside_the_zoo(spec, name, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("spec", "name", "ported"), [
+    ("vit_tiny:make", "TinyViT", False),  # exact GELU, LayerNorm, attention: the TSP takes it as it is
+    ("lstm_tagger:make", "LSTMTagger", True),  # the fused LSTM is unrolled, int64 ids narrowed
+])
+def test_capstone_notebook_on_a_model_outside_the_zoo(spec, name, ported, tmp_path, monkeypatch):
     import nbformat
     import papermill
 
@@ -76,4 +79,4 @@ def test_capstone_notebook_on_a_model_outside_the_zoo(spec, name, tmp_path, monk
                    for o in c.outputs)
     assert re.search(rf"CAPSTONE {name}: all \d+ checks passed", text), text[-2000:]
     assert "Exercise 09.three_families" in text and "Solved (with the shipped solution)." in text
-    assert "port: [PASS] tsp:" in text and "MODELLED" in text
+    assert ("port: [PASS] tsp:" in text) == ported and "MODELLED" in text

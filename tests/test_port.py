@@ -60,10 +60,10 @@ class GeluNet(nn.Module):
         return self.fc2(F.gelu(self.act(self.fc1(x))))
 
 
-def test_tanh_gelu_oracle() -> None:
+def test_tanh_gelu_oracle(tsp_without_erf: str) -> None:
     model = GeluNet().eval()
     before = copy.deepcopy(model)
-    result = port(model, torch.randn(4, 8), "tsp")
+    result = port(model, torch.randn(4, 8), tsp_without_erf)
     check_oracle(model, result, "tanh-gelu", "unsupported-op", [torch.randn(5, 8) * 3 for _ in range(3)])
     assert result.model.inner.act.approximate == "tanh"  # nn.GELU swapped in place, F.gelu wrapped ...
     assert type(model.act) is nn.GELU and model.act.approximate == "none"  # ... in the copy only
@@ -71,14 +71,14 @@ def test_tanh_gelu_oracle() -> None:
     assert 0 < result.max_abs_error <= 1e-3
 
 
-def test_a_rewrite_beyond_its_tolerance_is_refused() -> None:
+def test_a_rewrite_beyond_its_tolerance_is_refused(tsp_without_erf: str) -> None:
     with pytest.raises(PortError) as info:
-        port(GeluNet(), torch.randn(4, 8), "tsp", tolerance=1e-9)
+        port(GeluNet(), torch.randn(4, 8), tsp_without_erf, tolerance=1e-9)
     err = info.value
     assert err.recipe == "tanh-gelu" and err.error is not None and err.error > 1e-9
     assert "tanh-gelu" in str(err) and "1e-09" in str(err)
     with pytest.raises(PortError, match="tanh-gelu"):  # a large gain amplifies the GELU difference
-        port(GeluNet(gain=1e4), torch.randn(4, 8) * 3, "tsp")
+        port(GeluNet(gain=1e4), torch.randn(4, 8) * 3, tsp_without_erf)
 
 
 # ---- einsum / baddbmm ---------------------------------------------------------------------------
@@ -351,15 +351,14 @@ def test_gpt2_ports_to_tsp() -> None:
     model = GPT2LMHeadModel(cfg).eval()
     ids = torch.randint(0, 100, (1, 8))
     result = port(model, (ids,), "tsp")
-    assert set(result.recipes) == {"tanh-gelu", "int64-to-int32"}
+    # exact GELU stays (GroqFlow's BERT proof points compile it); only the int64 ids are narrowed
+    assert set(result.recipes) == {"int64-to-int32"}
     assert result.report_after.ok, result.report_after.summary()
     assert result.verified and result.max_abs_error <= 1e-3
-    assert {c.module for c in result.changes if c.recipe == "tanh-gelu"} == {
-        "transformer.h.0.mlp.act", "transformer.h.1.mlp.act"}
 
 
-def test_port_result_renders() -> None:
-    result = port(GeluNet(), torch.randn(2, 8), "tsp")
+def test_port_result_renders(tsp_without_erf: str) -> None:
+    result = port(GeluNet(), torch.randn(2, 8), tsp_without_erf)
     text = str(result)
     assert "tanh-gelu" in text and "verified" in text and "tolerance tanh-gelu" in text
     assert "<table>" in result._repr_html_()

@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_flatten
 from accelkit.errors import AccelkitError, CaptureError
 from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
-from accelkit.porting.support import Rule, SupportTable, table_for
+from accelkit.porting.support import Rule, SupportTable, evidence, table_for
 
 KINDS = (
     "unsupported-op", "data-dependent-control-flow", "host-sync", "dynamic-shape", "dtype", "too-large",
@@ -67,6 +67,11 @@ class Finding:
     modules: tuple[str, ...] = ()
     input_name: str | None = None  # the forward argument it is about (dtype, dynamic-shape, in-place)
     chips_needed: int | None = None  # too-large: chips whose memory tiers together hold the parameters
+
+    @property
+    def evidence(self) -> str:
+        """How firm the rule is: ``vendor``, ``derived``, ``unconfirmed`` or ``illustrative`` (see support.py)."""
+        return evidence(self.rule_source)
 
     @property
     def where(self) -> str:
@@ -143,7 +148,7 @@ class CompatibilityReport:
             lines.append(fmt.format(*(x if len(x) <= 48 else x[:45] + "..." for x in r)))
             lines.append(f"     why: {f.reason}")
             lines.append(f"     fix: {f.fix}" + (f"  [ak.port recipe: {f.recipe}]" if f.recipe else ""))
-            lines.append(f"     rule: {f.rule_source}")
+            lines.append(f"     rule ({f.evidence}): {f.rule_source}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -154,7 +159,7 @@ class CompatibilityReport:
             f"<tr><td style='color:{color.get(f.severity, 'inherit')}'>{e(f.severity)}</td><td>{e(f.kind)}</td>"
             f"<td><code>{e(f.op)}</code></td><td>{f.count}</td><td>{e(f.where)}</td><td>{e(f.source or '-')}</td>"
             f"<td>{e(f.reason)}</td><td>{e(f.fix)}</td><td>{e(f.recipe or '-')}</td>"
-            f"<td><small>{e(f.rule_source)}</small></td></tr>"
+            f"<td><small><b>{e(f.evidence)}</b>: {e(f.rule_source)}</small></td></tr>"
             for f in self.findings
         )
         table = ("<table><tr><th>severity</th><th>kind</th><th>op</th><th>count</th><th>module</th><th>source</th>"

@@ -6,7 +6,12 @@ every graph compiler shares. A file named after a chip (``tables/sn40l.toml``) m
 that chip alone. Each entry says *why* (``reason``), *what to do* (``fix``), which ``ak.port``
 recipe does it (``recipe``) and *where the rule comes from* (``source``): a vendor document, or
 ``illustrative: ...`` when no vendor published it and accelkit chose it to teach a rewrite,
-or ``unconfirmed: ...`` when it comes from secondary material.
+``unconfirmed: ...`` when it comes from secondary material, ``derived: ...`` when it follows from a
+published design. Sources name the public evidence with its address.
+
+An illustrative restriction is never more than a warning: accelkit cannot show that the vendor's
+compiler refuses it, so the check says "probably worth changing" and compile goes ahead
+(:func:`evidence` classifies a source; :func:`load_table` caps the severity).
 
 Three sections, all optional in a family file::
 
@@ -36,6 +41,19 @@ from accelkit.errors import SpecError
 TABLES_DIR = Path(__file__).with_name("tables")
 
 SEVERITIES = ("error", "warning", "none")
+EVIDENCE = ("vendor", "derived", "unconfirmed", "illustrative")  # strongest first
+
+
+def evidence(source: str) -> str:
+    """How firm a rule's ``source`` is: ``vendor`` (a vendor document, paper or the PyTorch docs), ``derived``,
+    ``unconfirmed`` or ``illustrative`` (accelkit's own choice, no public evidence either way)."""
+    head = source.split(":", 1)[0].strip().lower()
+    return head if head in EVIDENCE[1:] else "vendor"
+
+
+def _capped(severity: str, source: str) -> str:
+    """An illustrative restriction is a warning at most (see the module docstring)."""
+    return "warning" if severity == "error" and evidence(source) == "illustrative" else severity
 
 RULE_NAMES = (
     "data-dependent-control-flow",  # Python `if` on a tensor value: no graph
@@ -66,6 +84,10 @@ class Rule:
     @property
     def enabled(self) -> bool:
         return self.severity != "none"
+
+    @property
+    def evidence(self) -> str:
+        return evidence(self.source)
 
 
 @dataclass(frozen=True)
@@ -120,11 +142,12 @@ class SupportTable:
     def entries(self) -> list[dict[str, str]]:
         """Every entry as a flat row (for a notebook table): what, severity, recipe, source."""
         rows = [{"what": f"rule {r.name}", "severity": r.severity, "recipe": r.recipe or "",
-                 "source": r.source} for r in self.rules.values()]
+                 "evidence": evidence(r.source), "source": r.source} for r in self.rules.values()]
         rows += [{"what": "op " + ", ".join(r.ops) + "".join(f" {k}={v}" for k, v in r.when),
-                  "severity": r.severity, "recipe": r.recipe or "", "source": r.source} for r in self.ops]
+                  "severity": r.severity, "recipe": r.recipe or "", "evidence": evidence(r.source),
+                  "source": r.source} for r in self.ops]
         rows += [{"what": f"dtype {d.dtype}", "severity": d.severity, "recipe": d.recipe or "",
-                  "source": d.source} for d in self.dtypes.values()]
+                  "evidence": evidence(d.source), "source": d.source} for d in self.dtypes.values()]
         return rows
 
 
@@ -231,6 +254,9 @@ def load_table(family: str, chip: str | None = None) -> SupportTable:
     missing = [n for n in RULE_NAMES if n not in rules]
     if missing:
         raise SpecError(f"common.toml lacks rule(s) {', '.join(missing)}")
+    rules = {n: replace(r, severity=_capped(r.severity, r.source)) for n, r in rules.items()}
+    ops = [replace(o, severity=_capped(o.severity, o.source)) for o in ops]
+    dtypes = {n: replace(d, severity=_capped(d.severity, d.source)) for n, d in dtypes.items()}
     return SupportTable(family=family, sdk=str(sdk), files=tuple(files), rules=rules, ops=tuple(ops), dtypes=dtypes)
 
 
@@ -239,4 +265,5 @@ def table_for(spec: Any) -> SupportTable:
     return load_table(spec.family, spec.name.lower())
 
 
-__all__ = ["RULE_NAMES", "SEVERITIES", "DtypeRule", "OpRule", "Rule", "SupportTable", "load_table", "table_for"]
+__all__ = ["EVIDENCE", "RULE_NAMES", "SEVERITIES", "DtypeRule", "OpRule", "Rule", "SupportTable", "evidence", "load_table",
+           "table_for"]

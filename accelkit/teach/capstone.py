@@ -136,8 +136,10 @@ class Capstone:
             print(f"  {t:<6} {r.headline()}")
             for f in r.errors:
                 print(f"         {f.summary()}")
-        self._record("check", [Line(True, f"checked on {len(self.reports)} targets; "
-                                          f"{sum(not r.ok for r in self.reports.values())} need a port")])
+        need = sum(not r.ok for r in self.reports.values())
+        suggested = sum(r.ok and bool(r.recipes()) for r in self.reports.values())
+        self._record("check", [Line(True, f"checked on {len(self.reports)} targets; {need} need a port, "
+                                          f"{suggested} more have a rewrite suggested by a warning")])
         return self.reports
 
     # 3 ------------------------------------------------------------------------------------------
