@@ -6,8 +6,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.accelkit-installed
-# Plotly's mimetype renderer emits JSON with no random div id, so notebook outputs stay stable.
-export PLOTLY_RENDERER ?= json
+# Plotly's mimetype renderer: JupyterLab draws it as a chart (the jupyterlab-plotly extension ships with
+# plotly), and its JSON holds no random div id, so notebook outputs stay stable under nbval. ("json" would
+# show every figure as a JSON tree.) The same setting serves `make lab`, the tour and the tests.
+export PLOTLY_RENDERER ?= plotly_mimetype
 export PYTHONHASHSEED = 0
 export MPLBACKEND = Agg
 
@@ -37,8 +39,10 @@ $(STAMP): $(VENV)/bin/python pyproject.toml constraints.txt
 
 setup: $(STAMP) /usr/bin/chromium
 
+# As root too; JUPYTER_PORT, JUPYTER_TOKEN, JUPYTER_IP and LAB_DIR are read from the environment
+# (scripts/lab.sh); LAB_ARGS go to `jupyter lab` as they are, e.g. make lab LAB_ARGS=--no-browser
 lab: setup
-	$(VENV)/bin/jupyter lab notebooks/
+	scripts/lab.sh $(LAB_ARGS)
 
 tour: setup
 	$(PY) -m accelkit.tour

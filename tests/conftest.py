@@ -9,13 +9,13 @@ import tempfile
 import pytest
 import torch
 
-# Plotly's JSON mimetype renderer has no random div ids (the Makefile exports the same).
-os.environ.setdefault("PLOTLY_RENDERER", "json")
+# Plotly's mimetype renderer: drawn by JupyterLab, no random div ids (the Makefile exports the same).
+os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype")
 # The tests run in two pytest-xdist workers on the 2-core CI machines: one thread each. Two threads per
 # worker fight each other (and any other process) and small ops slow down a thousandfold.
 torch.set_num_threads(1)
 
-NOTEBOOK_RUN_TIME = "notebook_run_time_s"  # user_properties key set by tests/test_notebooks.py
+NOTEBOOK_RUN_TIME = "notebook_run_time_s"  # user_properties key set by tests/test_browser.py
 NOTEBOOKS_BUDGET_S = 300.0  # project goal: every notebook, run together, within 5 minutes
 
 

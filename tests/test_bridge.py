@@ -43,7 +43,7 @@ def test_notebook_10_with_solutions(tmp_path, monkeypatch):
     import nbformat
     import papermill
 
-    monkeypatch.setenv("PLOTLY_RENDERER", "json")
+    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")
     out = tmp_path / NOTEBOOK.name
     papermill.execute_notebook(str(NOTEBOOK), str(out), kernel_name="python3", cwd=str(NOTEBOOK.parent),
                                progress_bar=False, parameters={"batch": 16, "solutions": True})

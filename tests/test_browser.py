@@ -21,11 +21,11 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ SCREENSHOT = ARTIFACTS / "placement_explorer.png"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-SERVER_START_S = 40  # the whole test stays under the 120 s pytest-timeout below
+SERVER_START_S = 60  # `make lab` checks the set-up first (quick when nothing changed)
 CELLS_RUN_S = 60  # kernel start (torch, transformers) + the first compile + the first draw
 REDRAW_S = 15
 
@@ -103,34 +103,45 @@ def _tail(log: Path, chars: int = 3000) -> str:
     return log.read_text(errors="replace")[-chars:]
 
 
-@pytest.fixture
-def lab(chromium: Path, tmp_path: Path) -> Iterator[Lab]:
-    """JupyterLab on a free port with a random token, serving a copy of tests/browser; always shut down."""
-    root = tmp_path / "root"
-    shutil.copytree(NOTEBOOK_DIR, root)
+@contextmanager
+def _lab(tmp_path: Path, lab_dir: Path) -> Iterator[tuple[str, str, Path]]:
+    """JupyterLab serving ``lab_dir``, started by ``make lab`` itself (so with the Makefile's environment, as
+    root too), on a free port with a random token; yields (base URL, token, log). Always shut down.
+
+    Only the test's own state is kept apart: JupyterLab's settings (no news toast, no autosave, so running
+    the real notebooks/ never writes outputs into them), workspaces and runtime files live under ``tmp_path``.
+    """
     port, token = _free_port(), secrets.token_hex(16)
     log = tmp_path / "jupyter.log"
-    # no "get notified about Jupyter news?" toast over the page, and no request for it
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
+    settings = tmp_path / "settings" / "@jupyterlab"
+    (settings / "apputils-extension").mkdir(parents=True)
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-           f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",  # no state from earlier runs or users
-           f"--LabApp.user_settings_dir={tmp_path / 'settings'}"]
-    if os.geteuid() == 0:  # CI containers run as root, which jupyter refuses without this
-        cmd.append("--allow-root")
+    (settings / "docmanager-extension").mkdir(parents=True)
+    (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
+    env = {**os.environ, "JUPYTER_PORT": str(port), "JUPYTER_TOKEN": token, "JUPYTER_IP": "127.0.0.1",
+           "LAB_DIR": str(lab_dir), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1"}
+    lab_args = (f"--no-browser --LabApp.workspaces_dir={tmp_path / 'workspaces'} "
+                f"--LabApp.user_settings_dir={tmp_path / 'settings'}")
+    cmd = ["make", "-s", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=root,
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
                                 start_new_session=True)  # its own process group: kernels go down with it
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(proc, base, token, log)
-        yield Lab(f"{base}/lab/tree/{NOTEBOOK}?token={token}", log)
+        yield base, token, log
     finally:
         _stop(proc, base, token)
+
+
+@pytest.fixture
+def lab(chromium: Path, tmp_path: Path) -> Iterator[Lab]:
+    """JupyterLab (as `make lab` starts it) serving a copy of tests/browser."""
+    root = tmp_path / "root"
+    shutil.copytree(NOTEBOOK_DIR, root)
+    with _lab(tmp_path, root) as (base, token, log):
+        yield Lab(f"{base}/lab/tree/{NOTEBOOK}?token={token}", log)
 
 
 def _stop(proc: subprocess.Popen[bytes], base: str, token: str) -> None:
@@ -213,3 +224,85 @@ def test_placement_explorer_in_jupyterlab(lab: Lab, chromium: Path) -> None:
         finally:
             browser.close()
     print(f"browser test: {time.perf_counter() - start:.1f} s in the browser; screenshot {SCREENSHOT}")
+
+
+# ---- every notebook, as a learner opens it under `make lab` ---------------------------------------------------
+NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOK_RUN_S = 150  # the slowest notebook runs in ~25 s under papermill; the browser adds the drawing
+PLOTLY_OUT = '.jp-OutputArea-output[data-mime-type="application/vnd.plotly.v1+json"]'
+JSON_TREE = '.jp-OutputArea-output[data-mime-type="application/json"], .jp-RenderedJSON'
+STDERR = ('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
+          '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]')
+ALL_RUN = """() => {
+    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
+    const texts = prompts.map(p => p.textContent.trim());
+    return texts.length > 0 && texts.every(t => /^\\[\\d+\\]:$/.test(t) || t === '[ ]:' || t === '');
+}"""
+CHARTS_SEEN: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module")
+def notebooks_lab(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
+    """One JupyterLab, started by `make lab` on the real notebooks/ (autosave off: nothing is written back)."""
+    with _lab(tmp_path_factory.mktemp("lab"), ROOT / "notebooks") as server:
+        yield server
+
+
+def _shut_down_kernels(base: str, token: str) -> None:
+    with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=10) as r:
+        sessions = json.loads(r.read())
+    for s in sessions:
+        urllib.request.urlopen(urllib.request.Request(
+            f"{base}/api/sessions/{s['id']}?token={token}", method="DELETE"), timeout=30).close()
+
+
+@pytest.mark.timeout(NOTEBOOK_RUN_S + 60)
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_draws_every_chart_in_jupyterlab(notebooks_lab: tuple[str, str, Path], chromium: Path,
+                                                  name: str, record_property: Any) -> None:
+    """Run All Cells in JupyterLab, as a learner does; every plotly output is a drawn chart, none is a JSON
+    tree, and no cell writes to stderr or fails. A screenshot of each chart and of the end of the notebook is
+    kept under test-artifacts/browser/."""
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token, log = notebooks_lab
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / f"{Path(name).stem}.png"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            # ?reset: a fresh workspace, so only this notebook is open (not the tabs of the ones before)
+            page.goto(f"{base}/lab/tree/{name}?reset&token={token}", timeout=30_000)
+            expect(page.locator(".jp-Notebook .jp-CodeCell").first).to_be_visible(timeout=30_000)
+            idle = page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))
+            expect(idle).to_be_visible(timeout=30_000)
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            start = time.perf_counter()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+            page.wait_for_timeout(1_000)
+            page.wait_for_function(ALL_RUN, timeout=NOTEBOOK_RUN_S * 1000, polling=500)
+            expect(idle).to_be_visible(timeout=30_000)
+            record_property("notebook_run_time_s", time.perf_counter() - start)  # the table conftest.py prints
+            page.wait_for_timeout(1_500)  # the last figures draw after the kernel goes idle
+
+            outputs = page.locator(PLOTLY_OUT)
+            n = outputs.count()
+            for i in range(n):  # each output scrolled into view so JupyterLab renders it
+                out = outputs.nth(i)
+                out.scroll_into_view_if_needed()
+                expect(out.locator(".js-plotly-plot")).to_have_count(1, timeout=15_000)
+                out.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}-chart{i + 1}.png"))
+            CHARTS_SEEN[name] = page.locator(".js-plotly-plot").count()
+            assert page.locator(JSON_TREE).count() == 0, f"{name}: a figure (or other output) shows as a JSON tree"
+            stderr = [t[:300] for t in page.locator(STDERR).all_inner_texts()]
+            assert stderr == [], f"{name}: output on stderr or an error: {stderr}"
+            page.screenshot(path=str(shot), full_page=True)
+        except BaseException:
+            page.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}-failure.png"), timeout=5_000)
+            print(f"jupyter log ({log}):\n{_tail(log)}")
+            raise
+        finally:
+            browser.close()
+            _shut_down_kernels(base, token)
+    print(f"{name}: {CHARTS_SEEN[name]} chart(s) drawn; screenshot {shot}")

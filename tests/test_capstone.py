@@ -70,7 +70,7 @@ def test_capstone_notebook_on_a_model_outside_the_zoo(spec, name, ported, tmp_pa
     import nbformat
     import papermill
 
-    monkeypatch.setenv("PLOTLY_RENDERER", "json")
+    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")
     out = tmp_path / NOTEBOOK.name
     papermill.execute_notebook(str(NOTEBOOK), str(out), kernel_name="python3", cwd=str(NOTEBOOK.parent),
                                progress_bar=False,

@@ -186,7 +186,7 @@ def execute(path: Path) -> None:
     import papermill  # only needed here, and slow to import
 
     # Same renderer and hash seed as `make test`, so golden outputs match what nbval will see.
-    os.environ["PLOTLY_RENDERER"] = "json"
+    os.environ["PLOTLY_RENDERER"] = "plotly_mimetype"
     os.environ["PYTHONHASHSEED"] = "0"
     with tempfile.TemporaryDirectory(prefix="nbclean-") as tmp:
         out_path = Path(tmp) / path.name

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import html
 import inspect
+import os
 import platform
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -214,6 +216,22 @@ class HostProfile:
 
 
 # ---- the measurement ------------------------------------------------------------------------
+@contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null for the duration: for C++ log lines that bypass ``sys.stderr``
+    (in JupyterLab they would show as a red stderr box above the profile). Only the profiler's start and
+    stop run inside it, never the model, so nothing the model itself reports is hidden."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def profile(
     model: nn.Module,
     example_inputs: torch.Tensor | tuple[torch.Tensor, ...],
@@ -251,10 +269,15 @@ def profile(
             timed = [_step(model, _fresh(inputs), training) for _ in range(runs)]
 
         batches = [_fresh(inputs) for _ in range(runs)]  # copied before profiling: no clone rows
-        with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True,
-                           profile_memory=True) as prof:
+        prof = torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
+        with _quiet_fd2():  # libkineto writes "USDT: ... profiler_start" to the process's stderr
+            prof.__enter__()
+        try:
             for args in batches:
                 _step(model, args, training)
+        finally:
+            with _quiet_fd2():  # ... and "profiler_stop"
+                prof.__exit__(None, None, None)
         del batches
 
         counter = _count_flops(model, inputs, training)
