@@ -22,7 +22,15 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from accelkit.cli import CLI_JSON, RunResult, UsageError, recorded_cli, resolve_factory, run_artifact
+from accelkit.cli import (
+    CLI_JSON,
+    RunResult,
+    UsageError,
+    recorded_cli,
+    resolve_factory,
+    run_artifact,
+    trusted_spec,
+)
 
 BOX_YAML = "box.yaml"
 RUNNER = "run.py"
@@ -31,7 +39,8 @@ BOX_VERSION = 1
 FIXED_KEYS = ("box_version", "model", "artifact", "example_inputs", "legal")
 PARAMETERS = ("target", "precision", "batch_size", "steps", "seed")
 
-RUN_PY = '''"""Run this ModelBox: python run.py [--debug]  (edit box.yaml to change its parameters)."""
+RUN_PY = '''"""Run this ModelBox: python run.py [--spec module:factory] [--debug]  (edit box.yaml to change its
+parameters; --spec names the model code, needed unless box.yaml's model is a zoo:NAME model)."""
 
 import sys
 from pathlib import Path
@@ -42,7 +51,8 @@ from accelkit.cli import guard
 
 
 def main() -> int:
-    print(run_box(Path(__file__).parent))
+    spec = sys.argv[sys.argv.index("--spec") + 1] if "--spec" in sys.argv[:-1] else None
+    print(run_box(Path(__file__).parent, spec=spec))
     return 0
 
 
@@ -86,7 +96,8 @@ def make_box(artifact: str | os.PathLike[str], dir: str | os.PathLike[str], *, s
     src, root = Path(artifact), Path(dir)
     prog = load(src)
     recorded = recorded_cli(src)
-    spec = spec or recorded.get("spec")
+    if spec is None and recorded.get("spec"):
+        spec = trusted_spec(recorded["spec"], None, str(src / "cli.json"), f"accelkit box {src} {root}")
     if not spec:
         raise BoxError(f"{src} does not record its model code (it was not compiled by `accelkit compile`)",
                        fix="pass spec='module:factory' (accelkit box ... --spec module:factory)")
@@ -184,15 +195,20 @@ def check_parameter(key: str, value: Any, allowed: Any) -> None:
                        fix=f"set {key} in {BOX_YAML} to one of the legal values (recompile to change them)")
 
 
-def run_box(dir: str | os.PathLike[str], *, steps: int | None = None) -> RunResult:
-    """Run the ModelBox in ``dir`` as its ``box.yaml`` says (``steps`` overrides the file's)."""
+def run_box(dir: str | os.PathLike[str], *, steps: int | None = None, spec: str | None = None) -> RunResult:
+    """Run the ModelBox in ``dir`` as its ``box.yaml`` says (``steps`` overrides the file's).
+
+    ``spec`` is the model code, named by you: the box's own ``model:`` is imported by itself only when it is
+    a ``zoo:NAME`` model (a box you received could name any module; see :func:`accelkit.cli.trusted_spec`).
+    """
     root = Path(dir)
     cfg, prog = read_box(root)
     if steps is not None:
         check_parameter("steps", steps, {"min": 1})
-    return run_artifact(root / cfg["artifact"], spec=cfg["model"], steps=steps or cfg["steps"],
+    chosen = trusted_spec(cfg["model"], spec, str(root / BOX_YAML), f"accelkit run {root}")
+    return run_artifact(root / cfg["artifact"], spec=chosen, steps=steps or cfg["steps"],
                         batch_size=cfg["batch_size"], seed=cfg["seed"], inputs=cfg.get("example_inputs"),
-                        spec_from=BOX_YAML, program=prog)
+                        spec_from="--spec" if spec is not None else BOX_YAML, program=prog)
 
 
 __all__ = ["BOX_YAML", "BoxError", "check_parameter", "legal_values", "make_box", "read_box", "run_box"]

@@ -140,7 +140,7 @@ def resolve_factory(spec: str) -> Callable[[], Any] | nn.Module:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        hint = ("make it importable: run from its folder, add that folder to PYTHONPATH, or pip install it"
+        hint = ("make it importable: run from the folder that holds your module, add it to PYTHONPATH, or pip install it"
                 if exc.name and module_name.startswith(exc.name) else f"install {exc.name!r}, which it imports")
         raise UsageError(f"spec {spec!r}: cannot import {module_name!r} ({exc})", fix=hint) from None
     except Exception as exc:  # a syntax error or an exception at import time, in the user's module
@@ -251,6 +251,24 @@ def recorded_cli(artifact: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
+def trusted_spec(recorded: str, given: str | None, where: str, command: str) -> str:
+    """The model code to import for a folder whose data file ``where`` records the spec ``recorded``.
+
+    A received artifact or box must never make accelkit import code the user did not name: a data file in the
+    folder could name any module (one shipped beside it, or ``os:getcwd``). So the spec the user names
+    (``given``, from the command line or a keyword argument) wins; the recorded one is used on its own only
+    when it is ``zoo:NAME`` (accelkit's own code). Otherwise this refuses, with the command to run.
+    """
+    if given is not None:
+        return given
+    if recorded.startswith("zoo:"):
+        return recorded
+    raise UsageError(
+        f"{where} names the model code {recorded!r}; accelkit does not import code named by a file inside an "
+        "artifact or box folder (a folder you received could name any module)",
+        fix=f"name the model yourself if you trust it: {command} --spec {recorded}")
+
+
 def _dataset_batches(entry: Any, example: tuple[Any, ...], batch: int) -> Iterator[tuple[torch.Tensor, ...]]:
     """Consecutive batches of a zoo entry's training split: for each example input, the field it was cut from."""
     ds = entry.dataset
@@ -306,7 +324,8 @@ def run_artifact(artifact: str | os.PathLike[str], *, spec: str | None = None, s
         if not recorded:
             raise UsageError(f"{artifact} does not record its model code (it was not compiled by `accelkit compile`)",
                              fix="pass --spec module:factory, the factory the artifact was compiled from")
-        spec, spec_from = recorded["spec"], CLI_JSON
+        spec, spec_from = trusted_spec(recorded["spec"], None, str(Path(artifact) / CLI_JSON),
+                                       f"accelkit run {artifact}"), CLI_JSON
         inputs = inputs or recorded.get("inputs")
     loaded = load_model(spec, inputs, seed=seed)
     if prog.weights is None:
@@ -370,12 +389,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                    training=args.training)
     out = prog.save(args.output)
     record = {"spec": args.spec, "inputs": args.inputs, "seed": args.seed,
-              "note": "written by `accelkit compile`; `accelkit run` imports this spec (the artifact holds no code)"}
+              "note": "written by `accelkit compile`; `accelkit run` imports this spec only when you name it (--spec), or when it is a zoo:NAME model (the artifact holds no code)"}
     (Path(out) / CLI_JSON).write_text(json.dumps(record, indent=1) + "\n")
     print(prog.summary())
     print()
     print(prog.report.summary())
-    print(f"\nwrote {out} (manifest.json, weights, {CLI_JSON}); run it with: accelkit run {out}")
+    run_hint = f"accelkit run {out}" + ("" if args.spec.startswith("zoo:") else f" --spec {args.spec}")
+    print(f"\nwrote {out} (manifest.json, weights, {CLI_JSON}); run it with: {run_hint}")
     return 0
 
 
@@ -383,10 +403,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from accelkit.box import BOX_YAML, run_box
 
     if (Path(args.artifact) / BOX_YAML).is_file():
-        if args.spec or args.inputs or args.batch_size:
+        if args.inputs or args.batch_size:
             raise UsageError(f"{args.artifact} is a ModelBox: its parameters live in {BOX_YAML}",
-                             fix=f"edit {Path(args.artifact) / BOX_YAML} (only --steps overrides it)")
-        print(run_box(args.artifact, steps=args.steps))
+                             fix=f"edit {Path(args.artifact) / BOX_YAML} (only --steps and --spec are given here)")
+        print(run_box(args.artifact, steps=args.steps, spec=args.spec))
         return 0
     print(run_artifact(args.artifact, spec=args.spec, steps=args.steps or 1, batch_size=args.batch_size,
                        seed=args.seed, inputs=args.inputs))
@@ -469,7 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
             "accelkit run out/mlp.akp --steps 10   (or --spec mypkg.models:make_mlp)", [])
     p.add_argument("artifact", help="an artifact folder written by compile, or a ModelBox folder")
     p.add_argument("--steps", type=_positive, help="inference steps (default 1; a box: its box.yaml)")
-    p.add_argument("--spec", help="the model code, module:factory or zoo:NAME (default: the one in cli.json)")
+    p.add_argument("--spec", help="the model code, module:factory or zoo:NAME; needed unless cli.json names a "
+                                  "zoo model (code named by a file in the folder is never imported by itself)")
     p.add_argument("--inputs", action="append", metavar="SHAPE", help=f"example inputs: {SHAPE_HELP}")
     p.add_argument("--batch-size", type=_positive, help="samples per step (default: the compiled batch)")
     p.add_argument("--seed", type=int, default=0, help="seed for the random inputs (default 0; a box: its box.yaml)")
@@ -479,7 +500,8 @@ def build_parser() -> argparse.ArgumentParser:
             "accelkit box out/mlp.akp out/mlp-box && python out/mlp-box/run.py", [])
     p.add_argument("artifact", help="an artifact folder written by compile")
     p.add_argument("dir", help="the box folder to create (must not exist, or be empty)")
-    p.add_argument("--spec", help="the model code, module:factory or zoo:NAME (default: the one in cli.json)")
+    p.add_argument("--spec", help="the model code, module:factory or zoo:NAME; needed unless cli.json names a "
+                                  "zoo model (code named by a file in the folder is never imported by itself)")
     p.add_argument("--steps", type=_positive, default=10, help="steps box.yaml starts with (default 10)")
     p.set_defaults(func=_cmd_box)
 

@@ -43,7 +43,7 @@ def _models_on_path(models_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def box(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """A box made by the CLI from an artifact compiled by the CLI (batch 8, bf16, sn40l)."""
     assert main(["compile", SPEC, "--target", "sn40l", "-o", str(tmp_path / "mlp.akp")]) == 0
-    assert main(["box", str(tmp_path / "mlp.akp"), str(tmp_path / "box")]) == 0
+    assert main(["box", str(tmp_path / "mlp.akp"), str(tmp_path / "box"), "--spec", SPEC]) == 0
     capsys.readouterr()
     return tmp_path / "box"
 
@@ -61,13 +61,13 @@ def test_box_then_run(box: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cfg["model"] == SPEC and cfg["target"] == "sn40l" and cfg["precision"] == "bf16"
     assert cfg["legal"]["batch_size"] == [1, 2, 4, 8] and cfg["legal"]["steps"] == {"min": 1}
 
-    assert main(["run", str(box), "--steps", "2"]) == 0
+    assert main(["run", str(box), "--steps", "2", "--spec", SPEC]) == 0
     out = capsys.readouterr().out
-    assert "(box.yaml)" in out and "2 steps, 16 samples" in out and "MODELLED on sn40l" in out
+    assert "(--spec)" in out and "2 steps, 16 samples" in out and "MODELLED on sn40l" in out
 
     edit(box, "batch_size: 8", "batch_size: 2")
     edit(box, "steps: 10", "steps: 3")
-    result = run_box(box)
+    result = run_box(box, spec=SPEC)
     assert result.report.steps == 3 and result.report.samples == 6
 
 
@@ -110,7 +110,7 @@ def test_a_box_is_self_contained(tmp_path: Path, models_dir: Path) -> None:
     moved = Path(shutil.copytree(made, tmp_path / "elsewhere" / "box"))
     shutil.rmtree(made)
     env = {**os.environ, "PYTHONPATH": str(models_dir)}
-    proc = subprocess.run([sys.executable, "run.py"], cwd=moved, env=env,
+    proc = subprocess.run([sys.executable, "run.py", "--spec", SPEC], cwd=moved, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "2 steps, 16 samples" in proc.stdout and "MODELLED on wse2" in proc.stdout

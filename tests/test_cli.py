@@ -106,9 +106,12 @@ def test_compile_writes_an_artifact_that_run_reads(capsys: pytest.CaptureFixture
     assert json.loads((out_dir / "cli.json").read_text())["spec"] == "akcli_models:make_mlp"
     assert ak.load(out_dir).batch_size == 16
 
+    # the artifact records its spec, but run imports only the code you name (see tests/test_security.py)
     code, out, err = run(capsys, "run", str(out_dir), "--steps", "2")
+    assert code == 2 and f"accelkit run {out_dir} --spec akcli_models:make_mlp" in err
+    code, out, err = run(capsys, "run", str(out_dir), "--steps", "2", "--spec", "akcli_models:make_mlp")
     assert code == 0, err
-    assert "(cli.json)" in out and "float32[16, 16]" in out
+    assert "(--spec)" in out and "float32[16, 16]" in out
     assert "MODELLED on sn40l" in out and "2 steps, 32 samples" in out and "MEASURED on this host" in out
 
 
