@@ -6,6 +6,35 @@ the op, the user's ``file:line`` when PyTorch recorded one), and how to fix it.
 
 from __future__ import annotations
 
+import os
+
+
+def notebook_cell(path: str | None) -> str | None:
+    """The execution number of the notebook cell IPython compiled into ``path`` (``/tmp/ipykernel_1/123.py``
+    under Jupyter, ``<ipython-input-4-...>`` in a terminal IPython), or ``None`` outside IPython."""
+    if path is None:
+        return None
+    try:
+        from IPython import get_ipython
+    except ImportError:  # IPython is optional outside notebooks
+        return None
+    shell = get_ipython()
+    try:
+        label = shell.compile.format_code_name(path) if shell is not None else None
+    except (AttributeError, TypeError):
+        label = None
+    return label[1].removeprefix("In[").removesuffix("]") if label else None
+
+
+def source_label(path: str | None, line: int | str | None) -> str:
+    """Where a line of the user's code is, as the user knows it: ``model.py:12``, or ``cell [4], line 3``
+    for code typed in a notebook (IPython compiles each cell into a temporary file whose name means nothing
+    to a reader; its compiler remembers which cell a file holds)."""
+    number = notebook_cell(path)
+    if number is not None:
+        return f"cell [{number}], line {line}"
+    return f"{os.path.basename(path or '?')}:{line}"
+
 
 class AccelkitError(Exception):
     """Base class of accelkit's errors: a message with a cause, a location and a fix.

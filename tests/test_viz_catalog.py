@@ -30,8 +30,11 @@ def test_bars_have_one_bar_per_chip_with_value_and_source() -> None:
     assert bars["wse2"][0] == 40e9
     assert bars["wse2"][1][1] == hw.get("wse2").source("on_chip_memory_bytes")
     assert fig.layout.yaxis.type == "log"
-    assert {t.name for t in fig.data} <= set(hw.FAMILIES)
+    assert {t.legendgroup for t in fig.data} <= set(hw.FAMILIES)  # the legend groups chips by family
+    assert len({t.marker.color for t in fig.data}) == len(fig.data)  # each chip its own colour
     assert list(fig.layout.xaxis.categoryarray) == [s.name for s in hw.catalog()]
+    # SI ticks with the unit named: "1 GB", never plotly's "1B" (billions) or "10¹⁵"
+    assert "1 GB" in fig.layout.yaxis.ticktext and all(t.endswith("B") for t in fig.layout.yaxis.ticktext)
 
 
 def test_bars_skip_chips_without_the_metric_and_say_so() -> None:
@@ -43,7 +46,7 @@ def test_bars_skip_chips_without_the_metric_and_say_so() -> None:
 
 def test_bars_hatch_illustrative_figures() -> None:
     fig = viz.catalog_bars("peak_flops_fp32")
-    hatched = {x for t in fig.data for x, shape in zip(t.x, t.marker.pattern.shape, strict=True) if shape}
+    hatched = {x for t in fig.data for x in t.x if t.marker.pattern.shape}
     assert {"wse2", "sn40l", "tsp"} <= hatched
     assert not {"a100", "h100", "gc200"} & hatched  # datasheet or unconfirmed, not illustrative
 
@@ -63,19 +66,35 @@ def test_every_metric_draws(metric: str) -> None:
     assert _points(fig) >= 1
 
 
-def test_scatter_one_trace_per_family() -> None:
+def test_scatter_one_trace_per_chip_grouped_by_family() -> None:
     fig = viz.catalog_scatter()
-    assert {t.name for t in fig.data} == {s.family for s in hw.catalog()}
-    assert sum(len(t.x) for t in fig.data) == len(hw.catalog())
-    gc200 = next(t for t in fig.data if t.name == "bsp-tiles")
-    i = list(gc200.text).index("gc200")
-    assert gc200.y[i] == 250e12  # no bf16 on an IPU: the 16-bit peak is fp16
+    assert [t.name for t in fig.data] == [s.name for s in hw.catalog()]
+    assert {t.legendgroup for t in fig.data} == {s.family for s in hw.catalog()}
+    assert len({t.marker.color for t in fig.data}) == len(fig.data)  # sn30 and sn40l differ
+    gc200 = next(t for t in fig.data if t.name == "gc200")
+    assert gc200.y[0] == 250e12  # no bf16 on an IPU: the 16-bit peak is fp16
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
+    # bow and gc200 sit almost on one point: their labels go to different sides
+    bow = next(t for t in fig.data if t.name == "bow")
+    assert bow.textposition != gc200.textposition
+    assert not any("e+" in t or "10" in t and "¹" in t for t in fig.layout.yaxis.ticktext)
+
+
+def test_label_positions_keep_labels_apart() -> None:
+    from accelkit.viz.style import label_positions
+
+    # two points 1 px apart and one far away: the pair's labels must go to different sides
+    pos = label_positions([1e9, 1.01e9, 1e12], [1e15, 1e15, 1e15], ["sn30", "sn40l", "wse2"],
+                          x_range=(8, 13), y_range=(14, 16))
+    assert pos[0] != pos[1] and pos[2] == "top center"
 
 
 def test_memory_tiers_chart() -> None:
     fig = viz.memory_tiers_chart(["sn40l", "tsp"])
-    assert [list(t.text) for t in fig.data] == [["sram", "hbm", "ddr"], ["sram"]]  # spectrum order
+    tiers = [[cd[1].split()[0] for cd in t.customdata] for t in fig.data]
+    assert tiers == [["sram", "hbm", "ddr"], ["sram"]]  # spectrum order; the hover names each tier
+    assert list(fig.data[0].marker.symbol) == ["circle", "square", "diamond"]  # on chip, then off
+    assert fig.data[0].line.color != fig.data[1].line.color
 
 
 @pytest.mark.parametrize("name", [n for n in hw.names() if n != "host"])

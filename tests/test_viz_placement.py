@@ -9,7 +9,7 @@ from torch import nn
 
 import accelkit as ak
 from accelkit.compiler.passes import layer_of
-from accelkit.viz.placement import MAX_MARKS, SLICES, mark_count, memory_plan_bars, placement_map
+from accelkit.viz.placement import MAX_MARKS, ROW_ORDER, SLICES, mark_count, memory_plan_bars, placement_map
 
 FAMILY_TARGETS = {"wafer-dataflow": "wse2", "reconfigurable-dataflow": "sn40l", "bsp-tiles": "gc200",
                   "static-schedule": "tsp", "gpu": "a100"}
@@ -53,10 +53,11 @@ def test_placement_map_per_family(programs: dict[str, ak.CompiledProgram], famil
     assert isinstance(fig, go.Figure) and fig.data
     assert 0 < mark_count(fig) <= MAX_MARKS
     # one colour group per layer, one colour per group
-    groups = {t.legendgroup for t in fig.data}
+    drawn = [t for t in fig.data if t.name != ROW_ORDER]  # the RDU's invisible row-order trace
+    groups = {t.legendgroup for t in drawn}
     assert groups == _layers(prog)
-    colors = {t.legendgroup: t.marker.color for t in fig.data}
-    assert all(colors[t.legendgroup] == t.marker.color for t in fig.data)
+    colors = {t.legendgroup: t.marker.color for t in drawn}
+    assert all(colors[t.legendgroup] == t.marker.color for t in drawn)
     assert len(set(colors.values())) == len(groups)
     # hovering shows each kernel's op, its FLOPs and its memory
     hover = "\n".join(_hovers(fig))
@@ -146,3 +147,25 @@ def test_memory_plan_bars_show_each_used_tier(programs: dict[str, ak.CompiledPro
         assert all("weights" in h for h, t in zip(used.hovertext, used.y, strict=True)
                    if plan.placement["weights"] == t)
         assert prog.mode in fig.layout.title.text
+
+
+def test_a_ported_model_is_drawn_with_the_learners_own_names() -> None:
+    """ak.port wraps the model (TensorOutputs(inner=...)); figures show ff.0, not inner.ff.0."""
+
+    class TwoOut(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ff = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+            return self.ff(x), 3  # a non-tensor output: the port wraps the model
+
+    from accelkit.porting.recipes import TensorOutputs
+
+    wrapped = TensorOutputs(TwoOut())
+    prog = ak.compile(wrapped, (torch.randn(2, 8),), target="a100")
+    assert prog.graph.wrapper_prefix == "inner." and prog.graph.model_name == "TwoOut (ported)"
+    fig = placement_map(prog)
+    names = {t.legendgroup for t in fig.data}
+    assert "ff.0" in names and not any(n.startswith("inner") for n in names)
+    assert fig.layout.title.text.startswith("TwoOut (ported) on a100")

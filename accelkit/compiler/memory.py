@@ -47,7 +47,23 @@ MODES = {
 
 
 class ModeError(AccelkitError, ValueError):
-    """A model that does not fit the requested (or any) execution mode on the requested chips."""
+    """A model that does not fit the requested (or any) execution mode on the requested chips.
+
+    Structured fields, so callers never parse the text: ``target`` (the chip's name), ``chips``
+    (how many were asked for), ``chips_needed`` (the fewest that would hold the model, when more
+    chips would help; ``None`` for an unknown mode), ``mode`` (the requested mode, ``"auto"``) and
+    ``candidates`` (each mode and why it does or does not fit).
+    """
+
+    def __init__(self, message: str, *, fix: str | None = None, target: str | None = None, chips: int | None = None,
+                 chips_needed: int | None = None, mode: str = "auto",
+                 candidates: dict[str, str] | None = None) -> None:
+        super().__init__(message, fix=fix)
+        self.target = target
+        self.chips = chips
+        self.chips_needed = chips_needed
+        self.mode = mode
+        self.candidates = dict(candidates or {})
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,11 @@ class MemoryPlan:
     chips_needed: int  # chips this mode needs to hold the model (≥ 1)
     replicas: int = 1  # copies of the model on one chip (the wafer's multi-replica mode)
     candidates: dict[str, str] = field(default_factory=dict)  # mode -> why it does / doesn't fit
+    tier_datasheet: dict[str, int] = field(default_factory=dict)  # tier -> the datasheet's capacity
+
+    def datasheet_bytes(self, tier: str) -> int:
+        """The tier's capacity as the vendor quotes it (``tier_capacity`` is what the compiler may use)."""
+        return self.tier_datasheet.get(tier, self.tier_capacity[tier])
 
     @property
     def total_bytes(self) -> int:
@@ -81,7 +102,10 @@ class MemoryPlan:
                 lines.append(f"  {label:<12} {fmt_bytes(b):>10} per chip in {self.placement.get(kind, '-')}")
         for tier, used in self.tier_use.items():
             cap = self.tier_capacity[tier]
-            lines.append(f"  tier {tier:<16} {fmt_bytes(used):>10} of {fmt_bytes(cap)} ({used / cap:.0%})")
+            lines.append(f"  tier {tier:<16} {fmt_bytes(used):>10} of {capacity_text(cap, self.datasheet_bytes(tier))}"
+                         f" ({used / cap:.0%})")
+        if any(self.tier_capacity[t] < self.datasheet_bytes(t) for t in self.tier_use):
+            lines.append(f"  ({USABLE_NOTE})")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,6 +150,18 @@ def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, reco
     return Footprint(weights_bytes, peak, stored, max(layers.values(), default=0), training, elem_bytes)
 
 
+def capacity_text(usable: int, datasheet: int) -> str:
+    """``"185 MB usable of 231 MB"`` where the compiler keeps some back (:data:`USABLE_NOTE` says why), else
+    ``"80 GB"``."""
+    if usable >= datasheet:
+        return fmt_bytes(usable)
+    return f"{fmt_bytes(usable)} usable of {fmt_bytes(datasheet)}"
+
+
+USABLE_NOTE = (f"usable: {USABLE_SRAM_FRACTION:.0%} of on-chip SRAM holds tensors; the rest holds programs, routing "
+               "and buffers (illustrative: no vendor publishes the share)")
+
+
 def _tiers(spec: AcceleratorSpec) -> dict[str, int]:
     return {t.name: int(t.capacity_bytes * (USABLE_SRAM_FRACTION if i == 0 else 1.0))
             for i, t in enumerate(spec.memory_tiers)}
@@ -141,8 +177,9 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
     modes = MODES[spec.family]
     if mode != "auto" and mode not in modes:
         raise ModeError(f"{spec.name} has no execution mode {mode!r}",
-                        fix=f"use mode='auto' or one of {list(modes)}")
+                        fix=f"use mode='auto' or one of {list(modes)}", target=spec.name, chips=chips, mode=mode)
     caps = _tiers(spec)
+    sheet = {t.name: int(t.capacity_bytes) for t in spec.memory_tiers}
     tier_names = list(caps)
     sram = tier_names[0]
     w, act, grad, opt = fp.per_chip(model_shards)
@@ -157,7 +194,7 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         if m == "weight-streaming":  # one layer's weights (double-buffered) sit on the wafer too
             use[sram] = use.get(sram, 0) + 2 * math.ceil(fp.largest_layer_weights / model_shards)
         return MemoryPlan(m, chips, w, act, grad, opt, placement, use,
-                          {t: caps[t] for t in use}, needed, replicas, candidates)
+                          {t: caps[t] for t in use}, needed, replicas, candidates, {t: sheet[t] for t in use})
 
     def fits(p: MemoryPlan) -> bool:
         return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
@@ -200,7 +237,7 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         plans[m] = make(m, dict.fromkeys(("weights", "activation", "gradient", "optimizer"), main),
                         math.ceil(total / caps[main]))
     for m, p in plans.items():
-        over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {fmt_bytes(caps[t])}" for t in p.tier_use
+        over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {capacity_text(caps[t], sheet[t])}" for t in p.tier_use
                 if p.tier_use[t] > caps[t]]
         candidates[m] = "fits" if not over else "does not fit: " + ", ".join(over)
     order = modes if mode == "auto" else (mode,)
@@ -215,10 +252,12 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
     if mode != "auto":
         raise ModeError(f"mode {mode!r} cannot hold the model on {chips} {spec.name} chip(s): {candidates[mode]}",
                         fix=f"use mode='auto' (modes that fit: {[m for m, c in candidates.items() if c == 'fits'] or 'none'}),"
-                            f" more chips, or a lower precision")
+                            f" more chips, or a lower precision",
+                        target=spec.name, chips=chips, chips_needed=need, mode=mode, candidates=candidates)
     raise ModeError(
         f"the model ({fmt_bytes(fp.weights)} of weights{', training state' if fp.training else ''}) fits no "
         f"execution mode on {chips} {spec.name} chip(s): {why}",
         fix=f"compile for at least chips={need} (the model is split over them), use a lower precision, "
             "or pick a target with more memory",
+        target=spec.name, chips=chips, chips_needed=need, candidates=candidates,
     )

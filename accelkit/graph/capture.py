@@ -26,7 +26,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from accelkit.errors import AccelkitError, CaptureError
+from accelkit.errors import AccelkitError, CaptureError, notebook_cell, source_label
 from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
 from accelkit.graph.ir import Graph, Node, TensorMeta
 
@@ -49,8 +49,23 @@ def _metas(value: Any) -> list[TensorMeta]:
 
 
 def _is_user_file(path: str) -> bool:
+    if notebook_cell(path) is not None:  # a notebook cell (a terminal IPython names it "<ipython-input-…>")
+        return True
     path = os.path.abspath(path)
     return not (path.startswith(_TORCH_DIR) or path.startswith(_ACCELKIT_DIR) or "<" in path)
+
+
+def _port_wrapped(model: nn.Module) -> tuple[nn.Module, str]:
+    """The user's model inside ``ak.port``'s whole-model wrappers (each keeps it as ``.inner``), and the
+    module-path prefix the wrappers add (``"inner.inner."``). Read by module name: the graph layer does not
+    import the porting layer above it."""
+    prefix = ""
+    while type(model).__module__ == "accelkit.porting.recipes":
+        inner = getattr(model, "inner", None)
+        if not isinstance(inner, nn.Module):
+            break
+        model, prefix = inner, prefix + "inner."
+    return model, prefix
 
 
 def _source_from_stack(stack_trace: str | None) -> tuple[str | None, str | None]:
@@ -63,7 +78,7 @@ def _source_from_stack(stack_trace: str | None) -> tuple[str | None, str | None]
             best = m
     if best is None:
         return None, None
-    return f"{os.path.basename(best['file'])}:{best['line']}", best["file"]
+    return source_label(best["file"], best["line"]), best["file"]
 
 
 def _replay_args(args: Any) -> list[Any] | None:
@@ -146,7 +161,7 @@ def _module_at_frame(exc: BaseException, model: nn.Module) -> tuple[str | None, 
 def _explain(exc: BaseException, model: nn.Module) -> CaptureError:
     text = str(exc)
     frame = _user_frame(exc)
-    source = f"{os.path.basename(frame.filename)}:{frame.lineno}" if frame else None
+    source = source_label(frame.filename, frame.lineno) if frame else None
     code = (frame.line or "").strip() if frame else ""
     module, module_type = _module_at_frame(exc, model)
     mod_txt = f"{module} ({module_type})" if module else type(model).__name__
@@ -161,7 +176,7 @@ def _explain(exc: BaseException, model: nn.Module) -> CaptureError:
 
                 f = inspect.getsourcefile(type(model).forward)
                 _, line = inspect.getsourcelines(type(model).forward)
-                src = f"{os.path.basename(f or '?')}:{line}"
+                src = source_label(f, line)
             except (OSError, TypeError):
                 src = None
         return CaptureError(
@@ -587,7 +602,10 @@ def capture(
             m.training = flag
     params = {n: TensorMeta(tuple(p.shape), _dtype_name(p.dtype)) for n, p in model.named_parameters()}
     buffers = {n: TensorMeta(tuple(b.shape), _dtype_name(b.dtype)) for n, b in model.named_buffers()}
-    g = Graph(nodes=nodes, inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=type(model).__name__,
+    user, prefix = _port_wrapped(model)
+    name = type(model).__name__ if user is model else f"{type(user).__name__} (ported)"
+    g = Graph(nodes=nodes, inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=name,
+              wrapper_prefix=prefix,
               training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated,
               output_names=output_names)
     return g

@@ -26,7 +26,6 @@ import hashlib
 import inspect
 import json
 import os
-import re
 import sys
 import time
 import warnings
@@ -128,7 +127,7 @@ def _stale_reason(state: BuildState, key: str, version: str) -> str | None:
 
 def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips: int | None) -> Any:
     """Compile for the TSP; without ``num_chips``, on the chips the model needs (a TSP holds the model in
-    its 220 MiB of SRAM, so a big one spreads over several): each ModeError names the count to try."""
+    its 231 MB of SRAM, so a big one spreads over several): each ModeError's ``chips_needed`` is the count to try."""
     from accelkit.compiler.memory import ModeError
     from accelkit.compiler.program import compile
 
@@ -137,8 +136,7 @@ def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips:
         try:
             return compile(model, named, target=TARGET, precision=precision, chips=chips)
         except ModeError as exc:
-            m = re.search(r"chips=(\d+)", exc.fix or "")
-            need = int(m.group(1)) if m else None
+            need = exc.chips_needed
             if num_chips is not None or need is None or need <= chips:
                 raise
             chips = need

@@ -21,6 +21,7 @@ from torch import nn
 
 from accelkit.compiler.program import CompiledProgram
 from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import fmt_sig
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport
 
@@ -86,7 +87,7 @@ class GroqEstimatedPerformance:
         from accelkit.sim.report import fmt_s
 
         return (f"MODELLED on {self.chips} x tsp (not measured): latency {fmt_s(self.latency_s)} per call of "
-                f"{self.batch_size} sample(s), throughput {self.throughput_ips:,.1f} inferences/s "
+                f"{self.batch_size} sample(s), throughput {fmt_sig(self.throughput_ips)} inferences/s "
                 "(compute only, no PCIe transfers)")
 
 

@@ -30,6 +30,7 @@ from accelkit.hardware.spec import (
     MemoryTier,
     fmt_bytes,
     fmt_si,
+    fmt_sig,
     load,
 )
 
@@ -49,6 +50,7 @@ __all__ = [
     "fits_table",
     "fmt_bytes",
     "fmt_si",
+    "fmt_sig",
     "get",
     "load",
     "names",

@@ -578,6 +578,17 @@ def fmt_bytes(n: float) -> str:
     return fmt_si(n, "B")
 
 
+def fmt_sig(x: float, digits: int = 3) -> str:
+    """A number to ``digits`` significant figures, grouped by thousands: ``fmt_sig(2642248.0) == "2,640,000"``,
+    ``fmt_sig(0.8512) == "0.851"``. For rates a reader compares (samples/s, tokens/s)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    exp = math.floor(math.log10(abs(x)))
+    if exp >= digits - 1:
+        return f"{round(x, digits - 1 - exp):,.0f}"
+    return f"{x:.{digits - 1 - exp}f}" if exp >= -4 else f"{x:.{digits}g}"
+
+
 def fmt_si(x: float, unit: str) -> str:
     """A number with an SI prefix and 3 significant figures: ``fmt_si(638e12, "FLOP/s") == "638 TFLOP/s"``."""
     if x == 0:

@@ -17,7 +17,6 @@ import html
 import inspect
 import io
 import math
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_flatten
 
-from accelkit.errors import AccelkitError, CaptureError
+from accelkit.errors import AccelkitError, CaptureError, source_label
 from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
 from accelkit.porting.support import Rule, SupportTable, evidence, table_for
@@ -153,18 +152,27 @@ class CompatibilityReport:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
+        """One short row per finding (what, where, the recipe), then its why, fix and the rule's source on a
+        full-width row beneath: ten narrow columns made the why ~100 px wide and cut the recipe off."""
         e = html.escape
         color = {"error": "#b00020", "warning": "#8a6d00"}
-        cells = "".join(
-            f"<tr><td style='color:{color.get(f.severity, 'inherit')}'>{e(f.severity)}</td><td>{e(f.kind)}</td>"
-            f"<td><code>{e(f.op)}</code></td><td>{f.count}</td><td>{e(f.where)}</td><td>{e(f.source or '-')}</td>"
-            f"<td>{e(f.reason)}</td><td>{e(f.fix)}</td><td>{e(f.recipe or '-')}</td>"
-            f"<td><small><b>{e(f.evidence)}</b>: {e(f.rule_source)}</small></td></tr>"
-            for f in self.findings
-        )
-        table = ("<table><tr><th>severity</th><th>kind</th><th>op</th><th>count</th><th>module</th><th>source</th>"
-                 f"<th>why</th><th>fix</th><th>ak.port recipe</th><th>rule from</th></tr>{cells}</table>"
-                 if self.findings else "")
+        left = "text-align: left; vertical-align: top"
+        rows = []
+        for f in self.findings:
+            source = f.rule_source
+            shown = source[len(f.evidence) + 1:].strip() if source.lower().startswith(f.evidence + ":") else source
+            rows.append(
+                f"<tr style='border-top: 1px solid #ccc'><td style='{left}; color:{color.get(f.severity, 'inherit')}'>"
+                f"<b>{e(f.severity)}</b></td><td style='{left}'>{e(f.kind)}</td>"
+                f"<td style='{left}'><code>{e(f.op)}</code>{f' x{f.count}' if f.count > 1 else ''}</td>"
+                f"<td style='{left}'>{e(f.where)}" + (f"<br><small>{e(f.source)}</small>" if f.source else "")
+                + f"</td><td style='{left}'>{e(f.recipe or '-')}</td></tr>"
+                f"<tr><td></td><td colspan='4' style='{left}'>{e(f.reason)}<br><b>fix:</b> {e(f.fix)}<br>"
+                f"<small>rule ({e(f.evidence)}): {e(shown)}</small></td></tr>")
+        table = ("<table style='width: 100%; table-layout: auto'><tr><th style='text-align: left'>severity</th>"
+                 "<th style='text-align: left'>kind</th><th style='text-align: left'>op</th>"
+                 "<th style='text-align: left'>module, source</th><th style='text-align: left'>ak.port recipe</th></tr>"
+                 f"{''.join(rows)}</table>" if self.findings else "")
         notes = "".join(f"<p><small>note: {e(n)}</small></p>" for n in self.notes)
         return f"<p><b>{e(self.headline())}</b></p>{table}{notes}"
 
@@ -236,7 +244,7 @@ def forward_source(model: nn.Module | None) -> str | None:
         _, line = inspect.getsourcelines(fn)
     except (OSError, TypeError):
         return None
-    return f"{os.path.basename(path or '?')}:{line}"
+    return source_label(path, line)
 
 
 def default_dtype(spec: Any) -> str:

@@ -29,7 +29,6 @@ best checked again after the first fix.
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.errors import CaptureError
+from accelkit.errors import CaptureError, source_label
 from accelkit.graph.cost import VIEW_OPS
 
 KINDS = (
@@ -256,7 +255,7 @@ def _return_line(model: nn.Module, run: Callable[[], Any]) -> str | None:
     finally:
         sys.setprofile(previous)
     line = lines[-1] if lines else code.co_firstlineno
-    return f"{os.path.basename(code.co_filename)}:{line}"
+    return source_label(code.co_filename, line)
 
 
 def format_findings(findings: Iterable[PortabilityFinding]) -> str:

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import fmt_sig
 
 SECTIONS = ("fwd", "bckwd", "opt")
 CHECKPOINT_SCHEMA = 1
@@ -78,7 +79,7 @@ class SessionReport:
             f"Session on {self.chips} x {self.target} (mode {self.mode!r}, {self.precision}): {self.steps} steps, "
             f"{self.samples} samples",
             f"  MODELLED on {self.target}: {self.simulated_time_s:.4g} s in all, "
-            f"{self.simulated_throughput:,.1f} samples/s; "
+            f"{fmt_sig(self.simulated_throughput)} samples/s; "
             + ", ".join(f"{k} {v:.3g} s" for k, v in self.sections_s.items() if v),
             "  modelled utilization: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items()),
             f"  MEASURED on this host: {self.host_time_s:.4g} s of real PyTorch work"

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel, compile
+from accelkit.hardware.spec import fmt_sig
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import SECTIONS, Session, SessionReport
 from accelkit.samba import pef as pef_file
@@ -295,7 +296,7 @@ class SambaSession:
             rep.notes.append(
                 f"measure-performance (MODELLED on {prog.target}, not measured): latency "
                 f"{fmt_s(rep.simulated_time_s / rep.steps)} per batch of {prog.batch_size}, "
-                f"throughput {rep.simulated_throughput:,.1f} samples/s")
+                f"throughput {fmt_sig(rep.simulated_throughput)} samples/s")
         return rep
 
 

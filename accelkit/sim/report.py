@@ -11,6 +11,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from accelkit.hardware.spec import fmt_sig
+
 
 @dataclass(frozen=True)
 class KernelTime:
@@ -82,9 +84,9 @@ class PerfReport:
         return sorted(self.kernels, key=lambda k: k.time_s, reverse=True)[:n]
 
     def summary(self, n: int = 8) -> str:
-        tput = f"{self.throughput:,.1f} samples/s"
+        tput = f"{fmt_sig(self.throughput)} samples/s"
         if self.tokens_per_s:
-            tput += f", {self.tokens_per_s:,.0f} tokens/s"
+            tput += f", {fmt_sig(self.tokens_per_s)} tokens/s"
         lines = [
             f"PerfReport (MODELLED, not measured): {self.target} x {self.chips} [{self.family}], mode {self.mode!r}, "
             f"{self.precision}, batch {self.batch_size}, {'training' if self.training else 'inference'}",

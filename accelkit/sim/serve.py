@@ -20,6 +20,7 @@ from torch import nn
 
 from accelkit.compiler.program import ELEMENT_BYTES, Parallel, compile
 from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import fmt_sig
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import fmt_s
 
@@ -54,8 +55,8 @@ class ServingEstimate:
                 f"{self.parallel}), {self.precision}, batch {self.batch}, {self.prompt_tokens} in / "
                 f"{self.output_tokens} out\n"
                 f"  TTFT {fmt_s(self.ttft_s)}; decode {fmt_s(self.decode_step_s)} per token "
-                f"({self.decode_bound}-bound); {self.tokens_per_s_per_user:,.1f} tokens/s per user, "
-                f"{self.tokens_per_s:,.1f} tokens/s in all; end to end {fmt_s(self.latency_s)}")
+                f"({self.decode_bound}-bound); {fmt_sig(self.tokens_per_s_per_user)} tokens/s per user, "
+                f"{fmt_sig(self.tokens_per_s)} tokens/s in all; end to end {fmt_s(self.latency_s)}")
 
     def __str__(self) -> str:
         return self.summary()

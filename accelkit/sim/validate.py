@@ -137,7 +137,7 @@ CASES: dict[str, Case] = {
     "cs3-llama31-8b": _serve("llama3-8b", "wse3", 1, 1, 128, 512, _SHORT_LONG),
     "groq576-llama2-70b": _serve(
         "llama2-70b", "tsp", 576, 1, 128, 512,
-        _SHORT_LONG + "; 576 chips of 230 MB only hold 70 B weights at 8 bits (fp16 needs ~765 chips), "
+        _SHORT_LONG + "; 576 chips of 231 MB only hold 70 B weights at 8 bits (fp16 needs ~765 chips), "
         "so int8 weights are modelled: the row's fp16 is unconfirmed", precision="int8"),
     "sn40l8-llama3-8b-128-b1": _serve("llama3-8b", "sn40l", 8, 1, 128, 128, _SN40L_SPLIT),
     "sn40l8-llama3-8b-128-b16": _serve("llama3-8b", "sn40l", 8, 16, 128, 128, _SN40L_SPLIT),

@@ -16,15 +16,7 @@ import plotly.graph_objects as go
 
 from accelkit.errors import UnknownNameError
 from accelkit.hardware import AcceleratorSpec, catalog, fmt_bytes, fmt_si, get
-
-FAMILY_COLORS = {
-    "cpu": "#7f7f7f",
-    "gpu": "#2ca02c",
-    "bsp-tiles": "#9467bd",
-    "reconfigurable-dataflow": "#d62728",
-    "wafer-dataflow": "#1f77b4",
-    "static-schedule": "#ff7f0e",
-}
+from accelkit.viz.style import FAMILY_COLORS, chip_color, label_positions, log_axis
 
 MAX_CELLS = 400
 """Most cells a family diagram draws; units are aggregated into blocks to stay under it."""
@@ -40,6 +32,11 @@ class Metric:
 
     def fmt(self, x: float) -> str:
         return fmt_bytes(x) if self.unit == "B" else fmt_si(x, self.unit)
+
+    @property
+    def short_unit(self) -> str:
+        """The unit on a bar or a tick: "B per GFLOP/s" shows as "B" (the axis title says the rest)."""
+        return self.unit.split(" per ")[0]
 
 
 def _field(name: str) -> Callable[[AcceleratorSpec], tuple[float, str] | None]:
@@ -126,21 +123,14 @@ def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = No
     m = _metric(metric)
     specs = _specs(names)
     fig = go.Figure()
-    missing = []
-    order = []
-    for family in FAMILY_COLORS:
-        read = [(s, m.read(s)) for s in specs if s.family == family]
-        missing += [s.name for s, r in read if r is None]
-        rows = [(s, r) for s, r in read if r is not None]
-        if not rows:
-            continue
-        order += [s.name for s, _ in rows]
+    missing = [s.name for s in specs if m.read(s) is None]
+    rows = [(s, r) for s in specs if (r := m.read(s)) is not None]
+    for s, r in rows:  # one trace per chip: its own colour, grouped by family in the legend
         fig.add_bar(
-            name=family, x=[s.name for s, _ in rows], y=[r[0] for _, r in rows],
-            marker={"color": FAMILY_COLORS[family],
-                    "pattern": {"shape": ["/" if _illustrative(r[1]) else "" for _, r in rows]}},
-            text=[m.fmt(r[0]) for _, r in rows], textposition="outside",
-            customdata=[[s.full_name, r[1]] for s, r in rows],
+            name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, x=[s.name], y=[r[0]],
+            marker={"color": chip_color(s), "pattern": {"shape": "/" if _illustrative(r[1]) else ""}},
+            text=[fmt_si(r[0], m.short_unit)], textposition="outside", textfont={"size": 12}, cliponaxis=False,
+            customdata=[[s.full_name, r[1]]],
             hovertemplate="<b>%{customdata[0]}</b><br>%{text}<br>source: %{customdata[1]}<extra></extra>",
         )
     subtitle = "hatched: illustrative (no public source); hover for each figure's source"
@@ -148,8 +138,10 @@ def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = No
         subtitle += f"; not on {', '.join(missing)}"
     fig.update_layout(
         title={"text": f"{m.label} ({m.unit})", "subtitle": {"text": subtitle}},
-        yaxis={"type": "log", "title": m.unit}, xaxis={"categoryorder": "array", "categoryarray": order},
-        legend_title_text="family", bargap=0.25, margin={"t": 80},
+        yaxis=log_axis([r[0] for _, r in rows], m.short_unit, title=m.unit, pad=0.4),
+        xaxis={"categoryorder": "array", "categoryarray": [s.name for s, _ in rows]},
+        legend={"groupclick": "toggleitem"}, bargap=0.25, margin={"t": 80},
+        uniformtext={"minsize": 10, "mode": "show"},
     )
     return fig
 
@@ -158,46 +150,56 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
                     names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
     """Chips as points, ``x`` against ``y`` (metrics by name), log-log, one colour per family."""
     mx, my = _metric(x), _metric(y)
+    pts = [(s, a, b) for s in _specs(names) if (a := mx.read(s)) is not None and (b := my.read(s)) is not None]
+    xaxis = log_axis([a[0] for _, a, _ in pts], mx.short_unit, title=f"{mx.label} ({mx.unit})", pad=0.35)
+    yaxis = log_axis([b[0] for _, _, b in pts], my.short_unit, title=f"{my.label} ({my.unit})", pad=0.45)
+    where = label_positions([a[0] for _, a, _ in pts], [b[0] for _, _, b in pts], [s.name for s, _, _ in pts],
+                            x_range=tuple(xaxis["range"]), y_range=tuple(yaxis["range"]))  # type: ignore[arg-type]
     fig = go.Figure()
-    for family, color in FAMILY_COLORS.items():
-        pts = []
-        for s in _specs(names):
-            a, b = mx.read(s), my.read(s)
-            if s.family == family and a is not None and b is not None:
-                pts.append((s, a, b))
-        if not pts:
-            continue
+    for (s, a, b), pos in zip(pts, where, strict=True):
         fig.add_scatter(
-            name=family, mode="markers+text", x=[a[0] for _, a, _ in pts], y=[b[0] for _, _, b in pts],
-            text=[s.name for s, _, _ in pts], textposition="top center",
-            marker={"size": 12, "color": color},
-            customdata=[[s.full_name, mx.fmt(a[0]), a[1], my.fmt(b[0]), b[1]] for s, a, b in pts],
+            name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, mode="markers+text",
+            x=[a[0]], y=[b[0]], text=[s.name], textposition=pos, cliponaxis=False,
+            marker={"size": 12, "color": chip_color(s), "line": {"color": "white", "width": 1}},
+            customdata=[[s.full_name, mx.fmt(a[0]), a[1], my.fmt(b[0]), b[1]]],
             hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{mx.label}: %{{customdata[1]}} (%{{customdata[2]}})"
                            f"<br>{my.label}: %{{customdata[3]}} (%{{customdata[4]}})<extra></extra>"),
         )
-    fig.update_layout(
-        title=f"{my.label} vs {mx.label}",
-        xaxis={"type": "log", "title": f"{mx.label} ({mx.unit})"},
-        yaxis={"type": "log", "title": f"{my.label} ({my.unit})"}, legend_title_text="family",
-    )
+    fig.update_layout(title=f"{my.label} vs {mx.label}", xaxis=xaxis, yaxis=yaxis,
+                      legend={"groupclick": "toggleitem"}, margin={"t": 70})
     return fig
 
 
+_TIER_SYMBOLS = ("circle", "square", "diamond", "triangle-up")
+
+
 def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
-    """Each chip's memory tiers as a line from fast and small (on chip) to big and slow."""
+    """Each chip's memory tiers as a line from fast and small (on chip) to big and slow.
+
+    The marker says which tier it is (circle: on chip, square: the first tier off chip, diamond: the
+    next); hover a marker for the tier's name, size, bandwidth and source.
+    """
+    specs = _specs(names)
     fig = go.Figure()
-    for s in _specs(names):
+    for s in specs:
+        tiers = s.memory_tiers
         fig.add_scatter(
-            name=s.name, mode="lines+markers+text", x=[t.capacity_bytes for t in s.memory_tiers],
-            y=[t.bandwidth_Bps for t in s.memory_tiers], text=[t.name for t in s.memory_tiers],
-            textposition="middle right", line={"color": FAMILY_COLORS[s.family]},
-            customdata=[[s.name, str(t), s.source(f"memory_tiers.{t.name}.bandwidth_Bps")]
-                        for t in s.memory_tiers],
+            name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, mode="lines+markers",
+            x=[t.capacity_bytes for t in tiers], y=[t.bandwidth_Bps for t in tiers],
+            line={"color": chip_color(s)},
+            marker={"size": 10, "symbol": [_TIER_SYMBOLS[min(i, 3)] for i in range(len(tiers))],
+                    "line": {"color": "white", "width": 1}},
+            customdata=[[s.name, str(t), s.source(f"memory_tiers.{t.name}.bandwidth_Bps")] for t in tiers],
             hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>source: %{customdata[2]}<extra></extra>",
         )
-    fig.update_layout(title="Memory tiers: capacity vs bandwidth (per chip)",
-                      xaxis={"type": "log", "title": "capacity (B)"},
-                      yaxis={"type": "log", "title": "bandwidth (B/s)"})
+    caps = [t.capacity_bytes for s in specs for t in s.memory_tiers]
+    bws = [t.bandwidth_Bps for s in specs for t in s.memory_tiers]
+    fig.update_layout(title={"text": "Memory tiers: capacity vs bandwidth (per chip)",
+                             "subtitle": {"text": "circle: on chip; square: first tier off chip; diamond: the next;"
+                                                  " hover a marker for the tier"}},
+                      xaxis=log_axis(caps, "B", title="capacity per chip"),
+                      yaxis=log_axis(bws, "B/s", title="bandwidth"),
+                      legend={"groupclick": "toggleitem"}, margin={"t": 80})
     return fig
 
 
@@ -251,10 +253,11 @@ def _memory_bands(fig: go.Figure, spec: AcceleratorSpec, width: int, height: int
     ``top_label`` goes above the grid: "" means "on chip: <first tier>", None means no label.
     """
     band = max(1.0, height * 0.12)
+    half = max(width, 8) / 2  # wide enough for the label, centred under the grid
     y = -0.5
     for t in spec.memory_tiers[1 if skip_first else 0:]:
         y0, y1 = y - band * 0.3 - band, y - band * 0.3
-        fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=y0, y1=y1,
+        fig.add_shape(type="rect", x0=(width - 1) / 2 - half, x1=(width - 1) / 2 + half, y0=y0, y1=y1,
                       fillcolor="#dddddd", line={"color": "#888888"})
         fig.add_annotation(x=(width - 1) / 2, y=(y0 + y1) / 2, text=str(t), showarrow=False)
         y = y0
@@ -286,6 +289,7 @@ def _wafer(spec: AcceleratorSpec) -> go.Figure:
     for i, b in enumerate(bounds):  # label each layer's rectangle
         x1 = b * gc - 0.5
         fig.add_annotation(x=(x0 + x1) / 2, y=gr / 2, text=f"layer {i + 1}", showarrow=False,
+                           textangle=-90 if x1 - x0 < 5 else 0,  # a narrow region: read it upwards
                            font={"color": "white" if i else "black"})
         x0 = x1
     _memory_bands(fig, spec, gc, gr, top_label=f"on chip: {spec.memory_tiers[0]}; each cell = {per_block:,} cores")
@@ -346,6 +350,7 @@ def _ipu(spec: AcceleratorSpec) -> go.Figure:
 
 
 _SLICE_COLORS = {"MXM": "#ff7f0e", "SXM": "#8c564b", "MEM": "#fdd0a2", "VXM": "#d62728"}
+_SLICE_NAMES = {"MXM": "matrix", "SXM": "switch", "MEM": "memory", "VXM": "vector"}
 
 
 def _tsp(spec: AcceleratorSpec) -> go.Figure:
@@ -375,9 +380,9 @@ def _tsp(spec: AcceleratorSpec) -> go.Figure:
     scale[0][0], scale[-1][0] = 0.0, 1.0
     fig = go.Figure(go.Heatmap(z=z, text=text, hovertemplate="%{text}<extra></extra>", colorscale=scale,
                                zmin=0, zmax=n, showscale=False, xgap=1))
-    for k in kinds:
-        i = layout.index(k)
-        fig.add_annotation(x=i, y=lanes - 0.5, text=k, showarrow=False, yshift=10, textangle=-90 if k == "MEM" else 0)
+    key = "   ".join(f"<span style='color:{_SLICE_COLORS.get(k, '#bbbbbb')}'>■</span> {k} ({_SLICE_NAMES.get(k, k)})"
+                       f" x{layout.count(k)}" for k in kinds)
+    fig.add_annotation(x=len(layout) / 2, y=lanes - 0.5, yshift=14, text=key, showarrow=False)
     fig.add_annotation(x=len(layout) / 2, y=-1.2, text="streams flow east and west across the slices; "
                        "the compiler schedules every cycle", showarrow=False)
     fig.add_annotation(x=len(layout) / 2, y=lanes + 1.5, text=f"on chip: {spec.memory_tiers[0]} (SRAM only)",

@@ -23,9 +23,10 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from accelkit.hardware import AcceleratorSpec, fmt_si, get
+from accelkit.hardware import AcceleratorSpec, fmt_si, fmt_sig, get
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import PerfReport, TimelineEvent, fmt_s
+from accelkit.viz.style import chip_color, log_axis
 
 MAX_MARKS = 1500
 """Most bars or points one figure draws."""
@@ -35,6 +36,30 @@ SECTION_COLORS = {"fwd": "#1f77b4", "bckwd": "#ff7f0e", "opt": "#2ca02c", "comm"
 BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd"}
 SECTION_LABELS = {"fwd": "forward", "bckwd": "backward", "opt": "optimizer", "comm": "communication",
                   "other": "pipeline fill / bubble"}
+
+
+METRIC_UNITS = {"throughput": "samples/s", "tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
+                "energy_j": "J", "step_time_s": "s", "latency_s": "s", "ttft_s": "s", "chips": "chips",
+                "batch_size": "samples"}
+"""The unit each report or serving metric is in, for axis titles and labels."""
+
+_METRIC_LABELS = {"throughput": "throughput", "tokens_per_s": "tokens per second",
+                  "tokens_per_s_per_user": "tokens per second per user", "energy_j": "energy per step",
+                  "step_time_s": "step time", "latency_s": "latency", "ttft_s": "time to first token",
+                  "batch_size": "batch size"}
+
+
+def metric_label(metric: str) -> str:
+    """A metric's name as a reader says it: ``tokens_per_s_per_user`` -> "tokens per second per user"."""
+    return _METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def _color(report: Any, i: int) -> str:
+    """The chip's own colour when the report names a catalog chip, else the i-th of plotly's palette."""
+    try:
+        return chip_color(get(report.target))
+    except Exception:  # a configuration without a catalog chip: any distinct colour does
+        return qualitative.Plotly[i % len(qualitative.Plotly)]
 
 
 def _unit(seconds: float) -> tuple[float, str]:
@@ -166,7 +191,8 @@ def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
         title=f"{_label(report)} roofline (MODELLED): {sum(len(v) for v in points.values())} kernels",
         title_subtitle_text="roofs are peak x the model's efficiency; marker size grows with repeated kernels",
         xaxis={"type": "log", "title": "arithmetic intensity (FLOPs per byte moved)"},
-        yaxis={"type": "log", "title": "achieved FLOP/s per chip (modelled)"},
+        yaxis=log_axis([10 ** key[1] for key in keys] + [r.matmul_flops, r.vector_flops], "FLOP/s",
+                       title="achieved FLOP/s per chip (modelled)", pad=0.3),
         height=480, margin={"t": 90}, legend_title_text="roofs and kernels")
     return fig
 
@@ -209,11 +235,13 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
                                                 for n, r in items[:4]) + ("; …" if len(items) > 4 else "")
     else:
         values = [float(getattr(r, metric) or 0.0) for _, r in items]
-        fig.add_trace(go.Bar(x=labels, y=values, marker_color="#1f77b4", text=[f"{v:,.3g}" for v in values],
-                             textposition="outside", hovertemplate=f"%{{x}}<br>{metric} %{{y:,.4g}}<extra></extra>"))
-        ytitle = f"{metric} (modelled)"
+        unit = METRIC_UNITS.get(metric, "")
+        fig.add_trace(go.Bar(x=labels, y=values, marker_color=[_color(r, i) for i, (_, r) in enumerate(items)],
+                             text=[fmt_sig(v) for v in values], textposition="outside", cliponaxis=False,
+                             hovertemplate=f"%{{x}}<br>{metric_label(metric)} %{{text}} {unit}<extra></extra>"))
+        ytitle = f"{metric_label(metric)}" + (f" ({unit}, modelled)" if unit else " (modelled)")
         sub = f"{len(items)} configurations"
-    fig.update_layout(title=f"{metric.replace('_', ' ')} across configurations (MODELLED)", title_subtitle_text=sub,
+    fig.update_layout(title=f"{metric_label(metric)} across configurations (MODELLED)", title_subtitle_text=sub,
                       barmode="stack", yaxis_title=ytitle, yaxis_type="log" if log else "linear",
                       margin={"t": 90}, height=420, showlegend=metric == "step_time_s")
     return fig
@@ -226,25 +254,34 @@ def scaling_curves(series: Mapping[str, Sequence[Any]], metric: str = "throughpu
     linear scaling from its first point is dashed: the most that ``x`` times more chips (or a batch
     ``x`` times larger, at no extra step time) could give."""
     fig = go.Figure()
+    unit = METRIC_UNITS.get(metric, "")
+    ys: list[float] = []
+    used: set[str] = set()
     for i, (name, items) in enumerate(series.items()):
         pts = sorted((int(getattr(it, x)), float(getattr(it, metric))) for it in items)
         if not pts:
             continue
-        color = qualitative.Plotly[i % len(qualitative.Plotly)]
+        color = _color(items[0], i)
+        if color in used:  # two series on one chip (two precisions, say): tell them apart
+            color = qualitative.Plotly[i % len(qualitative.Plotly)]
+        used.add(color)
+        ys += [v for _, v in pts] + ([pts[0][1] * c / pts[0][0] for c, _ in pts] if ideal else [])
         fig.add_trace(go.Scatter(x=[c for c, _ in pts], y=[v for _, v in pts], mode="lines+markers", name=name,
-                                 line={"color": color},
-                                 hovertemplate=f"{name}<br>{x} %{{x}}: {metric} %{{y:,.4g}}<extra></extra>"))
+                                 line={"color": color}, text=[fmt_sig(v) for _, v in pts],
+                                 hovertemplate=f"{name}<br>{x.replace('_', ' ')} %{{x}}: {metric_label(metric)} "
+                                               f"%{{text}} {unit}<extra></extra>"))
         if ideal:
             c0, v0 = pts[0]
             fig.add_trace(go.Scatter(x=[c for c, _ in pts], y=[v0 * c / c0 for c, _ in pts], mode="lines",
                                      name=f"{name}: ideal", line={"color": color, "dash": "dash", "width": 1},
                                      hoverinfo="skip", showlegend=False))
     label = x.replace("_", " ")
-    fig.update_layout(title=f"{metric.replace('_', ' ')} against {label} (MODELLED)",
+    fig.update_layout(title=f"{metric_label(metric)} against {label} (MODELLED)",
                       title_subtitle_text="dashed: ideal linear scaling from the first point" if ideal else "",
                       xaxis={"type": "log", "title": label, "dtick": math.log10(2)},
-                      yaxis={"type": "log", "title": f"{metric.replace('_', ' ')} (modelled)"}, height=420,
-                      margin={"t": 90})
+                      yaxis=log_axis(ys, unit, title=f"{metric_label(metric)} ({unit}, modelled)" if unit
+                                     else f"{metric_label(metric)} (modelled)", pad=0.15),
+                      height=420, margin={"t": 90})
     return fig
 
 

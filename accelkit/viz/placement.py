@@ -21,15 +21,19 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative, sample_colorscale
 from plotly.subplots import make_subplots
 
+from accelkit.compiler.memory import capacity_text
 from accelkit.compiler.passes import Kernel, layer_of
 from accelkit.compiler.placement import Region
 from accelkit.compiler.program import CompiledProgram
 from accelkit.hardware import fmt_bytes, fmt_si
+from accelkit.viz.style import log_axis
 
 MAX_MARKS = 400
 """Most bars, rectangles and points a placement figure draws (the wafer has 850,000 cores)."""
 
 SLICES = ("MXM", "VXM", "MEM")
+ROW_ORDER = "row order"
+"""The name of the RDU map's invisible first trace, which holds the section rows in order."""
 _PALETTE = qualitative.Plotly + qualitative.D3  # 20 colours; more layers than that get a gradient  # the TSP's matrix, vector and memory slices, top to bottom
 
 
@@ -61,10 +65,16 @@ def _kernel_map(prog: CompiledProgram) -> dict[str, Kernel]:
     return {k.name: k for k in prog.kernels}
 
 
-def _layer(region: Region, kernels: dict[str, Kernel]) -> str:
-    """The layer a region's kernels belong to (``model.layers.3``), read off the first one's module."""
+def _layer(region: Region, kernels: dict[str, Kernel], prefix: str = "") -> str:
+    """The layer a region's kernels belong to (``model.layers.3``), read off the first one's module; without
+    ``prefix``, the path ``ak.port``'s wrappers add (the learner's own names: ``ff.0``, not ``inner.inner.ff.0``)."""
     k = kernels.get(region.kernels[0]) if region.kernels else None
-    return layer_of(k.module) if k is not None else region.name
+    if k is None:
+        return region.name
+    layer = layer_of(k.module)
+    if prefix and (prefix.startswith(layer + ".") or layer == "<root>"):
+        return "<root>"  # a wrapper's own op, or the user's model itself
+    return layer.removeprefix(prefix) if prefix else layer
 
 
 def _ops(kernels: Sequence[Kernel], limit: int = 6) -> str:
@@ -247,16 +257,21 @@ def _rdu(prog: CompiledProgram, max_marks: int) -> go.Figure:
         shown.append(row)
         used += 2 * len(row[1])
     labels = [label if n == 1 else _span(label, rows_by_label[label] + n - 1, list(sections)) for label, _, n in shown]
-    layers = [_layer(r, kmap) for _, regs, _ in shown for r in regs]
+    layers = [_layer(r, kmap, prog.graph.wrapper_prefix) for _, regs, _ in shown for r in regs]
     colors = _colors(layers)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=(f"PCUs (compute, of {pcus:,})", f"PMUs (on-chip memory, of {pmus:,})"))
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=(f"PCUs (of {pcus:,})", f"PMUs (of {pmus:,})"))
+    # An invisible first trace holding every row in order: plotly orders categories by first appearance
+    # where a redraw drops the axis' categoryarray (a FigureWidget update), so the rows never reorder.
+    fig.add_bar(x=[0] * len(labels), y=labels, orientation="h", name=ROW_ORDER, showlegend=False, hoverinfo="skip",
+                marker={"color": "rgba(0,0,0,0)"}, row=1, col=1)
     bars: dict[str, dict[str, list[object]]] = {}
     for label, (_, regs, _n) in zip(labels, shown, strict=True):
         pcu0 = pmu0 = 0
         for r in regs:
             k = kmap[r.name]
-            b = bars.setdefault(_layer(r, kmap), {key: [] for key in ("y", "pcu", "pcu0", "pmu", "pmu0", "text",
+            b = bars.setdefault(_layer(r, kmap, prog.graph.wrapper_prefix),
+                                {key: [] for key in ("y", "pcu", "pcu0", "pmu", "pmu0", "text",
                                                                       "op")})
             b["op"].append(k.ops[0] if k.ops else r.name)
             b["y"].append(label)
@@ -276,7 +291,8 @@ def _rdu(prog: CompiledProgram, max_marks: int) -> go.Figure:
                         marker={"color": colors[layer], "line": {"color": "white", "width": 0.5}},
                         row=1, col=col)
     n_sections = len(sections)
-    note = f"{n_sections} sections (fusion {prog.fusion_level}) run one after another, each owning the chip"
+    note = (f"{n_sections} sections (fusion {prog.fusion_level}) run one after another, each owning the chip;"
+            " PCU: compute unit, PMU: on-chip memory unit")
     if len(shown) < len(rows):
         note += f"; first {len(shown)} of {len(rows)} rows shown"
     fig.update_layout(title=_title(prog, f"{len(pl.regions)} kernels in {n_sections} sections", note),
@@ -284,8 +300,8 @@ def _rdu(prog: CompiledProgram, max_marks: int) -> go.Figure:
                       height=max(320, 26 * len(shown) + 160))
     _legend(fig, len(bars), "layer")
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=labels)
-    fig.update_xaxes(range=[0, pcus], row=1, col=1)
-    fig.update_xaxes(range=[0, pmus], row=1, col=2)
+    fig.update_xaxes(range=[0, pcus], nticks=4, row=1, col=1)
+    fig.update_xaxes(range=[0, pmus], nticks=4, row=1, col=2)
     return fig
 
 
@@ -294,7 +310,7 @@ def _sequence(prog: CompiledProgram, max_marks: int) -> go.Figure:
     pl = prog.placement
     kmap = _kernel_map(prog)
     ipu = pl.family == "bsp-tiles"
-    marks = [_Mark(_layer(r, kmap), r.name, (r,), (kmap[r.name],)) for r in pl.regions]
+    marks = [_Mark(_layer(r, kmap, prog.graph.wrapper_prefix), r.name, (r,), (kmap[r.name],)) for r in pl.regions]
     marks = _runs(marks, max_marks - (pl.chips if ipu else 0))
     colors = _colors([m.layer for m in marks])
     step_word = "superstep" if ipu else "kernel"
@@ -341,8 +357,9 @@ def _sequence(prog: CompiledProgram, max_marks: int) -> go.Figure:
         note += f"<br>runs of one layer merged into one bar ({len(marks)} bars)"
     fig.update_layout(title=_title(prog, what, note), shapes=shapes, barmode="overlay", bargap=0.1,
                       margin={"t": 90}, xaxis={"title": f"{step_word} (in order)", "range": [-0.5, start - 0.5]},
-                      yaxis={"title": "FLOPs per " + step_word + (" (mean over merged runs)" if merged else "")
-                             + ", log", "type": "log", "exponentformat": "SI"})
+                      yaxis=log_axis([max(1.0, m.flops / len(m.regions)) for m in marks], "FLOP",
+                                     title="FLOPs per " + step_word + (" (mean over merged runs)" if merged else "")
+                                     + ", log", pad=0.2))
     _legend(fig, len(traces), "layer")
     return fig
 
@@ -351,7 +368,7 @@ def _tsp(prog: CompiledProgram, max_marks: int) -> go.Figure:
     """The static schedule as a Gantt: one row per functional slice, x = cycles."""
     pl = prog.placement
     kmap = _kernel_map(prog)
-    marks = [_Mark(_layer(r, kmap), r.name, (r,), (kmap[r.name],)) for r in pl.regions]
+    marks = [_Mark(_layer(r, kmap, prog.graph.wrapper_prefix), r.name, (r,), (kmap[r.name],)) for r in pl.regions]
     merged = len(marks) > max_marks
     if merged:  # runs of one layer, then one bar per slice each run used
         marks = _runs(marks, max_marks // len(SLICES))
@@ -425,8 +442,8 @@ def memory_plan_bars(prog: CompiledProgram) -> go.Figure:
         texts.append("<br>".join([f"<b>{t}</b>: {fmt_bytes(u)} of {fmt_bytes(c)} ({_pct(u, c)})", *lines]))
     fig = go.Figure()
     fig.add_bar(y=tiers, x=cap, orientation="h", name="capacity", marker={"color": "#cccccc"},
-                hovertext=[f"<b>{t}</b> capacity {fmt_bytes(c)} (usable, per chip)" for t, c in zip(tiers, cap,
-                                                                                                     strict=True)],
+                hovertext=[f"<b>{t}</b> capacity per chip: {capacity_text(c, plan.datasheet_bytes(t))}"
+                           for t, c in zip(tiers, cap, strict=True)],
                 hoverinfo="text")
     fig.add_bar(y=tiers, x=used, orientation="h", name="used", marker={"color": "#1f77b4"},
                 text=[f"{fmt_bytes(u)} ({_pct(u, c)})" for u, c in zip(used, cap, strict=True)],
@@ -435,7 +452,7 @@ def memory_plan_bars(prog: CompiledProgram) -> go.Figure:
     fig.update_layout(
         title=_title(prog, "bytes per chip by memory tier", f"modes: {modes}"),
         barmode="group", legend_title_text=None, margin={"t": 90}, height=max(260, 70 * len(tiers) + 160),
-        xaxis={"title": "bytes per chip (log)", "type": "log", "exponentformat": "SI", "ticksuffix": "B"},
+        xaxis=log_axis(used + cap, "B", title="bytes per chip (log); grey: what the compiler may use", pad=0.3),
         yaxis={"categoryorder": "array", "categoryarray": tiers[::-1]},
     )
     return fig

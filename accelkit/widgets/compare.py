@@ -9,7 +9,8 @@ only the passes, memory plan and placement run per target). The widget shows
     a table     mode, step time, throughput, compute utilization, energy, what bounds the step,
                 sorted by the "sort by" dropdown; a target where the model does not compile (it
                 does not fit, needs ``ak.port`` first, lacks the precision) shows why instead
-    bars        ``accelkit.viz.perf.comparison_bars``: step time by section, in the table's order
+    bars        ``accelkit.viz.perf.comparison_bars``: step time by section, in the table's order (sorted
+                by throughput or energy, the bars show that number instead)
     a detail    one target's ``timeline`` or ``roofline``, picked by two dropdowns
 
 Every time here is MODELLED from published figures; nothing was measured on an accelerator.
@@ -29,7 +30,9 @@ from torch import nn
 from accelkit import hardware
 from accelkit.compiler import CompiledProgram
 from accelkit.compiler import compile as ak_compile
+from accelkit.compiler.memory import ModeError
 from accelkit.errors import AccelkitError
+from accelkit.hardware.spec import fmt_sig
 from accelkit.sim.report import PerfReport, fmt_s
 from accelkit.viz.perf import comparison_bars, roofline, timeline
 from accelkit.widgets.dashboard import ERROR_COLOR, failure_lines, fit, summary_box, summary_html
@@ -58,6 +61,13 @@ DETAILS: dict[str, Callable[[PerfReport], go.Figure]] = {"timeline": timeline, "
 
 _COLUMNS = ("target", "precision", "chips", "mode", "step time (modelled)", "throughput (modelled)",
             "compute utilization", "energy / step", "bound by")
+
+
+_BOUND_VS_UTILIZATION = (
+    "<i>bound by</i>: what limits most of the step's kernel time (compute, memory, communication or fixed "
+    "latency). <i>compute utilization</i>: the FLOPs done over what all the chips' peak could do in the step "
+    "time. A step can be compute-bound and still use a small share of peak: its kernels run on part of the chip "
+    "(a wafer region, a pipeline stage), at the efficiency small matrices reach, or wait for the pipeline to fill.")
 
 
 def _fmt_energy(j: float | None) -> str:
@@ -92,7 +102,7 @@ class CompareTargets:
     """
 
     def __init__(self, model: nn.Module, example_inputs: Any, *, targets: Sequence[str] | None = None,
-                 precision: str = AUTO, batch_size: int | None = None, chips: int = 1,
+                 precision: str = AUTO, batch_size: int | None = None, chips: int | None = None,
                  figure_width: int = 620) -> None:
         self.model = model
         self.example_inputs = example_inputs
@@ -106,10 +116,16 @@ class CompareTargets:
         self.errors: dict[str, Exception] = {}
         for name in names:
             spec = hardware.get(name)
+            prec = default_precision(spec) if precision == AUTO else precision
             try:
-                self.programs[name] = ak_compile(
-                    model, example_inputs, target=name, batch_size=batch_size, chips=chips,
-                    precision=default_precision(spec) if precision == AUTO else precision)
+                try:
+                    self.programs[name] = ak_compile(model, example_inputs, target=name, chips=chips or 1,
+                                                     batch_size=batch_size, precision=prec)
+                except ModeError as exc:  # chips=None: as many chips as the model needs (a TSP holds 231 MB)
+                    if chips is not None or exc.chips_needed is None:
+                        raise
+                    self.programs[name] = ak_compile(model, example_inputs, target=name, chips=exc.chips_needed,
+                                                     batch_size=batch_size, precision=prec)
             except Exception as exc:  # shown in the table, not raised
                 self.errors[name] = exc
         self._rows = [self._row(name) for name in names]
@@ -192,7 +208,7 @@ class CompareTargets:
                 continue
             energy = "" if r["energy_j"] is None else f", {_fmt_energy(r['energy_j'])}"
             lines.append(f"{head}  {_fmt_chips(r['chips'])}  {r['mode']:<16} {fmt_s(r['step_time_s']):>9}  "
-                         f"{r['throughput']:>12,.0f} samples/s  util {_fmt_share(r['utilization'])}  "
+                         f"{fmt_sig(r['throughput']):>12} samples/s  util {_fmt_share(r['utilization'])}  "
                          f"{r['bound_by']}-bound{energy}")
         return "\n".join(lines)
 
@@ -265,17 +281,21 @@ class CompareTargets:
                 body.append(f"<tr>{first}<td colspan='{len(_COLUMNS) - 2}' style='color: {ERROR_COLOR}; "
                             f"text-align: left'>{html.escape(r['reason'])}{fix}</td></tr>")
                 continue
-            cells = (str(r["chips"]), r["mode"], fmt_s(r["step_time_s"]), f"{r['throughput']:,.0f} samples/s",
+            cells = (str(r["chips"]), r["mode"], fmt_s(r["step_time_s"]), f"{fmt_sig(r['throughput'])} samples/s",
                      _fmt_share(r["utilization"]), _fmt_energy(r["energy_j"]), r["bound_by"])
             body.append(f"<tr>{first}" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         self.table.value = (f"<table style='font-size: 12px'><tr>{head}</tr>{''.join(body)}</table>"
-                            "<small>times MODELLED from published figures, not measured</small>")
+                            f"<small>times MODELLED from published figures, not measured. {_BOUND_VS_UTILIZATION}"
+                            "</small>")
         self._draw_bars(rows)
 
     def _draw_bars(self, rows: list[dict[str, Any]]) -> None:
         compiled = [r for r in rows if r["reason"] is None]
         if compiled:
-            fig = comparison_bars({r["target"]: self.programs[r["target"]].report for r in compiled})
+            # the bars show what the table is sorted by (step time stacked by section otherwise)
+            metric = {"throughput": "throughput", "energy": "energy_j"}.get(self.sort_by, "step_time_s")
+            with_value = [r for r in compiled if metric == "step_time_s" or r[metric] is not None]
+            fig = comparison_bars({r["target"]: self.programs[r["target"]].report for r in with_value}, metric)
             fast, slow = compiled[0], compiled[-1]
             if self.sort_by != "step time":
                 fast = min(compiled, key=lambda r: r["step_time_s"])
@@ -311,7 +331,7 @@ class CompareTargets:
         lines = [f"{name} ({report.family}), {report.precision}, batch {report.batch_size}",
                  f"mode: {report.mode}, {_fmt_chips(report.chips)}, {report.parallel}",
                  f"step time: {fmt_s(report.step_time_s)} (modelled)",
-                 f"throughput: {report.throughput:,.0f} samples/s (modelled)",
+                 f"throughput: {fmt_sig(report.throughput)} samples/s (modelled)",
                  "utilization: " + ", ".join(f"{k} {_fmt_share(v)}" for k, v in report.utilization.items()),
                  f"bound by: {bound}",
                  "slowest kernels:",

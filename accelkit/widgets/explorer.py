@@ -323,7 +323,7 @@ class PlacementExplorer:
             spec.peak(precision)  # PrecisionError listing the chip's precisions
         if mode is not None and mode not in self._modes(spec):
             raise ModeError(f"{spec.name} has no execution mode {mode!r}",
-                            fix=f"use one of {self._modes(spec)}")
+                            fix=f"use one of {self._modes(spec)}", target=spec.name, mode=mode)
         for name, value in (("batch_size", batch_size), ("chips", chips)):
             if value is not None and (not isinstance(value, int) or not 1 <= value <= MAX_COUNT):
                 raise CompileError(f"{name} must be a whole number from 1 to {MAX_COUNT:,}, got {value!r}",
