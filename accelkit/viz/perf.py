@@ -129,7 +129,7 @@ def timeline(report: PerfReport, *, max_marks: int = MAX_MARKS) -> go.Figure:
         title_subtitle_text=f"{len(report.events)} events, {report.mode} mode{note}",
         barmode="overlay", xaxis_title=f"time ({unit}, modelled)", yaxis_title="lane",
         yaxis={"categoryorder": "array", "categoryarray": lanes, "autorange": "reversed"},
-        height=max(260, min(700, 60 + 22 * len(lanes))), margin={"t": 90}, legend_title_text="section")
+        height=max(300, min(800, 160 + 26 * len(lanes))), margin={"t": 90}, legend_title_text="section")
     return fig
 
 
@@ -214,6 +214,7 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
     items = _labelled(reports)
     labels = [name for name, _ in items]
     fig = go.Figure()
+    yaxis: dict[str, object] | None = None
     if metric == "step_time_s":
         scale, unit = _unit(max((r.step_time_s for _, r in items), default=1.0))
         parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "other")}
@@ -231,18 +232,24 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
                 fig.add_trace(go.Bar(name=SECTION_LABELS[s], x=labels, y=values, marker_color=SECTION_COLORS[s],
                                      hovertemplate=f"%{{x}}<br>{SECTION_LABELS[s]} %{{y:.3g}} {unit}<extra></extra>"))
         ytitle = f"step time ({unit}, modelled)"
-        sub = "stacked by section; " + "; ".join(f"{n}: {r.mode}, bound by {max(r.bound_by, key=r.bound_by.get)}"
-                                                for n, r in items[:4]) + ("; …" if len(items) > 4 else "")
+        bounds: dict[str, int] = {}
+        for _, r in items:
+            b = max(r.bound_by, key=r.bound_by.get) if r.bound_by else "-"
+            bounds[b] = bounds.get(b, 0) + 1
+        sub = "stacked by section; mostly bound by " + ", ".join(
+            f"{b} on {n} of {len(items)}" for b, n in sorted(bounds.items(), key=lambda kv: -kv[1]))
     else:
         values = [float(getattr(r, metric) or 0.0) for _, r in items]
         unit = METRIC_UNITS.get(metric, "")
         fig.add_trace(go.Bar(x=labels, y=values, marker_color=[_color(r, i) for i, (_, r) in enumerate(items)],
                              text=[fmt_sig(v) for v in values], textposition="outside", cliponaxis=False,
                              hovertemplate=f"%{{x}}<br>{metric_label(metric)} %{{text}} {unit}<extra></extra>"))
-        ytitle = f"{metric_label(metric)}" + (f" ({unit}, modelled)" if unit else " (modelled)")
+        ytitle = f"{unit or metric_label(metric)} (modelled)"
         sub = f"{len(items)} configurations"
+        if log:
+            yaxis = log_axis(values, unit, title=ytitle, pad=0.3, si=False)
     fig.update_layout(title=f"{metric_label(metric)} across configurations (MODELLED)", title_subtitle_text=sub,
-                      barmode="stack", yaxis_title=ytitle, yaxis_type="log" if log else "linear",
+                      barmode="stack", yaxis=yaxis or {"title": ytitle, "type": "log" if log else "linear"},
                       margin={"t": 90}, height=420, showlegend=metric == "step_time_s")
     return fig
 
@@ -280,7 +287,7 @@ def scaling_curves(series: Mapping[str, Sequence[Any]], metric: str = "throughpu
                       title_subtitle_text="dashed: ideal linear scaling from the first point" if ideal else "",
                       xaxis={"type": "log", "title": label, "dtick": math.log10(2)},
                       yaxis=log_axis(ys, unit, title=f"{metric_label(metric)} ({unit}, modelled)" if unit
-                                     else f"{metric_label(metric)} (modelled)", pad=0.15),
+                                     else f"{metric_label(metric)} (modelled)", pad=0.15, si=False),
                       height=420, margin={"t": 90})
     return fig
 
@@ -318,7 +325,8 @@ def validation_chart(result: Any) -> go.Figure:
         title_subtitle_text=f"median |error| {result.median_abs_error:.0%}, worst {result.max_ratio:.2f}x; "
                             "shaded: within 2x",
         xaxis={"type": "log", "title": "modelled time / published time (above 1: the model is slower)",
-               "range": [math.log10(0.25), math.log10(8)]},
+               "range": [math.log10(0.25), math.log10(8)], "tickvals": [0.25, 0.5, 1, 2, 4, 8],
+               "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x", "8x"]},
         yaxis={"autorange": "reversed"}, height=max(300, 60 + 28 * (len(rows) + len(info))), margin={"t": 90})
     return fig
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from accelkit.hardware import AcceleratorSpec, catalog, fmt_si
+from accelkit.hardware import AcceleratorSpec, catalog, fmt_si, fmt_sig
 
 FAMILY_SHADES: dict[str, tuple[str, ...]] = {
     "cpu": ("#7f7f7f", "#b0b0b0", "#4d4d4d"),
@@ -53,13 +53,16 @@ def log_ticks(lo: float, hi: float) -> list[float]:
     return [t for t in ticks if lo / 1.0001 <= t <= hi * 1.0001] or [10.0 ** a]
 
 
-def log_axis(values: Sequence[float], unit: str, *, title: str | None = None, pad: float = 0.25) -> dict[str, object]:
-    """A plotly log-axis dict for ``values``: range padded by ``pad`` decades, SI tick labels with ``unit``."""
+def log_axis(values: Sequence[float], unit: str, *, title: str | None = None, pad: float = 0.25,
+             si: bool = True) -> dict[str, object]:
+    """A plotly log-axis dict for ``values``: range padded by ``pad`` decades, SI tick labels with ``unit``
+    ("10 GB"); with ``si=False`` plain grouped numbers ("20,000") for counts such as samples/s, whose unit
+    the title names."""
     vs = [v for v in values if v and v > 0 and math.isfinite(v)] or [1.0]
     lo, hi = math.log10(min(vs)) - pad, math.log10(max(vs)) + pad
     ticks = log_ticks(10 ** lo, 10 ** hi)
     axis: dict[str, object] = {"type": "log", "range": [lo, hi], "tickvals": ticks,
-                               "ticktext": [fmt_si(t, unit).strip() for t in ticks]}
+                               "ticktext": [fmt_si(t, unit).strip() if si else fmt_sig(t) for t in ticks]}
     if title is not None:
         axis["title"] = title
     return axis
