@@ -169,3 +169,14 @@ def test_a_ported_model_is_drawn_with_the_learners_own_names() -> None:
     names = {t.legendgroup for t in fig.data}
     assert "ff.0" in names and not any(n.startswith("inner") for n in names)
     assert fig.layout.title.text.startswith("TwoOut (ported) on a100")
+
+
+def test_rdu_rows_keep_section_order_when_a_widget_redraws(programs: dict[str, ak.CompiledProgram]) -> None:
+    """A FigureWidget update can drop the axis' categoryarray; plotly then orders rows by first appearance.
+    The invisible first trace lists every section in order, so both ways give 0, 1, 2, ..."""
+    fig = placement_map(programs["reconfigurable-dataflow"])
+    first = fig.data[0]
+    assert first.name == ROW_ORDER and list(first.y) == list(fig.layout.yaxis.categoryarray)
+    numbers = [int(label.split()[1].rstrip(":")) for label in first.y]
+    assert numbers == sorted(numbers) and len(numbers) > 2
+    assert all(len(a.text) <= 20 for a in fig.layout.annotations)  # short subplot titles fit a narrow widget
