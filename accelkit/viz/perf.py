@@ -244,7 +244,10 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
         fig.add_trace(go.Bar(x=labels, y=values, marker_color=[_color(r, i) for i, (_, r) in enumerate(items)],
                              text=[fmt_sig(v) for v in values], textposition="outside", cliponaxis=False,
                              hovertemplate=f"%{{x}}<br>{metric_label(metric)} %{{text}} {unit}<extra></extra>"))
-        ytitle = f"{unit or metric_label(metric)} (modelled)"
+        label = metric_label(metric)
+        # "throughput (samples/s, modelled)"; where the unit says it all, just "tokens/s per user (modelled)"
+        ytitle = f"{unit} (modelled)" if unit and label.startswith(unit.split("/")[0]) else \
+            f"{label} ({unit}, modelled)" if unit else f"{label} (modelled)"
         sub = f"{len(items)} configurations"
         if log:
             yaxis = log_axis(values, unit, title=ytitle, pad=0.3, si=False)
