@@ -167,6 +167,36 @@ def test_second_compile_reuses_the_captured_graph(gpt2):
     assert b.total_flops > a.total_flops  # batch 8 per 2 replicas = 4 per chip vs 2
 
 
+class _Editable(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 32)
+        self.act = nn.ReLU()
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.act(self.fc(x)))
+
+
+def test_editing_a_layer_in_place_and_compiling_again_reflects_the_edit():
+    """The workshop's modify step: change the model object, compile again; the graph must follow."""
+    model, x = _Editable().eval(), (torch.randn(2, 16),)
+    before = compile(model, x, target="a100")
+    assert compile(model, x, target="sn40l").graph is before.graph  # unchanged: the capture is reused
+    model.act = nn.GELU()  # swap an activation (no parameters change)
+    gelu = compile(model, x, target="a100")
+    assert "gelu" in {n.kind for n in gelu.graph.nodes} and "relu" not in {n.kind for n in gelu.graph.nodes}
+    model.fc, model.out = nn.Linear(16, 64), nn.Linear(64, 4)  # widen a layer
+    wide = compile(model, x, target="a100")
+    assert wide.graph.param_count == 16 * 64 + 64 + 64 * 4 + 4 > gelu.graph.param_count
+    model.out.forward = lambda t: torch.tanh(nn.functional.linear(t, model.out.weight, model.out.bias))
+    assert "tanh" in {n.kind for n in compile(model, x, target="a100").graph.nodes}  # a patched forward
+    assert len(_GRAPHS[model]) == 1  # graphs of the model before an edit are dropped
+    with torch.no_grad():  # new weight values, same shapes: the graph (shapes only) is reused
+        model.fc.weight.mul_(2)
+    assert compile(model, x, target="a100").graph is compile(model, x, target="h100").graph
+
+
 def test_batch_precision_and_parallel_change_the_plan():
     x = (torch.randn(8, 32),)
     fp32 = compile(Tiny(), x, target="a100", precision="fp32")

@@ -338,3 +338,34 @@ def test_fits_table_has_a_row_per_size_and_state() -> None:
     assert len(lines) == 2 + 4
     assert lines[0].split()[3:] == [s.name for s in hw.catalog()]
     assert "607x sram" in lines[4]
+
+
+def test_a_loaded_chip_works_wherever_a_target_name_does(tmp_path: Path) -> None:
+    """Your own chip from hardware.load is not in the catalog: check, compile, serve and a Session take
+    the spec itself and never look it up again by name."""
+    import torch
+    from torch import nn
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    import accelkit as ak
+
+    src = Path(hw.__file__).parent / "systems" / "sn40l.toml"
+    path = tmp_path / "mychip.toml"
+    path.write_text(src.read_text().replace('name = "sn40l"', 'name = "mychip"', 1))
+    spec = hw.load(path)
+    assert spec.name == "mychip" and "mychip" not in hw.names() and hw.get(spec) is spec
+    model, x = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2)), (torch.randn(4, 8),)
+    assert ak.check(model, x, target=spec).ok
+    prog = ak.compile(model, x, target=spec, precision="fp32")
+    assert prog.spec is spec and prog.report.target == "mychip" and prog.report.step_time_s > 0
+    session = ak.Session(model, target=spec, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                         loss_fn=nn.CrossEntropyLoss(), precision="fp32")
+    assert session.run(x[0], labels=torch.tensor([0, 1, 0, 1])).loss is not None
+    assert session.simulated_time_s > 0 and "mychip" in str(session.report())
+    with torch.device("meta"):
+        llm = LlamaForCausalLM(LlamaConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                           intermediate_size=128, vocab_size=256, use_cache=False))
+    est = ak.serve(llm, target=spec, prompt_tokens=16, output_tokens=8)
+    assert est.tokens_per_s > 0
+    with pytest.raises(UnknownNameError, match="not int"):
+        hw.get(3)  # type: ignore[arg-type]

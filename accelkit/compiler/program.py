@@ -150,11 +150,28 @@ def _input_key(example_inputs: Any) -> Any:
                  for t in leaves)
 
 
+def _structure_key(model: nn.Module) -> tuple[Any, ...]:
+    """What a captured graph depends on besides the inputs: every submodule (its object, class, forward and
+    train/eval flag) and every parameter and buffer (object, shape, dtype). Replacing a layer, swapping its
+    forward, or re-creating or resizing a weight changes the key, so the workshop's "modify, then compile
+    again" never reuses a stale graph. Weight values are not in it: a graph holds shapes, not values, so a
+    training step (which updates weights in place) keeps the capture."""
+    modules = tuple((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training)
+                    for name, m in model.named_modules())
+    tensors = tuple((name, id(t), tuple(t.shape), t.dtype)
+                    for name, t in (*model.named_parameters(), *model.named_buffers()))
+    return modules, tensors
+
+
 def captured(model: nn.Module, example_inputs: Any, training: bool) -> Graph:
-    """The model's graph for these input shapes, captured once and reused by later compiles."""
-    key = (_input_key(example_inputs), training)
+    """The model's graph for these input shapes, captured once and reused by later compiles of the same,
+    unchanged model (see :func:`_structure_key`)."""
+    structure = _structure_key(model)
+    key = (_input_key(example_inputs), training, structure)
     cache = _GRAPHS.setdefault(model, {})
     if key not in cache:
+        for stale in [k for k in cache if k[2] != structure]:  # graphs of the model before it changed
+            del cache[stale]
         cache[key] = capture(model, example_inputs, training=training)
     return cache[key]
 
@@ -171,7 +188,7 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
         return []
     if not isinstance(model, nn.Module):
         return []
-    report = check(model, example_inputs, target=spec.name, graph=graph)
+    report = check(model, example_inputs, target=spec, graph=graph)
     errors = [f for f in report.findings if f.severity == "error" and f.kind != "too-large"]
     if errors:
         f = errors[0]

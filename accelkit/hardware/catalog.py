@@ -39,8 +39,18 @@ def names() -> list[str]:
     return sorted(_catalog()) + ["host"]
 
 
-def get(name: str) -> AcceleratorSpec:
-    """The spec called ``name`` (case-insensitive); ``"host"`` measures this machine (cached)."""
+def get(name: str | AcceleratorSpec) -> AcceleratorSpec:
+    """The spec called ``name`` (case-insensitive); ``"host"`` measures this machine (cached).
+
+    A spec is returned as it is, so every function that takes a target name also takes your own chip
+    from :func:`load` (``ak.compile(model, x, target=ak.hardware.load("my_chip.toml"))``).
+    """
+    if isinstance(name, AcceleratorSpec):
+        return name
+    if not isinstance(name, str):
+        raise UnknownNameError(
+            f"a target is a chip's name or an AcceleratorSpec, not {type(name).__name__} ({name!r})",
+            fix=f"e.g. target='sn40l' (known: {', '.join(names())}) or target=accelkit.hardware.load('my_chip.toml')")
     key = name.strip().lower()
     if key == "host":
         from accelkit.hardware.calibrate import calibrate

@@ -153,6 +153,7 @@ class Session:
         spec.peak(precision)  # PrecisionError if the chip lacks it
         self.model = model
         self.target = spec.name
+        self.spec = spec  # the chip itself: a hardware.load()ed chip is not in the catalog to look up by name
         self.optimizer = optimizer
         self.loss_fn = loss_fn
         self.precision = precision
@@ -204,7 +205,7 @@ class Session:
         if key not in self._programs:
             micro = self.micro_batch if training else None
             self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
-                self.model, inputs, target=self.target, precision=self.precision, batch_size=batch,
+                self.model, inputs, target=self.spec, precision=self.precision, batch_size=batch,
                 micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training)
         return self._programs[key]
 

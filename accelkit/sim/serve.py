@@ -20,7 +20,7 @@ from torch import nn
 
 from accelkit.compiler.program import ELEMENT_BYTES, Parallel, compile
 from accelkit.errors import AccelkitError
-from accelkit.hardware.spec import fmt_sig
+from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import fmt_s
 
@@ -83,7 +83,7 @@ def _kv_shape(model: nn.Module) -> tuple[int, int, int, int]:
 def serve(
     model: nn.Module,
     *,
-    target: str,
+    target: str | AcceleratorSpec,
     chips: int = 1,
     batch: int = 1,
     prompt_tokens: int,
