@@ -54,6 +54,10 @@ class AccelkitError(Exception):
         super().__init__(text)
 
 
+class CompileError(AccelkitError, ValueError):
+    """A compile request that cannot be honoured: the message names the argument and the fix."""
+
+
 class UnknownNameError(AccelkitError, KeyError):
     """A name (target, system, model) that accelkit does not know; the message lists the known ones."""
 

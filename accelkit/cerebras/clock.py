@@ -101,19 +101,9 @@ class StepClock:
         finally:
             self._compiling = False
         self.last_program = prog
-        report = prog.report
-        sim = sum(report.sections_s.get(s, 0.0) for s in secs)
-        if "bckwd" in secs:
-            sim += report.sections_s.get("comm", 0.0)
-        s = self.session
-        for sec in secs:
-            s.sections_s[sec] += report.sections_s.get(sec, 0.0)
         first = next((t for t in torch.utils._pytree.tree_flatten(example)[0] if isinstance(t, torch.Tensor)), None)
-        s.steps += 1
-        s.samples += int(first.shape[0]) if first is not None and first.dim() else 1
-        s.simulated_time_s += sim
-        s.host_time_s += host
-        return sim
+        n = int(first.shape[0]) if first is not None and first.dim() else 1
+        return self.session.tick(prog.report.step_parts(secs, n), n, host)  # the Session's own clock
 
     # ---- results --------------------------------------------------------------------------------
     @property

@@ -24,44 +24,14 @@ from accelkit import hardware
 from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_memory
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
-from accelkit.errors import AccelkitError
+from accelkit.cost import Parallel
+from accelkit.errors import CompileError
 from accelkit.graph.capture import capture
 from accelkit.graph.ir import Graph
 from accelkit.hardware.spec import AcceleratorSpec
 
 ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 RECOMPUTE = ("none", "selective", "full")
-
-
-class CompileError(AccelkitError, ValueError):
-    """A compile request that cannot be honoured: the message names the argument and the fix."""
-
-
-@dataclass(frozen=True)
-class Parallel:
-    """How ``chips`` split the work: ``data`` replicas x ``tensor`` shards per layer x ``pipeline`` stages."""
-
-    data: int = 1
-    tensor: int = 1
-    pipeline: int = 1
-
-    def __post_init__(self) -> None:
-        for k in ("data", "tensor", "pipeline"):
-            v = getattr(self, k)
-            if not isinstance(v, int) or v < 1:
-                raise CompileError(f"Parallel.{k} must be a whole number ≥ 1, got {v!r}",
-                                   fix="e.g. ak.Parallel(data=2, tensor=1, pipeline=4)")
-
-    @property
-    def chips(self) -> int:
-        return self.data * self.tensor * self.pipeline
-
-    @property
-    def model_shards(self) -> int:
-        return self.tensor * self.pipeline
-
-    def __str__(self) -> str:
-        return f"data={self.data} x tensor={self.tensor} x pipeline={self.pipeline}"
 
 
 @dataclass

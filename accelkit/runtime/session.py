@@ -167,7 +167,7 @@ class Session:
         self.simulated_time_s = 0.0
         self.host_time_s = 0.0
         self.input_wait_s = 0.0
-        self.sections_s = dict.fromkeys((*SECTIONS, "comm"), 0.0)
+        self.sections_s = dict.fromkeys((*SECTIONS, "comm", "bubble"), 0.0)
         self._programs: dict[Any, Any] = {}
         self._fixed_program: Any = None  # set by from_program: the clock's one program
         self._writer = None
@@ -275,18 +275,7 @@ class Session:
         finally:
             self.model.train(was_training)
         host = time.perf_counter() - t0
-        report = prog.report
-        sim = sum(report.sections_s.get(s, 0.0) for s in secs)
-        if "bckwd" in secs:  # collectives and the pipeline's fill/drain belong to the training step
-            sim += report.sections_s.get("comm", 0.0) + report.sections_s.get("bubble", 0.0)
-        if report.batch_size != n and report.batch_size:
-            sim *= n / report.batch_size  # a ragged last batch: the same program, fewer samples
-        for s in secs:
-            self.sections_s[s] += report.sections_s.get(s, 0.0)
-        self.steps += 1
-        self.samples += n
-        self.simulated_time_s += sim
-        self.host_time_s += host
+        sim = self.tick(prog.report.step_parts(secs, n), n, host)
         loss_val = None
         if losses and losses[0] is not None:
             loss_val = torch.stack([lv for lv in losses if lv is not None]).mean() if n_micro > 1 else losses[0]
@@ -298,6 +287,19 @@ class Session:
         return StepResult(_cat(outs), loss_val, sim, host, secs, self.steps)
 
     __call__ = run
+
+    def tick(self, parts: dict[str, float], samples: int, host_s: float) -> float:
+        """Add one step to the clock: its modelled parts (``PerfReport.step_parts``), its samples and the host
+        time it took; returns the step's modelled seconds. ``sections_s`` keeps every part, so the session's
+        sections add up to ``simulated_time_s``."""
+        sim = sum(parts.values())
+        for k, v in parts.items():
+            self.sections_s[k] = self.sections_s.get(k, 0.0) + v
+        self.steps += 1
+        self.samples += samples
+        self.simulated_time_s += sim
+        self.host_time_s += host_s
+        return sim
 
     # ---- loops ------------------------------------------------------------------------
     def loader(self, data: Iterable[Any], *, prefetch: int = 2, desc: str | None = None,

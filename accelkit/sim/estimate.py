@@ -403,9 +403,10 @@ def estimate(prog) -> PerfReport:
     # traffic per tier (per chip, per step)
     traffic: dict[str, int] = {}
     w, a = plan.placement["weights"], plan.placement["activation"]
-    traffic[w] = traffic.get(w, 0) + int(sum(k.param_bytes for k in kernels) / tensor * n_micro)
-    traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) * n_micro)
-    flops = sum(k.flops for k in kernels) / tensor * n_micro
+    # one chip's share: tensor parallelism splits every kernel, a pipeline gives each chip 1 / p of them
+    traffic[w] = traffic.get(w, 0) + int(sum(k.param_bytes for k in kernels) / (tensor * p) * n_micro)
+    traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) / p * n_micro)
+    flops = sum(k.flops for k in kernels) / (tensor * p) * n_micro
     util = {"compute": flops / (step_s * peak) if step_s else 0.0}
     for tier, b in traffic.items():
         bw = next(t.bandwidth_Bps for t in spec.memory_tiers if t.name == tier)
@@ -418,7 +419,7 @@ def estimate(prog) -> PerfReport:
     energy = spec.power_w * step_s * prog.chips if spec.power_w else None
     return PerfReport(
         target=spec.name, family=fam, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
-        chips=prog.chips, parallel=str(par), training=prog.training, step_time_s=step_s, throughput=throughput,
+        chips=prog.chips, parallel=par, training=prog.training, step_time_s=step_s, throughput=throughput,
         tokens_per_s=tokens,
         sections_s={"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
                     "bubble": bubble_s},

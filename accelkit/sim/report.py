@@ -11,6 +11,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from accelkit.cost import Parallel
 from accelkit.hardware.spec import fmt_sig
 
 
@@ -53,7 +54,7 @@ class PerfReport:
     precision: str
     batch_size: int
     chips: int
-    parallel: str
+    parallel: Parallel  # typed: read .data / .tensor / .pipeline, never parse str(parallel)
     training: bool
     step_time_s: float
     throughput: float  # samples per second (all chips)
@@ -79,6 +80,23 @@ class PerfReport:
         for k in self.kernels:
             out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total
         return out
+
+    def step_parts(self, sections: tuple[str, ...] | list[str], samples: int | None = None) -> dict[str, float]:
+        """The modelled seconds of one step that runs ``sections`` (of fwd / bckwd / opt) on ``samples``
+        samples, by part; the parts add up to the step. The one clock every runner uses (``ak.Session``,
+        the Cerebras loop, the facades).
+
+        A step that runs the model (fwd or bckwd) carries its collectives (``comm``) and the pipeline's
+        fill and drain (``bubble``). A ragged last batch (``samples`` below the program's batch) runs the
+        same program on fewer samples: every part scales with it.
+        """
+        parts = {s: self.sections_s.get(s, 0.0) for s in sections}
+        if "fwd" in sections or "bckwd" in sections:
+            parts["comm"] = self.sections_s.get("comm", 0.0)
+            parts["bubble"] = self.sections_s.get("bubble", 0.0)
+        if samples is not None and self.batch_size and samples != self.batch_size:
+            parts = {k: v * samples / self.batch_size for k, v in parts.items()}
+        return parts
 
     def top(self, n: int = 10) -> list[KernelTime]:
         return sorted(self.kernels, key=lambda k: k.time_s, reverse=True)[:n]

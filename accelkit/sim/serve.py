@@ -37,7 +37,7 @@ class ServingEstimate:
     output_tokens: int
     precision: str
     mode: str
-    parallel: str
+    parallel: Parallel  # the split the fastest plan uses (typed; .split() says it in words)
     ttft_s: float
     decode_step_s: float  # one new token for every sequence, at the mean context length
     tokens_per_s_per_user: float
@@ -148,7 +148,7 @@ def serve(
              "decode timed at the mean context length; every sequence generates the same number of tokens"]
     return ServingEstimate(
         model=type(model).__name__, target=prefill.target, chips=chips, batch=batch, prompt_tokens=prompt_tokens,
-        output_tokens=output_tokens, precision=precision, mode=decode.mode, parallel=str(decode.parallel),
+        output_tokens=output_tokens, precision=precision, mode=decode.mode, parallel=decode.parallel,
         ttft_s=ttft, decode_step_s=decode_s, tokens_per_s_per_user=1.0 / decode_s,
         tokens_per_s=batch / decode_s, latency_s=ttft + output_tokens * decode_s,
         weights_bytes_per_chip=decode.memory_plan.weights_bytes, kv_cache_bytes=int(kv_total),

@@ -16,7 +16,6 @@ beyond that, consecutive timeline events of one lane are merged, and roofline po
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,10 +31,10 @@ MAX_MARKS = 1500
 """Most bars or points one figure draws."""
 
 SECTION_COLORS = {"fwd": "#1f77b4", "bckwd": "#ff7f0e", "opt": "#2ca02c", "comm": "#9467bd",
-                  "other": "#c7c7c7"}
+                  "bubble": "#c7c7c7"}
 BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd"}
 SECTION_LABELS = {"fwd": "forward", "bckwd": "backward", "opt": "optimizer", "comm": "communication",
-                  "other": "pipeline fill / bubble"}
+                  "bubble": "pipeline fill / bubble"}
 
 
 METRIC_UNITS = {"throughput": "samples/s", "tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
@@ -134,12 +133,6 @@ def timeline(report: PerfReport, *, max_marks: int = MAX_MARKS) -> go.Figure:
 
 
 # ---- roofline -------------------------------------------------------------------------------------
-def _factor(report: PerfReport, kind: str) -> int:
-    """The report's ``data``, ``tensor`` or ``pipeline`` factor (its ``parallel`` is ``str(Parallel)``)."""
-    m = re.search(rf"{kind}=(\d+)", report.parallel)
-    return int(m.group(1)) if m else 1
-
-
 def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
              max_marks: int = MAX_MARKS) -> go.Figure:
     """Each kernel's arithmetic intensity (FLOPs per byte it moves) against the FLOP/s it achieves
@@ -151,7 +144,7 @@ def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
     """
     spec = get(report.target) if spec is None else (get(spec) if isinstance(spec, str) else spec)
     r = rates(spec, report.precision)
-    tensor = _factor(report, "tensor")
+    tensor = report.parallel.tensor
     # (intensity, FLOP/s per chip, bound) -> kernels; repeated layers land on the same point
     points: dict[tuple[float, float, str], list[str]] = {}
     for k in report.kernels:
@@ -217,16 +210,12 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
     yaxis: dict[str, object] | None = None
     if metric == "step_time_s":
         scale, unit = _unit(max((r.step_time_s for _, r in items), default=1.0))
-        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "other")}
+        # the report's sections are one chip's share of the step and add up to it (a pipeline's fill and
+        # drain is its "bubble" section), so they are drawn as they are
+        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "bubble")}
         for _, r in items:
-            # a pipeline's sections add up every stage's work; each stage does 1 / stages of it
-            stages = _factor(r, "pipeline")
-            known = 0.0
-            for s in ("fwd", "bckwd", "opt", "comm"):
-                v = r.sections_s.get(s, 0.0) / (1 if s == "opt" else stages)
-                parts[s].append(v * scale)
-                known += v
-            parts["other"].append(max(0.0, r.step_time_s - known) * scale)
+            for s in parts:
+                parts[s].append(r.sections_s.get(s, 0.0) * scale)
         for s, values in parts.items():
             if any(v > 0 for v in values):
                 fig.add_trace(go.Bar(name=SECTION_LABELS[s], x=labels, y=values, marker_color=SECTION_COLORS[s],
