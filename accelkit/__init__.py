@@ -17,6 +17,7 @@ The workflow, one function per step, each returning a plain value the next one t
 from __future__ import annotations
 
 from accelkit import compiler, hardware, runtime, sim, zoo
+from accelkit._version import __version__
 from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
@@ -26,8 +27,6 @@ from accelkit.runtime import Session, StepResult
 from accelkit.sim import PerfReport
 from accelkit.sim.serve import ServingEstimate, serve
 from accelkit.sim.validate import ValidationResult, validate
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AccelkitError",

@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from accelkit.cli import (
+from accelkit.runner import (
     CLI_JSON,
     RunResult,
     UsageError,
@@ -46,7 +46,7 @@ import sys
 from pathlib import Path
 
 from accelkit.box import run_box
-from accelkit.cli import guard
+from accelkit.runner import guard
 
 
 

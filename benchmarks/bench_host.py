@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from accelkit import zoo
-from accelkit.sim.host import validate_host
+from accelkit.sim.host_validation import validate_host
 
 
 def _transformers() -> dict[str, tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]:

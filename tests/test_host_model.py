@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 import accelkit as ak
-from accelkit.sim import host
+from accelkit.sim import host, host_validation
 
 
 class Small(nn.Module):
@@ -48,6 +48,6 @@ def test_host_estimate_uses_profiled_ops_in_fp32_only():
     extras = [k for k in profiled if k.group == "<eager>"]  # views and constants eager PyTorch still runs
     assert len(extras) == 1 and extras[0].time_s >= 0 and extras[0].bound == "latency"
     assert host.dispatch_overhead_s() >= 0
-    validation = host.validate_host({"small": (model, x)})
+    validation = host_validation.validate_host({"small": (model, x)})
     case = validation.cases[0]
     assert case.predicted_s > 0 and case.measured_s > 0 and "median |error|" in validation.table()

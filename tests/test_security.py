@@ -61,7 +61,7 @@ def test_a_recorded_function_is_never_called(artifact: Path, capsys: pytest.Capt
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     (artifact / "cli.json").write_text(json.dumps({"spec": "os:getcwd", "inputs": None}))
     resolved: list[str] = []  # every spec accelkit imports goes through resolve_factory
-    monkeypatch.setattr("accelkit.cli.resolve_factory", lambda spec: resolved.append(spec))
+    monkeypatch.setattr("accelkit.runner.resolve_factory", lambda spec: resolved.append(spec))
     assert main(["run", str(artifact)]) == 2
     assert resolved == [] and "--spec os:getcwd" in capsys.readouterr().err
 

@@ -47,7 +47,7 @@ def _sha256(path: Path) -> str:
 def save(prog: Any, path: str | os.PathLike[str]) -> str:
     from safetensors.torch import save_file
 
-    from accelkit import __version__
+    from accelkit._version import __version__
     from accelkit.graph.ir import graph_to_dict
 
     root = Path(path)

@@ -9,9 +9,10 @@ changed anything and what, so a notebook can show the graph after every pass.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
+from accelkit.cost.kernel import Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
 from accelkit.graph.ir import Graph, Node
 
@@ -33,76 +34,6 @@ class PassResult:
 
     def __str__(self) -> str:
         return f"{self.name:<16} {self.nodes_before:>6} -> {self.nodes_after:<6} {self.summary}"
-
-
-@dataclass
-class Kernel:
-    """A group of fused nodes that runs as one unit: a GPU kernel, an RDU section's stage,
-    a wafer region's layer, an IPU codelet set, a TSP instruction block."""
-
-    name: str
-    kind: str  # "matmul" | "vector" | "memory"
-    group: str  # the layer (repeated block) or top-level module it belongs to
-    section: str  # fwd | bckwd | opt
-    nodes: list[str]
-    ops: list[str]
-    module: str
-    source: str | None
-    flops: int
-    bytes_read: int
-    bytes_written: int
-    param_bytes: int
-    out_bytes: int  # bytes of the kernel's result
-    saved_bytes: int  # everything its ops produce: what autograd keeps for backward without recompute
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def bytes(self) -> int:
-        return self.bytes_read + self.bytes_written
-
-    @property
-    def intensity(self) -> float:
-        """FLOPs per byte moved: above the chip's ridge point a kernel is compute bound."""
-        return self.flops / self.bytes if self.bytes else float("inf")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()}
-
-    def scaled(self, batch: float, byte_scale: float = 1.0) -> Kernel:
-        """This kernel at ``batch`` times the samples and ``byte_scale`` times the bytes per element
-        (another precision): FLOPs and activations grow with the batch, weights do not, and an optimizer
-        update does the same work whatever the batch."""
-        if batch == 1.0 and byte_scale == 1.0:
-            return self
-        s = 1.0 if self.section == "opt" else batch
-        p = self.param_bytes * byte_scale
-        return replace(
-            self, flops=int(self.flops * s), param_bytes=int(p),
-            bytes_read=int(p + max(0, self.bytes_read * byte_scale - p) * s),
-            bytes_written=int(self.bytes_written * byte_scale * s), out_bytes=int(self.out_bytes * byte_scale * s),
-            saved_bytes=int(self.saved_bytes * byte_scale * s))
-
-
-def layers(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:
-    """Consecutive kernels of one layer and section, grouped: an RDU section, a wafer region, a pipeline
-    stage's unit of work. A layer can appear twice (a model's embedding and final norm share a module)."""
-    out: list[tuple[str, list[Kernel]]] = []
-    for k in kernels:
-        if out and out[-1][0] == k.group and out[-1][1][0].section == k.section:
-            out[-1][1].append(k)
-        else:
-            out.append((k.group, [k]))
-    return out
-
-
-def layer_of(module: str) -> str:
-    """``model.layers.3.mlp.up_proj`` -> ``model.layers.3`` (up to the first index: the repeated block);
-    other paths -> their first component."""
-    parts = module.split(".") if module else []
-    for i in range(len(parts)):
-        if parts[i].isdigit():
-            return ".".join(parts[: i + 1])
-    return parts[0] if parts else "<root>"
 
 
 # ---------------------------------------------------------------------------------------------

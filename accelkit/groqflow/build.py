@@ -174,7 +174,7 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     (post-training int8 quantization) and ``sequence`` (a custom build sequence) change what is built and
     computed, so they are refused with an error naming them.
     """
-    from accelkit import __version__
+    from accelkit._version import __version__
     from accelkit.compiler.artifact import ArtifactError, load
 
     if not isinstance(model, nn.Module):

@@ -127,11 +127,9 @@ def _user_line(exc: BaseException) -> str | None:
 
     import torch
 
-    import accelkit
-
+    accelkit_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this package, not its root
     installed = {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}
-    libraries = tuple(os.path.join(p, "") for p in (*installed, *(os.path.dirname(m.__file__ or "")
-                                                                  for m in (torch, accelkit))))
+    libraries = tuple(os.path.join(p, "") for p in (*installed, os.path.dirname(torch.__file__ or ""), accelkit_dir))
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(libraries)]
     if not frames:
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from accelkit import __version__ as _accelkit_version
+from accelkit._version import __version__ as _accelkit_version
 
 __version__ = f"{_accelkit_version}+accelkit.sim"  # a PEP 440 version with a local label: not a SambaFlow release
 

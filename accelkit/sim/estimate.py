@@ -30,7 +30,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from accelkit.compiler.passes import Kernel, layers
+from accelkit.cost.kernel import Kernel, layers
 from accelkit.graph.cost import GATHER_OPS
 from accelkit.hardware.spec import AcceleratorSpec
 from accelkit.sim.constants import (

@@ -5,15 +5,14 @@ already achieved rates, so the CPU model applies no efficiency factor to them. W
 does not cover is eager PyTorch's fixed cost per op (dispatch, allocation), measured here once
 per process with a loop of tiny ops.
 
-``validate_host(models)`` compares ``ak.compile(model, inputs, target="host", precision="fp32")``'s
-modelled step time against the median of forward passes timed on this CPU, in the same run.
+These are measurements the CPU model reads; ``accelkit.sim.host_validation.validate_host`` (which
+compiles, so it sits above the compiler) checks the model against forward passes timed here.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -64,67 +63,6 @@ def measure_forward_s(model: Any, example_inputs: Any, runs: int = 7, warmup: in
             model(*args)
             times.append(time.perf_counter() - t0)
     return statistics.median(times)
-
-
-@dataclass(frozen=True)
-class HostCase:
-    name: str
-    predicted_s: float  # modelled
-    measured_s: float  # measured on this host, same run
-    kernels: int
-
-    @property
-    def error(self) -> float:
-        return (self.predicted_s - self.measured_s) / self.measured_s
-
-
-@dataclass(frozen=True)
-class HostValidation:
-    cases: tuple[HostCase, ...]
-
-    @property
-    def median_abs_error(self) -> float:
-        return statistics.median(abs(c.error) for c in self.cases)
-
-    def table(self) -> str:
-        lines = [f"{'model':<22} {'modelled':>10} {'measured':>10} {'error':>7}  (host, fp32, no grad)"]
-        for c in self.cases:
-            lines.append(f"{c.name:<22} {c.predicted_s * 1e3:>8.2f}ms {c.measured_s * 1e3:>8.2f}ms {c.error:>+7.0%}")
-        lines.append(f"median |error| {self.median_abs_error:.0%} (goal ≤ 20%)")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.table()
-
-
-def validate_host(models: dict[str, tuple[nn.Module, Any]], threads: int | None = 1) -> HostValidation:
-    """Predicted (target="host") vs measured forward time for each ``name -> (model, inputs)``.
-
-    ``threads`` pins PyTorch's thread count for the calibration and the measurements alike (one thread
-    by default: on a shared 2-core machine two threads fight other processes and timings scatter).
-    """
-    from accelkit import hardware
-    from accelkit.compiler.program import compile
-
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    dispatch_overhead_s.cache_clear()
-    view_op_s.cache_clear()
-    try:
-        spec = hardware.calibrate()  # cached per thread count
-        cases = []
-        for name, (model, inputs) in models.items():
-            model.eval()
-            args = inputs if isinstance(inputs, tuple) else (inputs,)
-            prog = compile(model, args, target=spec, precision="fp32")
-            measured = measure_forward_s(model, args)
-            cases.append(HostCase(name, prog.report.step_time_s, measured, len(prog.kernels)))
-    finally:
-        torch.set_num_threads(before)
-        dispatch_overhead_s.cache_clear()
-        view_op_s.cache_clear()
-    return HostValidation(tuple(cases))
 
 
 # ---- profiled op times: the CPU model's kernels, measured once per (op, shapes) ----------------

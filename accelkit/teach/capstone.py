@@ -32,8 +32,8 @@ def load_model(model: Any, inputs: Any = None, *, seed: int = 0, path: str | Pat
     name, an ``nn.Module``, or an ``nn.Module`` class (built with no arguments). ``inputs`` (a tensor or tuple)
     replaces the factory's; ``path`` is put on ``sys.path`` first so ``module`` imports from there."""
     from accelkit import zoo
-    from accelkit.cli import UsageError
-    from accelkit.cli import load_model as load_spec
+    from accelkit.runner import UsageError
+    from accelkit.runner import load_model as load_spec
 
     folder = str(Path(path).resolve()) if path is not None else None
     if folder is not None and folder not in sys.path:

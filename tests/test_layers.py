@@ -1,0 +1,149 @@
+"""accelkit's layers import only downward, function-local imports included (they hid a compiler <-> model
+cycle before). From the bottom:
+
+    bottom    errors, version, hardware, graph, data, devtools
+    porting   check, port, the support tables
+    cost      accelkit.cost (Parallel, Kernel) and the performance model (sim.estimate, report, constants,
+              the host measurements it reads)
+    compiler  passes, memory plan, placement, the program and its artifact
+    workflow  what composes the others: serve, validate, the host's validation, the profiler
+    runtime   Session, the runner, the vendor facades, the zoo, ModelBox
+    viz       figures
+    top       widgets, cli, tour, teach, the package root
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import accelkit
+
+ROOT = Path(accelkit.__file__).parent
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("bottom", ("accelkit.errors", "accelkit._version", "accelkit.hardware", "accelkit.graph", "accelkit.data",
+                "accelkit.devtools")),
+    ("porting", ("accelkit.porting",)),
+    ("cost", ("accelkit.cost", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
+              "accelkit.sim.constants", "accelkit.sim.host")),
+    ("compiler", ("accelkit.compiler",)),
+    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.host_validation",
+                  "accelkit.profiler")),
+    ("runtime", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras", "accelkit.poptorch",
+                 "accelkit.groqflow", "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
+    ("viz", ("accelkit.viz",)),
+    ("top", ("accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.__main__", "accelkit")),
+]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in ROOT.rglob("*.py"):
+        parts = ("accelkit", *p.relative_to(ROOT).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Inside ``if TYPE_CHECKING:``: an annotation's import, never run."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module's accelkit imports, module-level and function-local alike (``if TYPE_CHECKING`` aside)."""
+    mods = _modules()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if _type_checking_only(node, parents):
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    pkg = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*pkg, *([node.module] if node.module else [])])
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            else:
+                continue
+            found |= {t for t in (resolve(x) for x in targets if x.startswith("accelkit")) if t and t != name}
+        graph[name] = found
+    return graph
+
+
+def layer(module: str) -> int:
+    best = max(((i, len(p)) for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes
+                if module == p or module.startswith(p + ".")), key=lambda t: t[1], default=None)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best[0]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in _modules():
+        layer(module)
+
+
+def test_no_layer_imports_a_layer_above_it() -> None:
+    upward = [f"{m} [{LAYERS[layer(m)][0]}] imports {t} [{LAYERS[layer(t)][0]}]"
+              for m, targets in sorted(import_graph().items()) for t in sorted(targets) if layer(t) > layer(m)]
+    assert upward == [], "\n".join(upward)
+
+
+def test_no_import_cycle_crosses_layers() -> None:
+    """Strongly connected modules (Tarjan) must share a layer; a cycle that spans two layers is a failure."""
+    graph = import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    crossing = [c for c in cycles if len({layer(m) for m in c}) > 1]
+    assert crossing == []
+
+
+def test_the_graph_sees_function_local_imports() -> None:
+    """The test would be blind without this: compile() imports the porting check inside a function."""
+    assert "accelkit.porting.check" in import_graph()["accelkit.compiler.program"]
+    assert "accelkit.sim.estimate" in import_graph()["accelkit.compiler.placement"]  # a local import
