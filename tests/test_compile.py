@@ -312,3 +312,22 @@ def test_every_target_compiles_gpt2_bert_llama_vit_resnet():
             prog = compile(m, inputs, target=target, precision=precision_for(target))
             assert prog.mode in ak.compiler.MODES[prog.spec.family], (name, target)
             _invariants(prog)
+
+
+def test_each_pass_keeps_the_graph_after_it(gpt2, tmp_path):
+    model, inputs = gpt2
+    prog = compile(model, inputs, target="a100")
+    names = [p.name for p in prog.passes]
+    assert names == ["legality", "constant-folding", "dead-code", "fusion"]
+    for p in prog.passes[:3]:
+        assert p.graph is not None and len(p.graph.nodes) == p.nodes_after
+    fusion = prog.passes[3]  # fusion groups the surviving nodes into kernels: its graph holds those nodes
+    assert fusion.graph is not None and fusion.graph.nodes == prog.passes[2].graph.nodes
+    assert fusion.nodes_after == len(prog.kernels)
+    folded = prog.passes[1].graph
+    assert {n.name for n in folded.nodes} < {n.name for n in prog.graph.nodes}  # folding removed nodes
+    assert all(any(n is m for m in prog.graph.nodes) for n in folded.nodes)  # nodes shared, not copied
+    assert "_assert_tensor_metadata" in {n.kind for n in prog.passes[1].graph.nodes}
+    assert "_assert_tensor_metadata" not in {n.kind for n in prog.passes[2].graph.nodes}  # dead code removed them
+    back = load(prog.save(str(tmp_path / "p.akp")))
+    assert [str(p) for p in back.passes] == [str(p) for p in prog.passes] and back.passes[0].graph is None

@@ -80,7 +80,7 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
             "training": prog.training, "recompute": prog.recompute, "fusion_level": prog.fusion_level,
         },
         "graph": graph_to_dict(prog.graph),
-        "passes": [asdict(p) for p in prog.passes],
+        "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no
         "kernels": [k.to_dict() for k in prog.kernels],
         "memory_plan": prog.memory_plan.to_dict(),
         "placement": placement,

@@ -9,7 +9,7 @@ changed anything and what, so a notebook can show the graph after every pass.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accelkit.cost.kernel import Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
@@ -23,7 +23,9 @@ _TRACE_ONLY = frozenset({"_assert_tensor_metadata", "_assert_scalar", "sym_size"
 
 @dataclass(frozen=True)
 class PassResult:
-    """What one pass did: ``changed`` and a one-line ``summary``; ``details`` lists the items."""
+    """What one pass did: ``changed`` and a one-line ``summary``; ``details`` lists the items. ``graph`` is
+    the graph after the pass (``graph.table()`` shows it), so each pass can be looked at on its own; it
+    shares the captured graph's nodes (no copy) and a loaded artifact has none (``None``)."""
 
     name: str
     changed: bool
@@ -31,6 +33,7 @@ class PassResult:
     nodes_before: int
     nodes_after: int
     details: tuple[str, ...] = ()
+    graph: Graph | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.name:<16} {self.nodes_before:>6} -> {self.nodes_after:<6} {self.summary}"
@@ -163,7 +166,7 @@ def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any]) 
     results = []
     for _name, fn, kw in steps:
         nodes, res = fn(nodes, **kw)
-        results.append(res)
+        results.append(replace(res, graph=replace(graph, nodes=list(nodes))))
     kernels, res = fusion(nodes, family=family, level=level)
-    results.append(res)
+    results.append(replace(res, graph=replace(graph, nodes=list(nodes))))  # fusion groups nodes into kernels
     return nodes, kernels, results
