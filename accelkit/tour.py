@@ -94,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         if name == "host":
             continue
         s = ak.hardware.get(name)
-        precision = "bf16" if "bf16" in s.peak_flops else "fp16"
+        precision = ak.hardware.precision.default_for(s)
         prog = ak.compile(model, inputs, target=name, precision=precision)
         print(f"{name:<8} {s.family:<24} {precision:<9} {prog.mode:<17} {len(prog.kernels):>7} "
               f"{prog.memory_plan.weights_bytes / 1e6:>10.2f} MB")
     prog = ak.compile(model, inputs, target=args.target,
-                      precision="bf16" if "bf16" in spec.peak_flops else "fp16")
+                      precision=ak.hardware.precision.default_for(spec))
     print()
     print(prog.summary())
     with tempfile.TemporaryDirectory() as tmp:

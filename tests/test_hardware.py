@@ -369,3 +369,25 @@ def test_a_loaded_chip_works_wherever_a_target_name_does(tmp_path: Path) -> None
     assert est.tokens_per_s > 0
     with pytest.raises(UnknownNameError, match="not int"):
         hw.get(3)  # type: ignore[arg-type]
+
+
+def test_one_precision_table_everywhere() -> None:
+    """Names, aliases, bytes, the emulated dtypes and tolerances live in hardware.precision; the modules that
+    used to keep their own copies now read that one (the same objects)."""
+    import torch
+
+    from accelkit.compiler import program
+    from accelkit.hardware import precision
+    from accelkit.runtime import session
+    from accelkit.widgets import explorer
+
+    assert program.ELEMENT_BYTES is precision.ELEMENT_BYTES and session.PRECISION_DTYPES is precision.EMULATED
+    assert session.TOLERANCE is precision.TOLERANCE and explorer.PREFERRED_PRECISIONS is precision.PREFERRED
+    assert hw.PRECISIONS is precision.PRECISIONS
+    assert [precision.normalize(p) for p in ("bfloat16", "BF16", torch.float16, "half", "fp8")] == \
+        ["bf16", "bf16", "fp16", "fp16", "fp8"]
+    assert precision.element_bytes("bfloat16") == 2 and precision.element_bytes("fp8") == 1
+    with pytest.raises(PrecisionError, match="no precision called 'fp12'"):
+        precision.element_bytes("fp12")  # no silent 2-byte guess
+    assert precision.default_for(hw.get("sn40l")) == "bf16" and precision.default_for(hw.get("tsp")) == "fp16"
+    assert hw.get("a100").peak("bfloat16") == hw.get("a100").peak("bf16")

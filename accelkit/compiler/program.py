@@ -28,9 +28,9 @@ from accelkit.cost import Parallel
 from accelkit.errors import CompileError
 from accelkit.graph.capture import capture
 from accelkit.graph.ir import Graph
+from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
 from accelkit.hardware.spec import AcceleratorSpec
 
-ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 RECOMPUTE = ("none", "selective", "full")
 
 
@@ -235,7 +235,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     findings = _legality_findings(model, example_inputs, graph, spec)
     _nodes, kernels, passes = run_pipeline(graph, family=spec.family, level=fusion, findings=findings)
     captured_bytes = max((m.nbytes // max(1, m.numel) for m in graph.params.values()), default=4) or 4
-    elem = ELEMENT_BYTES.get(precision, 2)
+    elem = element_bytes(precision)
     byte_scale = elem / captured_bytes
     weights = int(graph.param_bytes * byte_scale)
     # per chip: data parallel replicas each see batch / data; memory holds one micro-batch

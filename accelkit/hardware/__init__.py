@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from accelkit.hardware import precision
 from accelkit.hardware.calibrate import cache_path, calibrate
 from accelkit.hardware.catalog import (
     BYTES_PER_PARAM,
@@ -48,6 +49,7 @@ __all__ = [
     "catalog_table",
     "fits",
     "fits_table",
+    "precision",
     "fmt_bytes",
     "fmt_si",
     "fmt_sig",

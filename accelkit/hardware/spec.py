@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from accelkit.errors import PrecisionError, SpecError, UnknownNameError
+from accelkit.hardware.precision import PRECISIONS
+from accelkit.hardware.precision import normalize as _precision_key
 
 SCHEMA_VERSION = 1
 
@@ -67,13 +69,6 @@ UNIT_NAMES = {
     "cpu": "core",
 }
 
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8")
-"""Keys of ``peak_flops``. ``peak()`` also takes torch dtype names (``"bfloat16"``) and dtypes."""
-
-_PRECISION_ALIASES = {
-    "float64": "fp64", "double": "fp64", "float32": "fp32", "float": "fp32", "float16": "fp16",
-    "half": "fp16", "bfloat16": "bf16", "float8_e4m3fn": "fp8", "float8_e5m2": "fp8",
-}
 
 # Field name -> what the number means, for error messages ("must be <this>").
 _NUMBERS: dict[str, str] = {
@@ -431,11 +426,6 @@ def _number(origin: str, key: str, raw: Any, kind: str, *, positive: bool = True
             raise SpecError(f"{origin}: field '{key}' must be {expected} (got {raw!r})", where=where)
         return int(round(raw))
     return float(raw)
-
-
-def _precision_key(precision: Any) -> str:
-    text = str(precision).removeprefix("torch.").lower()
-    return _PRECISION_ALIASES.get(text, text)
 
 
 @cache

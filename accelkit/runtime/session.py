@@ -31,12 +31,12 @@ import torch
 from torch import nn
 
 from accelkit.errors import AccelkitError
+from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
+from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
 from accelkit.hardware.spec import fmt_sig
 
 SECTIONS = ("fwd", "bckwd", "opt")
 CHECKPOINT_SCHEMA = 1
-PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
-TOLERANCE = {"fp32": 0.0, "bf16": 2e-2, "fp16": 2e-3}  # relative, on outputs, vs the fp32 step
 
 
 class SessionError(AccelkitError, ValueError):

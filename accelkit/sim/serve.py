@@ -18,8 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.compiler.program import ELEMENT_BYTES, Parallel, compile
+from accelkit.compiler.program import Parallel, compile
 from accelkit.errors import AccelkitError
+from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import fmt_s
@@ -128,7 +129,7 @@ def serve(
     prefill = compile(model, (prompt,), **kw)
     decode = compile(model, (step,), **kw)
     r = rates(prefill.spec, precision)
-    elem = ELEMENT_BYTES.get(precision, 2)
+    elem = element_bytes(precision)
     shards = decode.parallel.model_shards
     # the KV cache: read once per decode step, at the mean context of the generation
     context = prompt_tokens + output_tokens / 2

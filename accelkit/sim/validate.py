@@ -36,8 +36,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.compiler.program import ELEMENT_BYTES, Parallel, compile
+from accelkit.compiler.program import Parallel, compile
 from accelkit.errors import UnknownNameError
+from accelkit.hardware.precision import element_bytes
 from accelkit.sim.serve import serve
 
 REFERENCE_CSV = Path(__file__).with_name("reference") / "published_results.csv"
@@ -392,7 +393,7 @@ def _bound(case: Case, model: nn.Module, est: Any) -> tuple[float, float, str, f
     prog = compile(model, (step,), **kw)  # the decode step; reuses the graph serve captured
     tier = prog.memory_plan.placement["weights"]
     bw = next(t.bandwidth_Bps for t in prog.spec.memory_tiers if t.name == tier)
-    weights = sum(p.numel() for p in model.parameters()) * ELEMENT_BYTES.get(prog.precision, 2)
+    weights = sum(p.numel() for p in model.parameters()) * element_bytes(prog.precision)
     available = bw * est.chips
     return available / weights, available, tier, weights
 

@@ -34,6 +34,8 @@ from accelkit.compiler import MODES, CompiledProgram, CompileError, ModeError
 from accelkit.compiler import compile as ak_compile
 from accelkit.errors import AccelkitError
 from accelkit.hardware import AcceleratorSpec, fmt_bytes
+from accelkit.hardware.precision import PREFERRED as PREFERRED_PRECISIONS  # noqa: F401 - re-exported
+from accelkit.hardware.precision import default_for
 from accelkit.sim.report import fmt_s
 from accelkit.viz.perf import roofline, timeline
 from accelkit.viz.placement import memory_plan_bars, placement_map
@@ -62,7 +64,7 @@ VIEWS: dict[str, View] = {
 """The figure dropdown's choices, in order. Add to it with :func:`register_view`."""
 
 AUTO = "auto"
-PREFERRED_PRECISIONS = ("bf16", "fp16")  # the default precision: the first of these the chip has
+
 MAX_COUNT = 1_000_000  # upper bound of the batch and chips boxes; ak.compile names the real limits
 REDRAW_AFTER_DISPLAY_S = 0.5
 DEFAULT_HEIGHT = 450  # px, plotly's own default, for views that set none
@@ -81,8 +83,8 @@ def targets() -> list[str]:
 
 
 def default_precision(spec: AcceleratorSpec) -> str:
-    """bf16 if the chip has it, else fp16, else its first precision."""
-    return next((p for p in PREFERRED_PRECISIONS if p in spec.peak_flops), next(iter(spec.peak_flops)))
+    """bf16 if the chip has it, else fp16, else its first precision (``hardware.precision.default_for``)."""
+    return default_for(spec)
 
 
 def replace_figure(widget: go.FigureWidget, fig: go.Figure) -> None:
