@@ -30,10 +30,10 @@ from typing import Any
 from accelkit.compiler.passes import Kernel
 from accelkit.errors import AccelkitError
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
+from accelkit.sim import constants
 
-# Part of on-chip SRAM a compiler can give to tensors; the rest holds programs, routing and
-# buffers. Illustrative: vendors do not publish it; 80% is a round figure used for all chips.
-USABLE_SRAM_FRACTION = 0.8
+# Part of on-chip SRAM a compiler can give to tensors (see accelkit.sim.constants, illustrative).
+USABLE_SRAM_FRACTION: float = constants.value("USABLE_SRAM_FRACTION")
 OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments
 
 MODES = {
@@ -202,7 +202,8 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
     total = w + act + grad + opt
     if spec.family == "wafer-dataflow":
         ext = tier_names[1] if len(tier_names) > 1 else sram
-        replicas = max(1, min(64, caps[sram] // max(1, total))) if not fp.training else 1
+        replicas = max(1, min(constants.value("WAFER_MAX_REPLICAS"), caps[sram] // max(1, total))) \
+            if not fp.training else 1
         plans["pipelined"] = make("pipelined", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
                                   math.ceil(total / caps[sram]), replicas)
         plans["weight-streaming"] = make("weight-streaming", {"weights": ext, "activation": sram,
@@ -214,7 +215,7 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
                                 math.ceil(total / caps[sram]))
         # activations stay in PMU SRAM when they fit beside the streaming weights, else they spill to HBM
-        act_tier = sram if act <= caps[sram] / 2 else hbm
+        act_tier = sram if act <= caps[sram] * constants.value("RDU_ACTIVATION_SRAM_SHARE") else hbm
         plans["hbm"] = make("hbm", {"weights": hbm, "activation": act_tier, "gradient": hbm, "optimizer": hbm},
                             math.ceil((w + grad + opt) / caps[hbm]))
         plans["ddr"] = make("ddr", {"weights": ddr, "activation": hbm, "gradient": ddr, "optimizer": ddr},

@@ -21,10 +21,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelkit.compiler.memory import MemoryPlan
+from accelkit.compiler.memory import USABLE_SRAM_FRACTION, MemoryPlan
 from accelkit.compiler.passes import Kernel, layers
 from accelkit.errors import AccelkitError
 from accelkit.hardware.spec import AcceleratorSpec
+from accelkit.sim import constants
+from accelkit.sim.estimate import rates, tsp_cycles  # the TSP schedule's cycles follow the performance model
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ def _place_ipu(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
         regions.append(Region(k.name, (k.name,), stage_of.get(k.name, 0), 0, 0, 1, units, units,
                               memory_bytes=k.param_bytes if plan.mode == "on-chip" else 0,
                               start_cycle=step, slice=f"superstep {step}", section=k.section))
-    cols = 46  # 1,472 tiles drawn as 32 x 46 (illustrative layout; the real chip has 4 columns of islands)
+    cols = spec.mesh_shape[1] if spec.mesh_shape else constants.value("IPU_TILE_COLUMNS")
     return Placement("bsp-tiles", (max(1, tiles // cols), cols), tuple(regions), chips, "tile",
                      ("each kernel is a superstep: every tile computes its share, all tiles sync, then "
                       "exchange results over the on-chip exchange",)
@@ -237,13 +239,10 @@ def _place_tsp(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, c
                precision: str | None, pipeline: int = 1) -> Placement:
     """Weights packed chip after chip in program order (a layer larger than one chip's SRAM spans
     several, each computing its share); every kernel gets a fixed cycle count."""
-    from accelkit.compiler.memory import USABLE_SRAM_FRACTION
-    from accelkit.sim.estimate import rates, tsp_cycles  # the schedule's cycles follow the performance model
-
     r = rates(spec, precision or spec.peak_16bit()[0])
     sram = spec.memory_tiers[0]
     cap = max(sram.capacity_bytes * USABLE_SRAM_FRACTION - plan.activation_bytes,
-              0.1 * sram.capacity_bytes)
+              constants.value("TSP_MIN_WEIGHT_SHARE") * sram.capacity_bytes)
     # kernels that share a weight (GPT-2's embedding and head) each count it; memory holds it once
     counted = sum(k.param_bytes for k in kernels)
     unique = plan.weights_bytes * max(1, pipeline)

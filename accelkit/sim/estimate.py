@@ -34,7 +34,6 @@ from accelkit.cost.kernel import Kernel, layers
 from accelkit.graph.cost import GATHER_OPS
 from accelkit.hardware.spec import AcceleratorSpec
 from accelkit.sim.constants import (
-    ASSUMPTIONS,
     BANDWIDTH_EFFICIENCY,
     CHIP_HOP_LATENCY_S,
     COMPUTE_EFFICIENCY,
@@ -42,8 +41,12 @@ from accelkit.sim.constants import (
     LAUNCH_OVERHEAD_S,
     TSP_STREAM_CYCLES,
     VECTOR_FRACTION_OF_16BIT_PEAK,
+    assumptions_for,
+    value,
 )
 from accelkit.sim.report import KernelTime, PerfReport, TimelineEvent
+
+CPU_CACHE_SHARE: float = value("CPU_CACHE_SHARE")
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,7 @@ def _kernel_by_kernel(kernels: list[Kernel], spec: AcceleratorSpec, r: Rates, pl
     out = []
     for k in kernels:
         # on a CPU a kernel whose tensors fit in the cache runs from it, not from DRAM
-        tier = cache.name if spec.family == "cpu" and k.bytes <= cache.capacity_bytes / 2 else None
+        tier = cache.name if spec.family == "cpu" and k.bytes <= cache.capacity_bytes * CPU_CACHE_SHARE else None
         c, m = _roofline(k, r, tier or w, tier or a, tensor=tensor, opt_tier=o)
         launch = r.launch_s * (len(k.ops) if spec.family == "cpu" else 1)
         if profiled and k.name in profiled:
@@ -424,5 +427,5 @@ def estimate(prog) -> PerfReport:
         sections_s={"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
                     "bubble": bubble_s},
         kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
-        events=events, assumptions=list(ASSUMPTIONS), notes=notes, latency_s=latency,
+        events=events, assumptions=assumptions_for(fam, chips=prog.chips), notes=notes, latency_s=latency,
     )

@@ -22,6 +22,7 @@ from accelkit.compiler.program import Parallel, compile
 from accelkit.errors import AccelkitError
 from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
+from accelkit.sim import constants
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import fmt_s
 
@@ -143,7 +144,7 @@ def serve(
     decode_s = base + max(kv_s, attn_s)
     ttft = prefill.report.step_time_s
     bound = decode.report.bound_by
-    decode_bound = "memory" if kv_s > attn_s and kv_s > 0.5 * base else max(bound, key=lambda b: bound[b])
+    decode_bound = "memory" if kv_s > attn_s and kv_s > constants.value("SERVE_MEMORY_BOUND_SHARE") * base else max(bound, key=lambda b: bound[b])
     kv_total = batch * (prompt_tokens + output_tokens) * kv_per_token
     notes = [f"KV cache {kv_per_token / 1e3:.0f} kB per token, read from {kv_tier}",
              "decode timed at the mean context length; every sequence generates the same number of tokens"]
