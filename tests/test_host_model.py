@@ -38,7 +38,7 @@ def test_host_estimate_uses_profiled_ops_in_fp32_only():
     profiled = fp32.report.kernels
     assert all(k.time_s > 0 for k in profiled)
     # every kernel of this model replays, so each takes at least its measured op time
-    from accelkit.sim.estimate import _host_profiled
+    from accelkit.families.cpu import host_profiled as _host_profiled
 
     times = _host_profiled(fp32, fp32.kernels, 1.0)
     assert set(times) == {k.name for k in fp32.kernels}

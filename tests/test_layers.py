@@ -3,8 +3,8 @@ cycle before). From the bottom:
 
     bottom    errors, version, hardware, graph, data, devtools
     porting   check, port, the support tables
-    cost      accelkit.cost (Parallel, Kernel) and the performance model (sim.estimate, report, constants,
-              the host measurements it reads)
+    cost      accelkit.cost (Parallel, Kernel, rates), the families' execution models (accelkit.families)
+              and the performance model (sim.estimate, report, constants, the host measurements it reads)
     compiler  passes, memory plan, placement, the program and its artifact
     workflow  what composes the others: serve, validate, the host's validation, the profiler
     runtime   Session, the runner, the vendor facades, the zoo, ModelBox
@@ -25,8 +25,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("bottom", ("accelkit.errors", "accelkit._version", "accelkit.hardware", "accelkit.graph", "accelkit.data",
                 "accelkit.devtools")),
     ("porting", ("accelkit.porting",)),
-    ("cost", ("accelkit.cost", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
-              "accelkit.sim.constants", "accelkit.sim.host")),
+    ("cost", ("accelkit.cost", "accelkit.families", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
+              "accelkit.sim.constants", "accelkit.sim.host")),  # sim's report/constants/host: names kept for readers
     ("compiler", ("accelkit.compiler",)),
     ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.host_validation",
                   "accelkit.profiler")),
@@ -83,8 +83,18 @@ def import_graph() -> dict[str, set[str]]:
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
             else:
                 continue
-            found |= {t for t in (resolve(x) for x in targets if x.startswith("accelkit")) if t and t != name}
-        graph[name] = found
+            for t in (resolve(x) for x in targets if x.startswith("accelkit")):
+                if not t:
+                    continue
+                found.add(t)
+                # importing a.b.c runs a.b's __init__ first: that is an import too (the root aside, which
+                # every submodule import runs and which imports the public API on purpose)
+                parent = t.rpartition(".")[0]
+                while parent and parent != "accelkit":
+                    found.add(parent)
+                    parent = parent.rpartition(".")[0]
+        found.discard(name)
+        graph[name] = {t for t in found if not name.startswith(t + ".")}  # a module's own packages
     return graph
 
 
@@ -107,7 +117,8 @@ def test_no_layer_imports_a_layer_above_it() -> None:
 
 
 def test_no_import_cycle_crosses_layers() -> None:
-    """Strongly connected modules (Tarjan) must share a layer; a cycle that spans two layers is a failure."""
+    """Strongly connected modules (Tarjan) must share a layer; a cycle that spans two layers is a failure,
+    and so is any new cycle inside a layer."""
     graph = import_graph()
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -141,6 +152,15 @@ def test_no_import_cycle_crosses_layers() -> None:
             visit(v)
     crossing = [c for c in cycles if len({layer(m) for m in c}) > 1]
     assert crossing == []
+    # inside one layer a cycle still breaks an import that starts in the middle of it (a package's
+    # __init__ half run): only these known ones remain, each to be removed, none to be added
+    assert sorted(cycles) == sorted(KNOWN_CYCLES_WITHIN_A_LAYER), cycles
+
+
+KNOWN_CYCLES_WITHIN_A_LAYER = [
+    ["accelkit.compiler.artifact", "accelkit.compiler.program"],  # CompiledProgram.save <-> load
+    ["accelkit.teach.checkers", "accelkit.teach.exercises", "accelkit.teach.solutions"],
+]
 
 
 def test_the_graph_sees_function_local_imports() -> None:

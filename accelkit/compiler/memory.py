@@ -28,22 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelkit.compiler.passes import Kernel
+from accelkit.cost import constants
 from accelkit.errors import AccelkitError
+from accelkit.families import REGISTRY
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
-from accelkit.sim import constants
 
 # Part of on-chip SRAM a compiler can give to tensors (see accelkit.sim.constants, illustrative).
 USABLE_SRAM_FRACTION: float = constants.value("USABLE_SRAM_FRACTION")
 OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments
 
-MODES = {
-    "wafer-dataflow": ("pipelined", "weight-streaming"),
-    "reconfigurable-dataflow": ("on-chip", "hbm", "ddr"),
-    "bsp-tiles": ("on-chip", "optimizer-offload", "streaming-memory"),
-    "static-schedule": ("sram",),
-    "gpu": ("hbm",),
-    "cpu": ("dram",),
-}
+MODES = {family: model.modes for family, model in REGISTRY.items()}
+"""Each family's execution modes, fastest first, as its execution model (``accelkit.families``) lists them."""
 
 
 class ModeError(AccelkitError, ValueError):

@@ -23,9 +23,9 @@ from typing import Any
 
 from accelkit.compiler.memory import USABLE_SRAM_FRACTION, MemoryPlan
 from accelkit.compiler.passes import Kernel, layers
+from accelkit.cost import constants
 from accelkit.errors import AccelkitError
 from accelkit.hardware.spec import AcceleratorSpec
-from accelkit.sim import constants
 from accelkit.sim.estimate import rates, tsp_cycles  # the TSP schedule's cycles follow the performance model
 
 

@@ -26,6 +26,7 @@ from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
 from accelkit.cost import Parallel
 from accelkit.errors import CompileError
+from accelkit.families import model_for
 from accelkit.graph.capture import capture
 from accelkit.graph.ir import Graph
 from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
@@ -241,8 +242,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     # per chip: data parallel replicas each see batch / data; memory holds one micro-batch
     plan_for: dict[Parallel, MemoryPlan] = {}  # each split that holds, with its memory plan
     options: list[Parallel] = [parallel] if parallel is not None else [Parallel(data=chips)] + (
-        [Parallel(tensor=chips) if spec.family in ("gpu", "reconfigurable-dataflow") else Parallel(pipeline=chips)]
-        if chips > 1 else [])
+        [model_for(spec.family).split(chips)] if chips > 1 else [])
     error: ModeError | None = None
     for par in options:
         act_batch = (micro if training else batch) / par.data

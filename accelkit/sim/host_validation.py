@@ -15,7 +15,7 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.compiler.program import compile
-from accelkit.sim.host import dispatch_overhead_s, measure_forward_s, view_op_s
+from accelkit.cost.host import dispatch_overhead_s, measure_forward_s, view_op_s
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,15 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit import hardware
 from accelkit.compiler.program import Parallel, compile
+from accelkit.cost import constants
+from accelkit.cost.report import fmt_s
 from accelkit.errors import AccelkitError
+from accelkit.families import model_for
 from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
-from accelkit.sim import constants
 from accelkit.sim.estimate import rates
-from accelkit.sim.report import fmt_s
 
 
 @dataclass(frozen=True)
@@ -104,10 +106,7 @@ def serve(
         raise AccelkitError("prompt_tokens, output_tokens and batch must be ≥ 1",
                             fix="e.g. serve(model, target='h100', prompt_tokens=128, output_tokens=128)")
     if parallel is None and chips > 1:
-        from accelkit import hardware
-
-        split = Parallel(tensor=chips) if hardware.get(target).family in ("gpu", "reconfigurable-dataflow") \
-            else Parallel(pipeline=chips)
+        split = model_for(hardware.get(target).family).split(chips)
         options = ([Parallel(data=chips)] if batch >= chips and batch % chips == 0 else []) + [split]
         results = []
         error: Exception | None = None

@@ -1,0 +1,112 @@
+"""The host as a target: how well the model predicts what this CPU really does (measured here).
+
+``ak.hardware.calibrate()`` measures this CPU's matmul rate and memory bandwidth; those are
+already achieved rates, so the CPU model applies no efficiency factor to them. What calibration
+does not cover is eager PyTorch's fixed cost per op (dispatch, allocation), measured here once
+per process with a loop of tiny ops.
+
+These are measurements the CPU model reads; ``accelkit.sim.host_validation.validate_host`` (which
+compiles, so it sits above the compiler) checks the model against forward passes timed here.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from functools import lru_cache
+from typing import Any
+
+import torch
+from torch import nn
+
+
+@lru_cache(maxsize=1)
+def dispatch_overhead_s() -> float:
+    """Median Python-side cost of one op inside an eager model's forward on this host (measured once).
+
+    A model of 30 tiny layers (Linear, GELU, LayerNorm on 8 values) does no arithmetic worth timing:
+    its forward time over its 30 ops, less the time of the same ATen ops called directly, is what
+    eager PyTorch spends per op on module calls and Python around the kernels.
+    """
+    layers: list[nn.Module] = []
+    for _ in range(10):
+        layers += [nn.Linear(8, 8), nn.GELU(), nn.LayerNorm(8)]
+    tiny = nn.Sequential(*layers).eval()
+    x = torch.randn(1, 8)
+    per_op = measure_forward_s(tiny, (x,), runs=15, warmup=5) / len(layers)
+    lin, ln = layers[0], layers[2]
+    direct = [
+        measure_forward_s(lambda v: torch.ops.aten.linear.default(v, lin.weight, lin.bias), (x,), runs=15),
+        measure_forward_s(lambda v: torch.ops.aten.gelu.default(v), (x,), runs=15),
+        measure_forward_s(lambda v: torch.ops.aten.layer_norm.default(v, [8], ln.weight, ln.bias), (x,), runs=15),
+    ]
+    return max(0.0, per_op - statistics.mean(direct))
+
+
+@lru_cache(maxsize=1)
+def view_op_s() -> float:
+    """Median time of one eager view op (view, transpose, slice) on this host (measured once)."""
+    x = torch.randn(4, 8)
+    calls = [lambda v: v.view(8, 4), lambda v: v.transpose(0, 1), lambda v: v[:, :4]]
+    return statistics.median(measure_forward_s(c, (x,), runs=15) for c in calls)
+
+
+def measure_forward_s(model: Any, example_inputs: Any, runs: int = 7, warmup: int = 2) -> float:
+    """Median wall time of one no-grad forward (or call) on this host (measured)."""
+    args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    with torch.no_grad():
+        for _ in range(warmup):
+            model(*args)
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            model(*args)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# ---- profiled op times: the CPU model's kernels, measured once per (op, shapes) ----------------
+_OP_TIMES: dict[str, float] = {}
+
+
+def _fresh(spec: Any, gen: torch.Generator) -> Any:
+    if isinstance(spec, dict) and "tensor" in spec:
+        shape, dtype = spec["tensor"]
+        dt = getattr(torch, dtype)
+        if dt.is_floating_point:
+            return torch.randn(shape, generator=gen).to(dt)
+        if dt == torch.bool:
+            return torch.zeros(shape, dtype=dt)
+        return torch.zeros(shape, dtype=dt)  # indices: 0 is valid for every table
+    if isinstance(spec, list):
+        return [_fresh(x, gen) for x in spec]
+    return spec
+
+
+def op_time_s(op_name: str, args: list[Any], kwargs: dict[str, Any]) -> float | None:
+    """Median time of one ATen op on fresh tensors of the recorded shapes, on this host (measured,
+    cached per op and shapes, as Vidur profiles kernels). None when the op cannot be replayed."""
+    import json
+
+    key = json.dumps([op_name, args, kwargs], sort_keys=True, default=str)
+    if key in _OP_TIMES:
+        return _OP_TIMES[key]
+    try:
+        ns, _, rest = op_name.partition(".")
+        name, _, overload = rest.partition(".")
+        op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+        gen = torch.Generator().manual_seed(0)
+        real = [_fresh(a, gen) for a in args]
+        with torch.no_grad():
+            op(*real, **kwargs)
+            reps = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                op(*real, **kwargs)
+                reps.append(time.perf_counter() - t0)
+        value: float | None = statistics.median(reps)
+    except Exception:  # an op that needs real data (indices, masks) or a kwarg not recorded
+        value = None
+    if value is not None:
+        _OP_TIMES[key] = value
+    return value

@@ -1,0 +1,67 @@
+"""What one chip delivers, and the per-kernel roofline every execution model starts from.
+
+    Rates                     what one chip delivers after the efficiency constants (``accelkit.families
+                              .rates(spec, precision)`` makes one, as the chip's family says)
+    roofline(kernel, ...)     compute time (FLOPs over the units' rate) and memory time (bytes over the
+                              tier's bandwidth) of one kernel
+    kernel_time(...)          the two, plus communication and fixed latency, as a KernelTime
+    allreduce_s(bytes, n, r)  a ring all-reduce over n chips
+
+Pure functions of a spec and a kernel; the family-specific composition lives in ``accelkit.families``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from accelkit.cost.constants import CHIP_HOP_LATENCY_S
+from accelkit.cost.kernel import Kernel
+from accelkit.cost.report import KernelTime
+from accelkit.graph.cost import GATHER_OPS
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What one chip delivers, after the efficiency constants."""
+
+    matmul_flops: float
+    vector_flops: float
+    tier_bw: dict[str, float]
+    link_Bps: float
+    launch_s: float
+    clock_hz: float
+
+
+def allreduce_s(nbytes: float, n: int, r: Rates) -> float:
+    """Ring all-reduce: 2 (n-1)/n of the data over each chip's link, plus 2 log2(n) hop latencies."""
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    return 2 * (n - 1) / n * nbytes / r.link_Bps + 2 * math.ceil(math.log2(n)) * CHIP_HOP_LATENCY_S
+
+
+def roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: float = 1.0,
+             act_bytes: float | None = None, tensor: int = 1, opt_tier: str | None = None) -> tuple[float, float]:
+    """(compute seconds, memory seconds) of one kernel on ``share`` of the chip, its weights and activations
+    in the tiers named."""
+    if k.section == "opt" and opt_tier:  # an optimizer update reads and writes its state where it lives
+        act_tier = opt_tier
+    rate = (r.matmul_flops if k.kind == "matmul" else r.vector_flops) * share
+    compute = k.flops / tensor / rate if k.flops else 0.0
+    act = (k.bytes - k.param_bytes) if act_bytes is None else act_bytes
+    weights = k.param_bytes
+    if k.ops and k.ops[0] in GATHER_OPS:  # a lookup reads the rows it fetches, not the whole table
+        weights = min(weights, k.out_bytes)
+    memory = (weights / tensor) / r.tier_bw[weights_tier] + max(0.0, act) / r.tier_bw[act_tier]
+    return compute, memory
+
+
+def kernel_time(k: Kernel, units: str, compute: float, memory: float, comm: float, overhead: float,
+                peak: float, time: float | None = None) -> KernelTime:
+    """A KernelTime: the larger of compute and memory, plus communication and fixed latency (unless ``time``
+    is given), and what bounds it."""
+    t = max(compute, memory) + comm + overhead if time is None else time
+    parts = {"compute": compute, "memory": memory, "communication": comm, "latency": overhead}
+    bound = max(parts, key=lambda p: parts[p])
+    return KernelTime(k.name, k.group, k.section, "+".join(k.ops[:5]), units, k.flops, k.bytes, compute, memory,
+                      comm, overhead, t, bound, (k.flops / t / peak) if t > 0 else 0.0)

@@ -1,0 +1,152 @@
+"""PerfReport: where the modelled time goes, as plain values (no printing or plotting inside the model).
+
+Every figure in a report is MODELLED from the chip's published figures and the compiled program;
+``assumptions`` lists what the model assumed. Nothing here was measured on an accelerator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from accelkit.cost import Parallel
+from accelkit.hardware.spec import fmt_sig
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """Modelled time of one kernel on one chip (one micro-batch), and what bounds it."""
+
+    name: str
+    group: str
+    section: str
+    ops: str
+    units: str  # where it ran: "PCUs 412 / PMUs 380", "rows 0-899 cols 12-40", "MXM chip 3", "132 SMs"
+    flops: int
+    bytes: int
+    compute_s: float
+    memory_s: float
+    comm_s: float
+    overhead_s: float
+    time_s: float
+    bound: str  # "compute" | "memory" | "communication" | "latency"
+    utilization: float  # achieved FLOP/s over the chip's peak while it runs
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    name: str
+    section: str
+    lane: str  # "chip 0", "MXM", "section 3", "stream 0", "all-reduce" ...
+    start_s: float
+    duration_s: float
+
+
+@dataclass
+class PerfReport:
+    """The modelled performance of one compiled program (one training or inference step)."""
+
+    target: str
+    family: str
+    mode: str
+    precision: str
+    batch_size: int
+    chips: int
+    parallel: Parallel  # typed: read .data / .tensor / .pipeline, never parse str(parallel)
+    training: bool
+    step_time_s: float
+    throughput: float  # samples per second (all chips)
+    tokens_per_s: float | None  # where the input is tokens
+    sections_s: dict[str, float]  # fwd / bckwd / opt / comm per step
+    kernels: list[KernelTime]
+    utilization: dict[str, float]  # "compute", and one entry per memory tier (bandwidth used)
+    traffic_bytes: dict[str, int]  # bytes moved per memory tier per step (per chip)
+    comm_bytes: int
+    energy_j: float | None  # per step, all chips, where the chip's power is published
+    events: list[TimelineEvent]
+    assumptions: list[str]
+    notes: list[str] = field(default_factory=list)
+    latency_s: float | None = None  # one sample's path through a spatial pipeline, where it differs
+
+    label = "modelled"
+
+    @property
+    def bound_by(self) -> dict[str, float]:
+        """Share of kernel time by what bounds it."""
+        total = sum(k.time_s for k in self.kernels) or 1.0
+        out: dict[str, float] = {}
+        for k in self.kernels:
+            out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total
+        return out
+
+    def step_parts(self, sections: tuple[str, ...] | list[str], samples: int | None = None) -> dict[str, float]:
+        """The modelled seconds of one step that runs ``sections`` (of fwd / bckwd / opt) on ``samples``
+        samples, by part; the parts add up to the step. The one clock every runner uses (``ak.Session``,
+        the Cerebras loop, the facades).
+
+        A step that runs the model (fwd or bckwd) carries its collectives (``comm``) and the pipeline's
+        fill and drain (``bubble``). A ragged last batch (``samples`` below the program's batch) runs the
+        same program on fewer samples: every part scales with it.
+        """
+        parts = {s: self.sections_s.get(s, 0.0) for s in sections}
+        if "fwd" in sections or "bckwd" in sections:
+            parts["comm"] = self.sections_s.get("comm", 0.0)
+            parts["bubble"] = self.sections_s.get("bubble", 0.0)
+        if samples is not None and self.batch_size and samples != self.batch_size:
+            parts = {k: v * samples / self.batch_size for k, v in parts.items()}
+        return parts
+
+    def top(self, n: int = 10) -> list[KernelTime]:
+        return sorted(self.kernels, key=lambda k: k.time_s, reverse=True)[:n]
+
+    def summary(self, n: int = 8) -> str:
+        tput = f"{fmt_sig(self.throughput)} samples/s"
+        if self.tokens_per_s:
+            tput += f", {fmt_sig(self.tokens_per_s)} tokens/s"
+        lines = [
+            f"PerfReport (MODELLED, not measured): {self.target} x {self.chips} [{self.family}], mode {self.mode!r}, "
+            f"{self.precision}, batch {self.batch_size}, {'training' if self.training else 'inference'}",
+            f"  step time {fmt_s(self.step_time_s)}; throughput {tput}"
+            + (f"; energy {self.energy_j:.3g} J per step" if self.energy_j else ""),
+            "  sections: " + ", ".join(f"{k} {fmt_s(v)}" for k, v in self.sections_s.items() if v),
+            "  utilization: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items()),
+            "  bound by: " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(self.bound_by.items(), key=lambda kv: -kv[1])),
+            f"  slowest kernels (of {len(self.kernels)}):",
+        ]
+        for k in self.top(n):
+            lines.append(f"    {k.name:<34} {fmt_s(k.time_s):>10} {k.bound:<13} {k.units}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return [asdict(k) for k in self.kernels]
+
+    def to_chrome_trace(self, path: str | os.PathLike[str]) -> str:
+        """Write the timeline as Chrome trace JSON (opens in Perfetto or chrome://tracing)."""
+        lanes: dict[str, int] = {}
+        events: list[dict[str, Any]] = [
+            {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": f"{self.target} (modelled)"}}]
+        for e in self.events:
+            tid = lanes.setdefault(e.lane, len(lanes))
+            events.append({"name": e.name, "cat": e.section, "ph": "X", "pid": 0, "tid": tid,
+                           "ts": e.start_s * 1e6, "dur": max(e.duration_s * 1e6, 0.001),
+                           "args": {"section": e.section}})
+        for lane, tid in lanes.items():
+            events.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": lane}})
+        doc = {"traceEvents": events, "displayTimeUnit": "ns",
+               "otherData": {"accelkit": "modelled timeline, not a measurement", "assumptions": self.assumptions}}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return str(path)
+
+
+def fmt_s(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"

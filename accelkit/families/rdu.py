@@ -1,0 +1,37 @@
+"""Reconfigurable dataflow (SambaNova RDU): sections one after another. Inside a section the kernels run as a
+spatial pipeline on PCUs and PMUs, so intermediates stay in PMU SRAM and only the section's inputs, outputs
+and weights cross the tier the memory plan chose; one section switch per section."""
+
+from __future__ import annotations
+
+from accelkit.cost.kernel import Kernel, layers
+from accelkit.cost.rates import kernel_time, roofline
+from accelkit.families.base import ExecutionModel, Timed, TimingContext
+
+
+class RduModel(ExecutionModel):
+    family = "reconfigurable-dataflow"
+    modes = ("on-chip", "hbm", "ddr")
+    lane_label = "section {group}"
+    model_split = "tensor"  # SambaFlow shards each layer over the RDUs of a node
+
+    def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
+        r, plan = ctx.rates, ctx.plan
+        w, a = plan.placement["weights"], plan.placement["activation"]
+        units = {reg.kernels[0]: f"{reg.units} PCUs / {reg.memory_units} PMUs" for reg in ctx.placement.regions}
+        out = []
+        for _layer, sec in layers(kernels):
+            names = {k.name for k in sec}
+            for i, k in enumerate(sec):
+                # inside a section, data flows unit to unit: only what enters from outside the section
+                # (or leaves it) touches the activation tier
+                ext_in = (k.bytes_read - k.param_bytes) if i == 0 else 0
+                ext_out = k.bytes_written if i == len(sec) - 1 or not names else 0
+                c, m = roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=ctx.tensor,
+                                opt_tier=plan.placement.get("optimizer"))
+                out.append(kernel_time(k, units.get(k.name, ""), c, m, 0.0, r.launch_s if i == 0 else 0.0,
+                                       ctx.peak * ctx.tensor))
+        return Timed(out, sum(k.time_s for k in out))
+
+
+MODEL = RduModel()
