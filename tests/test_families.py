@@ -23,7 +23,6 @@ FAMILY_RE = re.compile(r'(?<!device\()(?<!autocast\()(?<!type == )'
                        r'"(cpu|gpu|bsp-tiles|reconfigurable-dataflow|wafer-dataflow|static-schedule)"')
 
 STILL_COMPARING = {  # file -> how many family-name strings it still holds (a ratchet: may only go down)
-    "compiler/memory.py": 4,  # the per-family memory plans (next: ExecutionModel.plan)
     "compiler/placement.py": 11,  # the per-family placement (next: ExecutionModel.place)
     "compiler/passes.py": 4,  # RDU sections and wafer regions in fusion
     "compiler/compile_time.py": 4,  # published compile times per family

@@ -30,7 +30,8 @@ from typing import Any
 from accelkit.compiler.passes import Kernel
 from accelkit.cost import constants
 from accelkit.errors import AccelkitError
-from accelkit.families import REGISTRY
+from accelkit.families import REGISTRY, model_for
+from accelkit.families.base import Layout, MemoryContext
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
 
 # Part of on-chip SRAM a compiler can give to tensors (see accelkit.sim.constants, illustrative).
@@ -176,62 +177,29 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
     caps = _tiers(spec)
     sheet = {t.name: int(t.capacity_bytes) for t in spec.memory_tiers}
     tier_names = list(caps)
-    sram = tier_names[0]
     w, act, grad, opt = fp.per_chip(model_shards)
     candidates: dict[str, str] = {}
     plans: dict[str, MemoryPlan] = {}
 
-    def make(m: str, placement: dict[str, str], needed: int, replicas: int = 1) -> MemoryPlan:
+    def make(layout: Layout, needed: int) -> MemoryPlan:
         use: dict[str, int] = {}
-        for kind, b in (("weights", w), ("activation", act), ("gradient", grad), ("optimizer", opt)):
+        for kind, b in per_chip.items():
             if b:
-                use[placement[kind]] = use.get(placement[kind], 0) + b
-        if m == "weight-streaming":  # one layer's weights (double-buffered) sit on the wafer too
-            use[sram] = use.get(sram, 0) + 2 * math.ceil(fp.largest_layer_weights / model_shards)
-        return MemoryPlan(m, chips, w, act, grad, opt, placement, use,
-                          {t: caps[t] for t in use}, needed, replicas, candidates, {t: sheet[t] for t in use})
+                use[layout.placement[kind]] = use.get(layout.placement[kind], 0) + b
+        for tier, b in layout.extra.items():
+            use[tier] = use.get(tier, 0) + b
+        return MemoryPlan(layout.mode, chips, w, act, grad, opt, layout.placement, use, {t: caps[t] for t in use},
+                          needed, layout.replicas, candidates, {t: sheet[t] for t in use})
 
     def fits(p: MemoryPlan) -> bool:
         return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
 
-    total = w + act + grad + opt
-    if spec.family == "wafer-dataflow":
-        ext = tier_names[1] if len(tier_names) > 1 else sram
-        replicas = max(1, min(constants.value("WAFER_MAX_REPLICAS"), caps[sram] // max(1, total))) \
-            if not fp.training else 1
-        plans["pipelined"] = make("pipelined", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
-                                  math.ceil(total / caps[sram]), replicas)
-        plans["weight-streaming"] = make("weight-streaming", {"weights": ext, "activation": sram,
-                                                              "gradient": ext, "optimizer": ext},
-                                         math.ceil((w + grad + opt) / caps[ext]))
-    elif spec.family == "reconfigurable-dataflow":
-        hbm = tier_names[1] if len(tier_names) > 1 else sram
-        ddr = tier_names[2] if len(tier_names) > 2 else hbm
-        plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
-                                math.ceil(total / caps[sram]))
-        # activations stay in PMU SRAM when they fit beside the streaming weights, else they spill to HBM
-        act_tier = sram if act <= caps[sram] * constants.value("RDU_ACTIVATION_SRAM_SHARE") else hbm
-        plans["hbm"] = make("hbm", {"weights": hbm, "activation": act_tier, "gradient": hbm, "optimizer": hbm},
-                            math.ceil((w + grad + opt) / caps[hbm]))
-        plans["ddr"] = make("ddr", {"weights": ddr, "activation": hbm, "gradient": ddr, "optimizer": ddr},
-                            math.ceil((w + grad + opt) / caps[ddr]))
-    elif spec.family == "bsp-tiles":
-        stream = tier_names[1] if len(tier_names) > 1 else sram
-        plans["on-chip"] = make("on-chip", dict.fromkeys(("weights", "activation", "gradient", "optimizer"), sram),
-                                math.ceil(total / caps[sram]))
-        # Graphcore's usual recipe for large models: weights stay in tile memory, optimizer state
-        # lives in streaming memory and is touched once per step
-        plans["optimizer-offload"] = make("optimizer-offload", {"weights": sram, "activation": sram,
-                                                                "gradient": sram, "optimizer": stream},
-                                          math.ceil((w + act + grad) / caps[sram]))
-        plans["streaming-memory"] = make("streaming-memory", {"weights": stream, "activation": sram,
-                                                              "gradient": stream, "optimizer": stream},
-                                         math.ceil((w + grad + opt) / caps[stream]))
-    else:  # TSP (SRAM only), GPU (HBM), CPU (DRAM): one place for everything
-        main = sram if spec.family == "static-schedule" else (tier_names[1] if len(tier_names) > 1 else sram)
-        m = modes[0]
-        plans[m] = make(m, dict.fromkeys(("weights", "activation", "gradient", "optimizer"), main),
-                        math.ceil(total / caps[main]))
+    per_chip = {"weights": w, "activation": act, "gradient": grad, "optimizer": opt}
+    ctx = MemoryContext(tuple(tier_names), caps, per_chip, math.ceil(fp.largest_layer_weights / model_shards),
+                        fp.training)
+    for layout in model_for(spec.family).layouts(ctx):  # the family's modes, fastest first
+        held = sum(per_chip[k] for k in layout.needed_kinds)
+        plans[layout.mode] = make(layout, math.ceil(held / caps[layout.needed_tier]))
     for m, p in plans.items():
         over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {capacity_text(caps[t], sheet[t])}" for t in p.tier_use
                 if p.tier_use[t] > caps[t]]

@@ -7,7 +7,7 @@ family's name as a string.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accelkit.cost.kernel import Kernel
@@ -42,6 +42,44 @@ class Timed:
     latency_s: float | None = None
 
 
+KINDS = ("weights", "activation", "gradient", "optimizer")
+"""The kinds of bytes a memory plan places: weights, activations, gradients, optimizer state."""
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """What choosing where bytes live needs: the chip's tiers (fastest first) with the capacity the compiler
+    may use in each, the bytes of each kind per chip, one layer's weights per shard, training or not."""
+
+    tiers: tuple[str, ...]
+    caps: dict[str, int]
+    per_chip: dict[str, int]  # kind -> bytes
+    largest_layer_bytes: int
+    training: bool
+
+    def tier(self, i: int) -> str:
+        """The i-th tier, or the last one the chip has (a chip with fewer tiers keeps everything lower)."""
+        return self.tiers[min(i, len(self.tiers) - 1)]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One execution mode's memory layout: the tier each kind of bytes lives in, which kinds decide how many
+    chips the model needs (and in which tier), copies of the model per chip, and bytes a mode adds to a tier."""
+
+    mode: str
+    placement: dict[str, str]  # kind -> tier
+    needed_kinds: tuple[str, ...]
+    needed_tier: str
+    replicas: int = 1
+    extra: dict[str, int] = field(default_factory=dict)  # tier -> bytes (a streamed layer's buffers)
+
+
+def everything_in(mode: str, tier: str) -> Layout:
+    """A mode that keeps every kind of bytes in one tier."""
+    return Layout(mode, dict.fromkeys(KINDS, tier), KINDS, tier)
+
+
 class ExecutionModel:
     """A family's execution model. Subclasses set the attributes and implement :meth:`time`."""
 
@@ -63,6 +101,11 @@ class ExecutionModel:
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         raise NotImplementedError
+
+    def layouts(self, ctx: MemoryContext) -> list[Layout]:
+        """Each execution mode's memory layout, in :attr:`modes` order. By default one mode that keeps
+        everything in the first tier off chip (HBM on a GPU, DRAM on a CPU)."""
+        return [everything_in(self.modes[0], ctx.tier(1))]
 
     def lane(self, k: KernelTime) -> str:
         """The timeline lane a kernel's bar goes in."""

@@ -7,12 +7,22 @@ from __future__ import annotations
 from accelkit.cost.constants import BANDWIDTH_EFFICIENCY
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import kernel_time, roofline
-from accelkit.families.base import ExecutionModel, Timed, TimingContext
+from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
 
 
 class IpuModel(ExecutionModel):
     family = "bsp-tiles"
     modes = ("on-chip", "optimizer-offload", "streaming-memory")
+
+    def layouts(self, ctx: MemoryContext) -> list[Layout]:
+        sram, stream = ctx.tier(0), ctx.tier(1)
+        return [everything_in("on-chip", sram),
+                # Graphcore's usual recipe for large models: weights stay in tile memory, optimizer state lives
+                # in streaming memory and is touched once per step
+                Layout("optimizer-offload", {"weights": sram, "activation": sram, "gradient": sram,
+                                             "optimizer": stream}, ("weights", "activation", "gradient"), sram),
+                Layout("streaming-memory", {"weights": stream, "activation": sram, "gradient": stream,
+                                            "optimizer": stream}, ("weights", "gradient", "optimizer"), stream)]
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         spec, r, plan = ctx.spec, ctx.rates, ctx.plan

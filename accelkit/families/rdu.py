@@ -4,9 +4,10 @@ and weights cross the tier the memory plan chose; one section switch per section
 
 from __future__ import annotations
 
+from accelkit.cost.constants import value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
-from accelkit.families.base import ExecutionModel, Timed, TimingContext
+from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
 
 
 class RduModel(ExecutionModel):
@@ -14,6 +15,15 @@ class RduModel(ExecutionModel):
     modes = ("on-chip", "hbm", "ddr")
     lane_label = "section {group}"
     model_split = "tensor"  # SambaFlow shards each layer over the RDUs of a node
+
+    def layouts(self, ctx: MemoryContext) -> list[Layout]:
+        sram, hbm, ddr = ctx.tier(0), ctx.tier(1), ctx.tier(2)
+        # activations stay in PMU SRAM when they fit beside the streaming weights, else they spill to HBM
+        act_tier = sram if ctx.per_chip["activation"] <= ctx.caps[sram] * value("RDU_ACTIVATION_SRAM_SHARE") else hbm
+        state = ("weights", "gradient", "optimizer")
+        return [everything_in("on-chip", sram),
+                Layout("hbm", {"weights": hbm, "activation": act_tier, "gradient": hbm, "optimizer": hbm}, state, hbm),
+                Layout("ddr", {"weights": ddr, "activation": hbm, "gradient": ddr, "optimizer": ddr}, state, ddr)]
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         r, plan = ctx.rates, ctx.plan

@@ -8,7 +8,7 @@ import math
 from accelkit.cost.constants import CHIP_HOP_LATENCY_S, TSP_STREAM_CYCLES
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time
-from accelkit.families.base import ExecutionModel, Timed, TimingContext
+from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
 
 
 def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
@@ -28,6 +28,9 @@ class TspModel(ExecutionModel):
 
     def lane(self, k):  # type: ignore[no-untyped-def]
         return k.units
+
+    def layouts(self, ctx: MemoryContext) -> list[Layout]:
+        return [everything_in("sram", ctx.tier(0))]  # SRAM only: a big model spreads over many chips
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         r = ctx.rates

@@ -5,16 +5,35 @@ one cycle each). Weight streaming: layers in turn on the whole wafer, bounded by
 
 from __future__ import annotations
 
+from accelkit.cost.constants import value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.cost.report import KernelTime
-from accelkit.families.base import ExecutionModel, Timed, TimingContext
+from accelkit.families.base import (
+    KINDS,
+    ExecutionModel,
+    Layout,
+    MemoryContext,
+    Timed,
+    TimingContext,
+    everything_in,
+)
 
 
 class WaferModel(ExecutionModel):
     family = "wafer-dataflow"
     modes = ("pipelined", "weight-streaming")
     lane_label = "region {group}"
+
+    def layouts(self, ctx: MemoryContext) -> list[Layout]:
+        sram, ext = ctx.tier(0), ctx.tier(1)
+        total = sum(ctx.per_chip.values())
+        replicas = 1 if ctx.training else max(1, min(value("WAFER_MAX_REPLICAS"), ctx.caps[sram] // max(1, total)))
+        pipelined = everything_in("pipelined", sram)
+        return [Layout("pipelined", pipelined.placement, KINDS, sram, replicas),
+                # weights stream in from MemoryX layer by layer; one layer (double-buffered) sits on the wafer
+                Layout("weight-streaming", {"weights": ext, "activation": sram, "gradient": ext, "optimizer": ext},
+                       ("weights", "gradient", "optimizer"), ext, extra={sram: 2 * ctx.largest_layer_bytes})]
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         spec, r, plan, tensor, peak = ctx.spec, ctx.rates, ctx.plan, ctx.tensor, ctx.peak
