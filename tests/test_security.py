@@ -1,17 +1,28 @@
 """A received artifact or ModelBox never makes accelkit import code the user did not name (issue: the CLI ran
-`evil_pkg:make` named by an artifact's cli.json, from a module shipped beside it)."""
+`evil_pkg:make` named by an artifact's cli.json, from a module shipped beside it), and never reads or writes
+outside the folder it was given: artifact paths, groqit's build_name, Session's log_dir."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import torch
+from torch import nn
 
+import accelkit as ak
 from accelkit.box import make_box, run_box
 from accelkit.cli import UsageError, main, trusted_spec
+from accelkit.compiler.artifact import ArtifactError
+from accelkit.groqflow import GroqFlowError, groqit
+from accelkit.runtime.session import SessionError
 
 MODELS = textwrap.dedent('''
     import torch
@@ -97,3 +108,91 @@ def test_zoo_models_are_accelkits_own_code() -> None:
     with pytest.raises(UsageError) as info:
         trusted_spec("evil:make", None, "a.akp/cli.json", "accelkit run a.akp")
     assert info.value.fix == "name the model yourself if you trust it: accelkit run a.akp --spec evil:make"
+
+
+# ---- paths stay inside the folder ----------------------------------------------------------
+def resign(akp: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Edit an artifact's manifest and recompute its checksum, as anyone can (it is unkeyed: integrity, not trust)."""
+    mpath = akp / "manifest.json"
+    body = json.loads(mpath.read_text())
+    body.pop("checksum")
+    edit(body)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    mpath.write_text(json.dumps({**body, "checksum": hashlib.sha256(canonical).hexdigest()}))
+
+
+@pytest.fixture
+def tiny_akp(tmp_path: Path) -> Path:
+    """A compiled and saved artifact, and a valid copy of its weights outside it (tmp/outside/)."""
+    torch.manual_seed(0)
+    out = Path(ak.compile(nn.Sequential(nn.Linear(8, 4)), (torch.randn(2, 8),), target="a100",
+                          precision="fp32").save(tmp_path / "a.akp"))
+    (tmp_path / "outside").mkdir()
+    shutil.copy(out / "weights.safetensors", tmp_path / "outside" / "weights.safetensors")
+    assert ak.load(out).weights is not None
+    return out
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("{outside}/weights.safetensors", "is an absolute path"),
+    ("../outside/weights.safetensors", "climbs out of the folder with '..'"),
+    ("sub/../../outside/weights.safetensors", "climbs out of the folder with '..'"),
+])
+def test_an_artifact_never_reads_weights_named_outside_its_folder(tiny_akp: Path, name: str, says: str) -> None:
+    outside = tiny_akp.parent / "outside"
+    file = name.format(outside=outside)
+    resign(tiny_akp, lambda body: body["weights"].update(file=file))  # the SHA-256 still matches the outside file
+    with pytest.raises(ArtifactError) as info:
+        ak.load(tiny_akp)
+    assert says in str(info.value) and repr(file) in str(info.value) and "ak.compile" in str(info.value.fix)
+
+
+def test_an_artifact_never_follows_a_symlink_out_of_its_folder(tiny_akp: Path) -> None:
+    outside = tiny_akp.parent / "outside"
+    (tiny_akp / "weights.safetensors").unlink()
+    (tiny_akp / "weights.safetensors").symlink_to(outside / "weights.safetensors")
+    with pytest.raises(ArtifactError, match="symlink to .*outside the artifact's folder"):
+        ak.load(tiny_akp)
+    shutil.move(str(tiny_akp / "manifest.json"), str(outside / "manifest.json"))  # the manifest too
+    (tiny_akp / "manifest.json").symlink_to(outside / "manifest.json")
+    with pytest.raises(ArtifactError, match="the manifest 'manifest.json' is a symlink"):
+        ak.load(tiny_akp)
+
+
+def test_a_symlink_inside_the_folder_still_loads(tiny_akp: Path) -> None:
+    (tiny_akp / "weights.safetensors").rename(tiny_akp / "real.safetensors")
+    (tiny_akp / "weights.safetensors").symlink_to("real.safetensors")
+    assert ak.load(tiny_akp).weights is not None
+
+
+@pytest.mark.parametrize("build_name", ["../../escape", "/tmp/escape", "sub/escape", "..", 3])
+def test_groqit_build_name_never_leaves_the_cache(tmp_path: Path, build_name: Any) -> None:
+    cache = tmp_path / "a" / "cache"
+    with pytest.raises(GroqFlowError, match="build_name") as info:
+        groqit(nn.Linear(8, 4), torch.randn(2, 8), build_name=build_name, cache_dir=cache, monitor=False)
+    assert "cache_dir" in str(info.value.fix)
+    assert not (tmp_path / "escape").exists() and not cache.exists()
+
+
+def test_groqit_ignores_a_build_name_written_into_the_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "a" / "cache"
+    model, x = nn.Linear(8, 4), torch.randn(2, 8)
+    groqit(model, x, build_name="net", cache_dir=cache, monitor=False)
+    state = cache / "net" / "state.json"
+    state.write_text(json.dumps({**json.loads(state.read_text()), "build_name": "../../escape"}))
+    shutil.copytree(cache / "net", tmp_path / "escape")  # a valid build where that name points
+    gmodel = groqit(model, x, build_name="net", cache_dir=cache, monitor=False)  # rebuilt where it belongs
+    assert gmodel.state.path == cache / "net" and not gmodel.state.loaded_from_cache
+    assert json.loads(state.read_text())["build_name"] == "net"
+
+
+@pytest.mark.parametrize(("log_dir", "says"), [(3, "int 3"), (b"runs", "bytes"), ("", "empty"),
+                                               ("afile", "is a file")])
+def test_session_log_dir_must_be_a_folder_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_dir: Any,
+                                               says: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a folder")
+    with pytest.raises(SessionError, match="log_dir") as info:
+        ak.Session(nn.Linear(8, 4), target="a100", log_dir=log_dir)
+    assert says in str(info.value) and "log_dir=" in str(info.value.fix)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no ./3, no runs/

@@ -44,6 +44,26 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def inside(root: Path, name: Any, what: str, *, fix: str) -> Path:
+    """``root / name`` for a file an artifact names, refused unless it stays inside ``root``: a relative path
+    without ``..`` that does not resolve (through symlinks) outside the folder."""
+    if not isinstance(name, str) or not name:
+        raise ArtifactError(f"{what} is {name!r}, not a file name inside {root}", fix=fix)
+    rel = Path(name)
+    if rel.is_absolute() or Path(os.path.normpath(name)).is_absolute():
+        raise ArtifactError(f"{what} {name!r} is an absolute path; an artifact only reads files inside its folder "
+                            f"{root}", fix=fix)
+    if ".." in rel.parts or ".." in Path(name.replace("\\", "/")).parts:
+        raise ArtifactError(f"{what} {name!r} climbs out of the folder with '..'; an artifact only reads files "
+                            f"inside its folder {root}", fix=fix)
+    full = root / rel
+    base = root.resolve()
+    if not full.resolve().is_relative_to(base):
+        raise ArtifactError(f"{what} {name!r} is a symlink to {full.resolve()}, outside the artifact's folder "
+                            f"{root}; an artifact only reads files inside it", fix=fix)
+    return full
+
+
 def save(prog: Any, path: str | os.PathLike[str]) -> str:
     from safetensors.torch import save_file
 
@@ -106,6 +126,7 @@ def load(path: str | os.PathLike[str]) -> Any:
     mpath = root / MANIFEST
     if not mpath.is_file():
         raise ArtifactError(f"{root} is not an accelkit artifact: {MANIFEST} is missing", fix=_FIX)
+    inside(root, MANIFEST, "the manifest", fix=_FIX)
     try:
         manifest = json.loads(mpath.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -124,7 +145,7 @@ def load(path: str | os.PathLike[str]) -> Any:
     weights = None
     winfo = manifest["weights"]
     if winfo.get("file"):
-        wpath = root / winfo["file"]
+        wpath = inside(root, winfo["file"], f"{mpath}: the weights file", fix=_FIX)
         if wpath.name != WEIGHTS or not wpath.is_file():
             raise ArtifactError(f"{root}: the weights file {winfo['file']!r} is missing", fix=_FIX)
         if _sha256(wpath) != winfo["sha256"]:

@@ -78,9 +78,23 @@ class BuildState:
     def read(cls, cache_dir: Path, build_name: str) -> BuildState | None:
         try:
             body = json.loads((cache_dir / build_name / STATE_FILE).read_text())
-            return cls(**body, cache_dir=str(cache_dir))
+            state = cls(**body, cache_dir=str(cache_dir))
         except (OSError, ValueError, TypeError):
             return None
+        # the record must be this build's: a build_name inside it would otherwise move state.path elsewhere
+        return state if state.build_name == build_name else None
+
+
+def _check_build_name(name: Any) -> str:
+    """A build name is one folder name under the cache directory: never a path that leaves it."""
+    fix = "use a plain folder name such as build_name='my_model' (no '/', '\\' or '..'); choose where it goes " \
+          "with cache_dir=..."
+    if not isinstance(name, str):
+        raise GroqFlowError(f"build_name must be a string, not {type(name).__name__} {name!r}", fix=fix)
+    if name in ("", ".", "..") or any(sep in name for sep in ("/", "\\", os.sep, "\0")) or Path(name).is_absolute():
+        raise GroqFlowError(f"build_name {name!r} is not a plain folder name: the build would be written outside "
+                            "cache_dir", fix=fix)
+    return name
 
 
 def default_cache_dir() -> Path:
@@ -196,8 +210,8 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
         raise GroqFlowError(f"rebuild={rebuild!r} is not a rebuild policy", fix=f"use one of {list(REBUILD)}")
     if num_chips is not None and (not isinstance(num_chips, int) or num_chips < 1):
         raise GroqFlowError(f"num_chips must be a whole number ≥ 1, got {num_chips!r}", fix="e.g. num_chips=2")
+    name = _check_build_name(build_name) if build_name is not None else default_build_name()
     named = bind_inputs(model, inputs)
-    name = build_name or default_build_name()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     config = {"num_chips": num_chips, "precision": precision, "target": TARGET, "compiler_flags": compiler_flags,
               "assembler_flags": assembler_flags, "groqview": groqview}

@@ -172,6 +172,7 @@ class Session:
         self._fixed_program: Any = None  # set by from_program: the clock's one program
         self._writer = None
         if log_dir is not None:
+            _check_log_dir(log_dir)
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError as exc:  # pragma: no cover - tensorboard is a dev dependency
@@ -354,6 +355,17 @@ class Session:
     def __repr__(self) -> str:
         return f"Session({type(self.model).__name__} on {self.chips} x {self.target}, {self.precision}, " \
                f"{self.steps} steps, {self.simulated_time_s:.3g} s modelled)"
+
+
+def _check_log_dir(log_dir: Any) -> None:
+    fix = "pass a folder path, e.g. ak.Session(..., log_dir='runs/exp1')"
+    if not isinstance(log_dir, (str, os.PathLike)) or isinstance(os.fspath(log_dir), bytes):
+        raise SessionError(f"log_dir must be a folder path (str or pathlib.Path), not {type(log_dir).__name__} "
+                           f"{log_dir!r}", fix=fix)
+    if not str(os.fspath(log_dir)).strip():
+        raise SessionError("log_dir is an empty path", fix=fix)
+    if Path(log_dir).exists() and not Path(log_dir).is_dir():
+        raise SessionError(f"log_dir {str(log_dir)!r} is a file, not a folder", fix=fix)
 
 
 def _len(data: Any) -> int | None:
