@@ -196,3 +196,122 @@ def test_session_log_dir_must_be_a_folder_path(tmp_path: Path, monkeypatch: pyte
         ak.Session(nn.Linear(8, 4), target="a100", log_dir=log_dir)
     assert says in str(info.value) and "log_dir=" in str(info.value.fix)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no ./3, no runs/
+
+
+# ---- one error boundary around ak.load -------------------------------------------------------
+def _garble_weights(akp: Path, data: bytes) -> None:
+    """Replace the weights with ``data`` and re-sign both checksums, as a forger would."""
+    (akp / "weights.safetensors").write_bytes(data)
+    resign(akp, lambda body: body["weights"].update(sha256=hashlib.sha256(data).hexdigest()))
+
+
+def _wrong_shape_weights(akp: Path) -> None:
+    from safetensors.torch import save
+
+    _garble_weights(akp, save({"0.weight": torch.zeros(3, 3), "0.bias": torch.zeros(4)}))
+
+
+def _deep_notes(akp: Path) -> None:
+    """graph.notes nested 5000 lists deep, re-signed (the forger's json needs a higher recursion limit)."""
+    value: Any = 0
+    for _ in range(5000):
+        value = [value]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(50_000)
+    try:
+        resign(akp, lambda body: body["graph"].update(notes=value))
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _set(*keys: Any, value: Any) -> Callable[[Path], None]:
+    """A corruption: set manifest[keys...] = value and re-sign (so it gets past the checksum)."""
+    def edit(body: dict[str, Any]) -> None:
+        for k in keys[:-1]:
+            body = body[k]
+        body[keys[-1]] = value
+    return lambda akp: resign(akp, edit)
+
+
+def _drop(*keys: str) -> Callable[[Path], None]:
+    def edit(body: dict[str, Any]) -> None:
+        for k in keys[:-1]:
+            body = body[k]
+        del body[keys[-1]]
+    return lambda akp: resign(akp, edit)
+
+
+def _write(name: str, data: bytes | Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    def corrupt(akp: Path) -> None:
+        f = akp / name
+        f.write_bytes(data(f.read_bytes()) if callable(data) else data)
+    return corrupt
+
+
+def _flip(b: bytes) -> bytes:
+    return b[:-5] + bytes([b[-5] ^ 0xFF]) + b[-4:]
+
+
+CORRUPTIONS: dict[str, Callable[[Path], None]] = {
+    # the files themselves, as a bad disk or copy leaves them
+    "manifest truncated": _write("manifest.json", lambda b: b[: len(b) // 2]),
+    "manifest empty": _write("manifest.json", b""),
+    "manifest binary garbage": _write("manifest.json", bytes(range(256)) * 4),
+    "manifest a JSON list": _write("manifest.json", b"[1, 2, 3]"),
+    "manifest nested 100000 deep": _write("manifest.json", b"[" * 100_000 + b"]" * 100_000),
+    "manifest deleted": lambda akp: (akp / "manifest.json").unlink(),
+    "weights truncated": _write("weights.safetensors", lambda b: b[: len(b) // 2]),
+    "weights byte flipped": _write("weights.safetensors", _flip),
+    "weights deleted": lambda akp: (akp / "weights.safetensors").unlink(),
+    # edited and re-signed, as a forger or a buggy tool leaves them
+    "weights garbage, re-hashed": lambda akp: _garble_weights(akp, b"\x08\x00\x00\x00\x00\x00\x00\x00{}garbage"),
+    "weights header lies, re-hashed": lambda akp: _garble_weights(akp, b"\xff" * 8 + b"{}"),
+    "weights of the wrong shape, re-hashed": _wrong_shape_weights,
+    "schema_version a string": _set("schema_version", value="1"),
+    "graph missing": _drop("graph"),
+    "options missing": _drop("options"),
+    "batch_size a string": _set("options", "batch_size", value="8"),
+    "batch_size zero": _set("options", "batch_size", value=0),
+    "chips zero": _set("options", "chips", value=0),
+    "micro_batch negative": _set("options", "micro_batch", value=-2),
+    "kernels not a list": _set("kernels", value="kernels"),
+    "a kernel's key missing": lambda akp: resign(akp, lambda body: body["kernels"][0].pop("flops")),
+    "a kernel's flops a list": lambda akp: resign(akp, lambda body: body["kernels"][0].update(flops=[1])),
+    "memory_plan null": _set("memory_plan", value=None),
+    "placement regions a number": _set("placement", "regions", value=5),
+    "target empty": _set("target", value={}),
+    "target bandwidth zero": lambda akp: resign(akp, lambda body: [t.update(bandwidth_Bps=0)
+                                                                   for t in body["target"]["memory_tiers"]]),
+    "a graph shape a string": lambda akp: resign(akp, lambda body: body["graph"]["nodes"][0]["outputs"][0]
+                                                 .__setitem__(0, "big")),
+    "graph notes nested 5000 deep": _deep_notes,
+    "weights file a number": _set("weights", "file", value=3),
+    "weights aliases a list": _set("weights", "aliases", value=["0.weight"]),
+    "weights sha256 null": _set("weights", "sha256", value=None),
+}
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 4))
+    return Path(ak.compile(model, (torch.randn(2, 8),), target="a100", precision="fp32", training=True)
+                .save(tmp_path_factory.mktemp("pristine") / "a.akp"))
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_every_corrupted_artifact_gets_an_accelkit_error(pristine: Path, tmp_path: Path, corruption: str) -> None:
+    akp = Path(shutil.copytree(pristine, tmp_path / "a.akp"))
+    ak.load(akp)  # the copy loads before it is corrupted
+    CORRUPTIONS[corruption](akp)
+    with pytest.raises(ArtifactError) as info:
+        ak.load(akp)
+    text = str(info.value)
+    assert str(akp) in text and "Traceback" not in text  # names the folder or the file in it
+    assert info.value.fix  # and says how to get a good one
+
+
+@pytest.mark.parametrize("path", [None, 3, ["a.akp"]])
+def test_load_names_a_path_that_is_not_one(path: Any) -> None:
+    with pytest.raises(ArtifactError, match="ak.load needs the artifact's folder"):
+        ak.load(path)

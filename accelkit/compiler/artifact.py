@@ -114,7 +114,39 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
 
 
 def load(path: str | os.PathLike[str]) -> Any:
-    """Read an artifact written by :meth:`CompiledProgram.save`; refuses anything it cannot trust."""
+    """Read an artifact written by :meth:`CompiledProgram.save`; refuses anything it cannot trust.
+
+    One error boundary: whatever is wrong with the folder (a missing, truncated, garbled or edited file, a
+    field of the wrong type, a zero size), the caller gets an :class:`ArtifactError` naming the file.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArtifactError(f"ak.load needs the artifact's folder (a str or pathlib.Path), not "
+                            f"{type(path).__name__} {path!r}", fix="e.g. ak.load('model.akp')")
+    root = Path(path)
+    reading = [root / MANIFEST]  # the file being read, for the error
+    try:
+        prog = _load(root, reading)
+        reading[0] = root / MANIFEST
+        prog.report  # noqa: B018 - the modelled figures too: a loaded program must be usable, not fail later
+        return prog
+    except ArtifactError:
+        raise
+    except AccelkitError as exc:  # e.g. a SpecError from the target: still the artifact's fault
+        raise ArtifactError(f"{reading[0]}: {exc.message}", fix=_FIX) from None
+    except RecursionError:
+        raise ArtifactError(f"{reading[0]} is nested too deeply to be an accelkit artifact", fix=_FIX) from None
+    except Exception as exc:  # noqa: BLE001 - the boundary: nothing raw escapes a load
+        raise ArtifactError(f"{reading[0]} is corrupted or has malformed fields ({type(exc).__name__}: {exc})",
+                            fix=_FIX) from None
+
+
+def _positive_int(opts: dict[str, Any], key: str, mpath: Path) -> None:
+    v = opts.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise ArtifactError(f"{mpath}: options.{key} is {v!r}, not a whole number >= 1", fix=_FIX)
+
+
+def _load(root: Path, reading: list[Path]) -> Any:
     from accelkit.compiler.memory import MemoryPlan
     from accelkit.compiler.passes import Kernel, PassResult
     from accelkit.compiler.placement import Placement, Region
@@ -122,7 +154,6 @@ def load(path: str | os.PathLike[str]) -> Any:
     from accelkit.graph.ir import graph_from_dict
     from accelkit.hardware.spec import AcceleratorSpec
 
-    root = Path(path)
     mpath = root / MANIFEST
     if not mpath.is_file():
         raise ArtifactError(f"{root} is not an accelkit artifact: {MANIFEST} is missing", fix=_FIX)
@@ -142,8 +173,15 @@ def load(path: str | os.PathLike[str]) -> Any:
     checksum = manifest.pop("checksum", None)
     if checksum != hashlib.sha256(_canonical(manifest)).hexdigest():
         raise ArtifactError(f"{mpath} was modified after it was saved (its checksum does not match)", fix=_FIX)
+    opts = manifest["options"]
+    for key in ("batch_size", "micro_batch", "example_batch", "chips"):
+        _positive_int(opts, key, mpath)
+    graph = graph_from_dict(manifest["graph"])
     weights = None
     winfo = manifest["weights"]
+    aliases = winfo.get("aliases", {})
+    if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
+        raise ArtifactError(f"{mpath}: weights.aliases is {aliases!r}, not a table of tied weight names", fix=_FIX)
     if winfo.get("file"):
         wpath = inside(root, winfo["file"], f"{mpath}: the weights file", fix=_FIX)
         if wpath.name != WEIGHTS or not wpath.is_file():
@@ -152,30 +190,31 @@ def load(path: str | os.PathLike[str]) -> Any:
             raise ArtifactError(f"{wpath} is truncated, corrupted or replaced (SHA-256 mismatch)", fix=_FIX)
         from safetensors.torch import load_file
 
+        reading[0] = wpath
         weights = load_file(str(wpath))
-        for alias, name in winfo.get("aliases", {}).items():
+        for alias, name in aliases.items():
             if name not in weights:
                 raise ArtifactError(f"{mpath}: tied weight {alias!r} points at missing {name!r}", fix=_FIX)
             weights[alias] = weights[name]
-    try:
-        opts = manifest["options"]
-        pl = dict(manifest["placement"])
-        pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])
-        pl["grid"] = tuple(pl["grid"])
-        pl["notes"] = tuple(pl["notes"])
-        pl["stages"] = tuple(tuple(s) for s in pl["stages"])
-        return CompiledProgram(
-            graph=graph_from_dict(manifest["graph"]),
-            spec=AcceleratorSpec.from_dict(manifest["target"], origin=str(mpath)),
-            precision=opts["precision"], batch_size=opts["batch_size"], micro_batch=opts["micro_batch"],
-            example_batch=opts["example_batch"], chips=opts["chips"], parallel=Parallel(**opts["parallel"]),
-            training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
-            passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
-            kernels=[Kernel(**k) for k in manifest["kernels"]],
-            memory_plan=MemoryPlan(**manifest["memory_plan"]),
-            placement=Placement(**pl),
-            weights=weights,
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ArtifactError(f"{mpath} is missing or has malformed fields ({type(exc).__name__}: {exc})",
-                            fix=_FIX) from None
+        for name, meta in {**graph.params, **graph.buffers}.items():
+            if name in weights and tuple(weights[name].shape) != tuple(meta.shape):
+                raise ArtifactError(f"{wpath}: weight {name!r} has shape {tuple(weights[name].shape)}, the "
+                                    f"compiled graph has {tuple(meta.shape)}", fix=_FIX)
+        reading[0] = mpath
+    pl = dict(manifest["placement"])
+    pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])
+    pl["grid"] = tuple(pl["grid"])
+    pl["notes"] = tuple(pl["notes"])
+    pl["stages"] = tuple(tuple(s) for s in pl["stages"])
+    return CompiledProgram(
+        graph=graph,
+        spec=AcceleratorSpec.from_dict(manifest["target"], origin=str(mpath)),
+        precision=opts["precision"], batch_size=opts["batch_size"], micro_batch=opts["micro_batch"],
+        example_batch=opts["example_batch"], chips=opts["chips"], parallel=Parallel(**opts["parallel"]),
+        training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
+        passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
+        kernels=[Kernel(**k) for k in manifest["kernels"]],
+        memory_plan=MemoryPlan(**manifest["memory_plan"]),
+        placement=Placement(**pl),
+        weights=weights,
+    )
