@@ -1,7 +1,7 @@
 """One execution model per family, in a registry (accelkit.families): the performance model, the memory
-plan's modes, the timeline lanes and the model-parallel split come from it, and no other module compares a
-family's name as a string, apart from the files still listed below (each to be moved into its family's
-module: the memory plan and the placement are next)."""
+plans and their modes, the timeline lanes and the model-parallel split come from it, and no other module
+compares a family's name as a string, apart from the files still listed below (each to be moved into its
+family's module)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ FAMILY_RE = re.compile(r'(?<!device\()(?<!autocast\()(?<!type == )'
                        r'"(cpu|gpu|bsp-tiles|reconfigurable-dataflow|wafer-dataflow|static-schedule)"')
 
 STILL_COMPARING = {  # file -> how many family-name strings it still holds (a ratchet: may only go down)
-    "compiler/placement.py": 11,  # the per-family placement (next: ExecutionModel.place)
     "compiler/passes.py": 4,  # RDU sections and wafer regions in fusion
     "compiler/compile_time.py": 4,  # published compile times per family
     "viz/catalog.py": 7,  # a diagram per family (next: the diagram's data from the model)

@@ -11,13 +11,6 @@ compares a family's name as a string.
 
 from __future__ import annotations
 
-from accelkit.cost.constants import (
-    BANDWIDTH_EFFICIENCY,
-    COMPUTE_EFFICIENCY,
-    DEFAULT_LINK_BPS,
-    LAUNCH_OVERHEAD_S,
-    VECTOR_FRACTION_OF_16BIT_PEAK,
-)
 from accelkit.cost.rates import Rates
 from accelkit.errors import UnknownNameError
 from accelkit.families import cpu, gpu, ipu, rdu, tsp, wafer
@@ -38,22 +31,7 @@ def model_for(family: str) -> ExecutionModel:
 
 def rates(spec: AcceleratorSpec, precision: str) -> Rates:
     """The chip's rates at ``precision``, after the efficiency constants (none for a measured host)."""
-    model = model_for(spec.family)
-    peak = spec.peak(precision)
-    _, p16 = spec.peak_16bit()
-    vec = spec.peak_flops.get("fp32") if model.vector_at_fp32_peak else None
-    vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
-    ce = 1.0 if model.measured_rates else COMPUTE_EFFICIENCY
-    be = 1.0 if model.measured_rates else BANDWIDTH_EFFICIENCY
-    launch = model.launch_s() if model.measured_rates else LAUNCH_OVERHEAD_S.get(spec.family, 4e-6)
-    return Rates(
-        matmul_flops=peak * ce,
-        vector_flops=vec * ce,
-        tier_bw={t.name: t.bandwidth_Bps * be for t in spec.memory_tiers},
-        link_Bps=(spec.chip_to_chip_Bps or DEFAULT_LINK_BPS) / 2,  # vendors quote both directions
-        launch_s=launch,
-        clock_hz=spec.clock_hz or 1e9,
-    )
+    return model_for(spec.family).rates(spec, precision)
 
 
 __all__ = ["REGISTRY", "ExecutionModel", "Rates", "Timed", "TimingContext", "model_for", "rates"]

@@ -10,10 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from accelkit.cost.constants import (
+    BANDWIDTH_EFFICIENCY,
+    COMPUTE_EFFICIENCY,
+    DEFAULT_LINK_BPS,
+    LAUNCH_OVERHEAD_S,
+    VECTOR_FRACTION_OF_16BIT_PEAK,
+)
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
 from accelkit.cost.rates import Rates
 from accelkit.cost.report import KernelTime
+from accelkit.families.placement import Placement, Region
 from accelkit.hardware.spec import AcceleratorSpec
 
 
@@ -101,6 +109,37 @@ class ExecutionModel:
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         raise NotImplementedError
+
+    def rates(self, spec: AcceleratorSpec, precision: str) -> Rates:
+        """What one chip of this family delivers at ``precision``: peak x the efficiency constants (a
+        measured family takes its rates as they are)."""
+        peak = spec.peak(precision)
+        _, p16 = spec.peak_16bit()
+        vec = spec.peak_flops.get("fp32") if self.vector_at_fp32_peak else None
+        vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
+        ce = 1.0 if self.measured_rates else COMPUTE_EFFICIENCY
+        be = 1.0 if self.measured_rates else BANDWIDTH_EFFICIENCY
+        launch = self.launch_s() if self.measured_rates else LAUNCH_OVERHEAD_S.get(self.family, 4e-6)
+        return Rates(
+            matmul_flops=peak * ce,
+            vector_flops=vec * ce,
+            tier_bw={t.name: t.bandwidth_Bps * be for t in spec.memory_tiers},
+            link_Bps=(spec.chip_to_chip_Bps or DEFAULT_LINK_BPS) / 2,  # vendors quote both directions
+            launch_s=launch,
+            clock_hz=spec.clock_hz or 1e9,
+        )
+
+    def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+              precision: str | None = None) -> Placement:
+        """Where each kernel runs. By default (GPU, CPU) the kernels launch one after another on one stream,
+        each using every unit."""
+        regions = tuple(Region(k.name, (k.name,), 0, 0, i, 1, 1, spec.compute_units, slice="stream 0",
+                               section=k.section) for i, k in enumerate(kernels))
+        return Placement(self.family, (1, max(1, len(kernels))), regions, chips, spec.unit_name or "unit",
+                         ("kernels launch one after another on one stream; each uses every SM",))
+
+    def check(self, p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any) -> None:
+        """The family's own placement invariants (beyond every kernel placed once); none by default."""
 
     def layouts(self, ctx: MemoryContext) -> list[Layout]:
         """Each execution mode's memory layout, in :attr:`modes` order. By default one mode that keeps

@@ -4,10 +4,42 @@ weights' copy in."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from accelkit.cost import constants
 from accelkit.cost.constants import BANDWIDTH_EFFICIENCY
-from accelkit.cost.kernel import Kernel
+from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
+from accelkit.families.placement import Placement, Region, balanced_stages
+from accelkit.hardware.spec import AcceleratorSpec
+
+
+def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+          precision: str | None = None) -> Placement:
+    tiles = spec.compute_units
+    groups = layers(kernels)
+    n_stages = max(1, pipeline if pipeline > 1 else (plan.chips_needed if plan.mode == "on-chip" else 1))
+    n_stages = min(n_stages, chips) if chips > 1 else 1
+    stage_of = {}
+    stages = balanced_stages(groups, n_stages)
+    for s, idxs in enumerate(stages):
+        for i in idxs:
+            for k in groups[i][1]:
+                stage_of[k.name] = s
+    regions = []
+    for step, k in enumerate(kernels):
+        # a superstep uses as many tiles as its FLOPs need, but weights on chip need room too
+        units = tiles  # bulk-synchronous: every tile takes part in every superstep
+        regions.append(Region(k.name, (k.name,), stage_of.get(k.name, 0), 0, 0, 1, units, units,
+                              memory_bytes=k.param_bytes if plan.mode == "on-chip" else 0,
+                              start_cycle=step, slice=f"superstep {step}", section=k.section))
+    cols = spec.mesh_shape[1] if spec.mesh_shape else constants.value("IPU_TILE_COLUMNS")
+    return Placement("bsp-tiles", (max(1, tiles // cols), cols), tuple(regions), chips, "tile",
+                     ("each kernel is a superstep: every tile computes its share, all tiles sync, then "
+                      "exchange results over the on-chip exchange",)
+                     + ((f"pipelined over {n_stages} IPUs (PopTorch BeginBlock style)",) if n_stages > 1 else ()),
+                     stages=tuple(tuple(groups[i][0] for i in idxs) for idxs in stages))
 
 
 class IpuModel(ExecutionModel):
@@ -23,6 +55,10 @@ class IpuModel(ExecutionModel):
                                              "optimizer": stream}, ("weights", "activation", "gradient"), sram),
                 Layout("streaming-memory", {"weights": stream, "activation": sram, "gradient": stream,
                                             "optimizer": stream}, ("weights", "gradient", "optimizer"), stream)]
+
+    def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+              precision: str | None = None) -> Placement:
+        return place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         spec, r, plan = ctx.spec, ctx.rates, ctx.plan

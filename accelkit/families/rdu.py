@@ -4,10 +4,33 @@ and weights cross the tier the memory plan chose; one section switch per section
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from accelkit.cost.constants import value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
+from accelkit.families.placement import Placement, Region, split_units
+from accelkit.hardware.spec import AcceleratorSpec
+
+
+def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+          precision: str | None = None) -> Placement:
+    pcus, pmus = spec.pcus or spec.compute_units, spec.pmus or spec.compute_units
+    regions = []
+    for idx, (name, ks) in enumerate(layers(kernels)):
+        pc = split_units(pcus, [k.flops or 1 for k in ks])
+        pm = split_units(pmus, [k.bytes or 1 for k in ks])
+        for k, a, b in zip(ks, pc, pm, strict=True):
+            regions.append(Region(k.name, (k.name,), 0, idx, 0, 1, a, a, memory_units=b,
+                                  memory_bytes=k.param_bytes, slice=f"section {idx}: {name}", section=k.section))
+    side = int(math.sqrt(pcus + pmus))
+    grid = tuple(spec.mesh_shape) if spec.mesh_shape else (side, side)
+    return Placement("reconfigurable-dataflow", (int(grid[0]), int(grid[1])), tuple(regions), chips, "PCU",
+                     ("sections run one after another; inside a section every kernel has its own PCUs "
+                      "(compute) and PMUs (on-chip memory) and data flows between them as a pipeline",),
+                     extra={"sections": len(layers(kernels))})
 
 
 class RduModel(ExecutionModel):
@@ -24,6 +47,10 @@ class RduModel(ExecutionModel):
         return [everything_in("on-chip", sram),
                 Layout("hbm", {"weights": hbm, "activation": act_tier, "gradient": hbm, "optimizer": hbm}, state, hbm),
                 Layout("ddr", {"weights": ddr, "activation": hbm, "gradient": ddr, "optimizer": ddr}, state, ddr)]
+
+    def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+              precision: str | None = None) -> Placement:
+        return place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         r, plan = ctx.rates, ctx.plan

@@ -4,11 +4,15 @@ per boundary the data crosses. The same program always takes the same number of 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from accelkit.cost import constants
 from accelkit.cost.constants import CHIP_HOP_LATENCY_S, TSP_STREAM_CYCLES
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time
 from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
+from accelkit.families.placement import Placement, PlacementError, Region
+from accelkit.hardware.spec import AcceleratorSpec
 
 
 def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
@@ -18,6 +22,50 @@ def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
     rate = r.matmul_flops if k.kind == "matmul" else r.vector_flops
     busy = max(k.flops / rate, k.bytes / r.tier_bw[sram])
     return TSP_STREAM_CYCLES + math.ceil(busy * r.clock_hz)
+
+
+def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+          precision: str | None = None) -> Placement:
+    """Weights packed chip after chip in program order (a layer larger than one chip's SRAM spans
+    several, each computing its share); every kernel gets a fixed cycle count."""
+    r = MODEL.rates(spec, precision or spec.peak_16bit()[0])
+    sram = spec.memory_tiers[0]
+    cap = max(sram.capacity_bytes * constants.value("USABLE_SRAM_FRACTION") - plan.activation_bytes,
+              constants.value("TSP_MIN_WEIGHT_SHARE") * sram.capacity_bytes)
+    # kernels that share a weight (GPT-2's embedding and head) each count it; memory holds it once
+    counted = sum(k.param_bytes for k in kernels)
+    unique = plan.weights_bytes * max(1, pipeline)
+    share = min(1.0, unique / counted) if counted else 1.0
+    total = counted * share
+    if chips > 1 and total:  # spread the weights evenly over every chip the program was given
+        cap = min(cap, total / chips * (1 + 1e-9))
+    chip, fill = 0, 0.0
+    regions = []
+    cycle = 0
+    for k in kernels:
+        if fill >= cap:
+            chip, fill = chip + 1, 0.0
+        first, rest = chip, float(k.param_bytes) * share
+        while rest > 0:
+            take = min(cap - fill, rest)
+            fill, rest = fill + take, rest - take
+            if rest > 0:
+                chip, fill = chip + 1, 0.0
+        span = chip - first + 1
+        cycles = tsp_cycles(k, r, sram.name)
+        sl = {"matmul": "MXM", "vector": "VXM", "memory": "MEM"}[k.kind]
+        regions.append(Region(k.name, (k.name,), first, 0, 0, 1, 1, span, memory_bytes=k.param_bytes,
+                              start_cycle=cycle, cycles=cycles, slice=sl, section=k.section,
+                              where=f"cycles {cycle}-{cycle + cycles}"))
+        cycle += cycles
+    if chip + 1 > chips:
+        raise PlacementError(f"the weights need {chip + 1} {spec.name} chips of SRAM; the program has {chips}",
+                             fix=f"compile with chips={chip + 1}")
+    return Placement("static-schedule", (1, 4), tuple(regions), chips, "functional slice",
+                     ("a static schedule: the compiler fixes the cycle of every instruction, so the same "
+                      "input always takes the same time",
+                      f"weights packed over {chip + 1} chip(s) in program order; data hops chip to chip"),
+                     extra={"total_cycles": cycle, "chips_used": chip + 1})
 
 
 class TspModel(ExecutionModel):
@@ -31,6 +79,10 @@ class TspModel(ExecutionModel):
 
     def layouts(self, ctx: MemoryContext) -> list[Layout]:
         return [everything_in("sram", ctx.tier(0))]  # SRAM only: a big model spreads over many chips
+
+    def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+              precision: str | None = None) -> Placement:
+        return place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         r = ctx.rates

@@ -5,8 +5,11 @@ one cycle each). Weight streaming: layers in turn on the whole wafer, bounded by
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from accelkit.cost.constants import value
-from accelkit.cost.kernel import Kernel
+from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import (
@@ -18,6 +21,62 @@ from accelkit.families.base import (
     TimingContext,
     everything_in,
 )
+from accelkit.families.placement import Placement, PlacementError, Region, split_units
+from accelkit.hardware.spec import AcceleratorSpec
+
+
+def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+          precision: str | None = None) -> Placement:
+    rows, cols = spec.mesh_shape or (int(math.sqrt(spec.compute_units)),) * 2
+    fwd = [k for k in kernels if k.section == "fwd"] or kernels
+    if plan.mode == "weight-streaming":
+        # one layer at a time on the whole wafer: draw the heaviest layer's kernels as regions
+        groups = layers(fwd)
+        repeated = [g for g in groups if g[0].rsplit(".", 1)[-1].isdigit()] or groups  # prefer a repeated block
+        name, heavy = max(repeated, key=lambda g: sum(k.flops for k in g[1]))
+        items: list[tuple[str, tuple[str, ...], int, int]] = [
+            (k.name, (k.name,), k.flops, k.param_bytes) for k in heavy]
+        notes = [f"weight streaming: each layer in turn owns all {rows * cols:,} cores; drawn: {name}",
+                 "weights stream in from MemoryX layer by layer; activations stay on the wafer"]
+        rest = [k.name for k in kernels if k.name not in {i[0] for i in items}]
+    else:
+        groups = layers(kernels)
+        items = [(g, tuple(k.name for k in ks), sum(k.flops for k in ks) or 1, sum(k.param_bytes for k in ks))
+                 for g, ks in groups]
+        notes = ["pipelined: every layer keeps its own region and weights on the wafer; "
+                 "region sizes follow FLOPs so each stage takes about as long"]
+        if plan.replicas > 1:
+            notes.append(f"the model is small: {plan.replicas} replicas could share the wafer (multi-replica)")
+        rest = []
+    # a region needs cores for its FLOPs (pipeline balance) and for its weights (SRAM beside each core)
+    f_tot = sum(i[2] for i in items) or 1
+    m_tot = sum(i[3] for i in items) or 1
+    need = [max(i[2] / f_tot, i[3] / m_tot) for i in items]
+    # over several wafers (pipeline parallel), consecutive layers share a wafer: equal shares of the need
+    n_wafers = pipeline if plan.mode == "pipelined" and pipeline > 1 else 1
+    wafer_of, acc, total_need = [], 0.0, sum(need) or 1.0
+    for x in need:
+        wafer_of.append(min(n_wafers - 1, int(acc / total_need * n_wafers)))
+        acc += x
+    section_of = {k.name: k.section for k in kernels}
+    regions = []
+    stages = []
+    for w_idx in range(n_wafers):
+        idx = [i for i, w in enumerate(wafer_of) if w == w_idx]
+        if not idx:
+            continue
+        stages.append(tuple(items[i][0] for i in idx))
+        widths = split_units(cols, [need[i] for i in idx])
+        c = 0
+        for i, w in zip(idx, widths, strict=True):
+            name, ks, _f, pbytes = items[i]
+            regions.append(Region(name, ks, w_idx, 0, c, rows, w, rows * w, memory_bytes=pbytes,
+                                  section=section_of[ks[0]], where=f"rows 0-{rows - 1}, cols {c}-{c + w - 1}"))
+            c += w
+    if n_wafers > 1:
+        notes.append(f"pipelined over {n_wafers} wafers: consecutive layers share a wafer, activations hop between")
+    return Placement("wafer-dataflow", (rows, cols), tuple(regions), chips, spec.unit_name or "core",
+                     tuple(notes), stages=tuple(stages) if n_wafers > 1 else (), extra={"streamed_kernels": rest})
 
 
 class WaferModel(ExecutionModel):
@@ -34,6 +93,23 @@ class WaferModel(ExecutionModel):
                 # weights stream in from MemoryX layer by layer; one layer (double-buffered) sits on the wafer
                 Layout("weight-streaming", {"weights": ext, "activation": sram, "gradient": ext, "optimizer": ext},
                        ("weights", "gradient", "optimizer"), ext, extra={sram: 2 * ctx.largest_layer_bytes})]
+
+    def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
+              precision: str | None = None) -> Placement:
+        return place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
+
+    def check(self, p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any) -> None:
+        """Wafer regions stay on the mesh, never overlap, and (pipelined) hold their weights in their cores' SRAM."""
+        rows, cols = p.grid
+        for i, a in enumerate(p.regions):
+            if a.col0 + a.cols > cols or a.row0 + a.rows > rows:
+                raise PlacementError(f"region {a.name} leaves the {rows}x{cols} mesh")
+            for b in p.regions[i + 1:]:
+                if a.overlaps(b):
+                    raise PlacementError(f"regions {a.name} and {b.name} overlap")
+            if plan.mode == "pipelined" and a.memory_bytes > a.units * spec.memory_per_unit_bytes:
+                raise PlacementError(f"region {a.name} holds {a.memory_bytes} bytes in {a.units} cores",
+                                     fix="use weight streaming (mode='weight-streaming')")
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         spec, r, plan, tensor, peak = ctx.spec, ctx.rates, ctx.plan, ctx.tensor, ctx.peak

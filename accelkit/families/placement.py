@@ -1,0 +1,116 @@
+"""Where kernels run on a chip: ``Region`` and ``Placement`` (plain values), and the helpers the families'
+placement methods share. Each family's ``ExecutionModel.place`` builds its own (``accelkit.families``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelkit.cost.kernel import Kernel
+from accelkit.errors import AccelkitError
+
+
+@dataclass(frozen=True)
+class Region:
+    """A rectangle of mesh rows/cols (wafer) or a unit range (others) assigned to kernels."""
+
+    name: str  # the layer or kernel
+    kernels: tuple[str, ...]
+    chip: int
+    row0: int
+    col0: int
+    rows: int
+    cols: int
+    units: int  # compute units (cores, PCUs, tiles, slices) it uses
+    memory_units: int = 0  # PMUs on an RDU
+    memory_bytes: int = 0  # bytes it holds in on-chip memory
+    start_cycle: int = 0  # static schedule only
+    cycles: int = 0
+    slice: str = ""  # TSP functional slice / GPU stream
+    section: str = "fwd"
+    where: str = ""  # how the family says where it is ("rows 0-849, cols 0-99", "cycles 0-110")
+
+    def overlaps(self, other: Region) -> bool:
+        return (self.chip == other.chip and self.row0 < other.row0 + other.rows
+                and other.row0 < self.row0 + self.rows and self.col0 < other.col0 + other.cols
+                and other.col0 < self.col0 + self.cols)
+
+
+@dataclass(frozen=True)
+class Placement:
+    family: str
+    grid: tuple[int, int]  # rows x cols of the unit array drawn for this chip
+    regions: tuple[Region, ...]
+    chips: int
+    unit_name: str
+    notes: tuple[str, ...] = ()
+    stages: tuple[tuple[str, ...], ...] = ()  # pipeline stages (layers per chip) when pipelined
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def region_of(self, kernel: str) -> Region:
+        for r in self.regions:
+            if kernel in r.kernels:
+                return r
+        raise KeyError(kernel)
+
+    def summary(self, limit: int = 8) -> str:
+        lines = [f"{len(self.regions)} regions on {self.chips} chip(s), {self.unit_name} grid "
+                 f"{self.grid[0]}x{self.grid[1]}"]
+        for r in self.regions[:limit]:
+            where = r.where or f"{r.units} {self.unit_name}s" + (f", {r.memory_units} PMUs" if r.memory_units else "")
+            lines.append(f"  chip {r.chip} {r.name:<28} {len(r.kernels):>3} kernel(s)  {where}")
+        if len(self.regions) > limit:
+            lines.append(f"  ... {len(self.regions) - limit} more")
+        return "\n".join(lines)
+
+
+class PlacementError(AccelkitError):
+    """A placement that breaks an invariant (a kernel unplaced, units over memory, overlaps)."""
+
+
+def _split(total: int, weights: list[float], minimum: int = 1) -> list[int]:
+    """Integers ≥ minimum, proportional to weights, summing to at most total (largest remainder)."""
+    n = len(weights)
+    if n == 0:
+        return []
+    if total < n * minimum:
+        raise PlacementError(f"{n} kernels need at least {n * minimum} units, the chip has {total}",
+                             fix="use more chips or a coarser fusion level")
+    s = sum(weights) or n
+    share = [minimum + (total - n * minimum) * (w if sum(weights) else 1) / s for w in weights]
+    out = [int(math.floor(x)) for x in share]
+    rest = total - sum(out)
+    for i in sorted(range(n), key=lambda i: share[i] - out[i], reverse=True)[:rest]:
+        out[i] += 1
+    return out
+
+
+def split_units(total: int, weights: list[float], minimum: int = 1) -> list[int]:
+    """Integers ≥ minimum, proportional to weights, summing to at most total (largest remainder)."""
+    n = len(weights)
+    if n == 0:
+        return []
+    if total < n * minimum:
+        raise PlacementError(f"{n} kernels need at least {n * minimum} units, the chip has {total}",
+                             fix="use more chips or a coarser fusion level")
+    s = sum(weights) or n
+    share = [minimum + (total - n * minimum) * (w if sum(weights) else 1) / s for w in weights]
+    out = [int(math.floor(x)) for x in share]
+    rest = total - sum(out)
+    for i in sorted(range(n), key=lambda i: share[i] - out[i], reverse=True)[:rest]:
+        out[i] += 1
+    return out
+
+
+def balanced_stages(groups: list[tuple[str, list[Kernel]]], n: int) -> list[list[int]]:
+    """Split consecutive groups into n stages of about equal FLOPs."""
+    flops = [sum(k.flops for k in ks) for _, ks in groups]
+    total = sum(flops) or 1
+    stages: list[list[int]] = [[] for _ in range(n)]
+    acc = 0.0
+    for i, f in enumerate(flops):
+        s = min(n - 1, int(acc / total * n))
+        stages[s].append(i)
+        acc += f
+    return stages
