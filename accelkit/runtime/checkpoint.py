@@ -2,16 +2,33 @@
 
     ckpt/
         checkpoint.json        schema version, clock (steps, modelled seconds), optimizer param groups,
-                               the non-tensor parts of the optimizer state, RNG bookkeeping
+                               the non-tensor parts of the optimizer state, RNG bookkeeping, and the
+                               SHA-256 and size of the tensor file
         tensors.safetensors    model state, optimizer state tensors, torch's RNG state
 
-Loading reads JSON and safetensors only (no pickle, no code). After ``load_checkpoint`` the next
-steps produce the same parameters, bit for bit, as an uninterrupted run.
+Saving is all or nothing: the whole checkpoint is written into a temporary sibling folder
+(``.ckpt.tmp-…``), flushed to disk, then renamed into place; the previous checkpoint is moved
+aside (``.ckpt.old-…``) only for the instant between the two renames and deleted once the new
+one is in place. A process killed at any point leaves either the previous checkpoint or the new
+one: if it died between the renames, ``load_checkpoint`` reads the previous one from its
+``.old`` folder. The next save removes whatever a killed save left behind.
+
+Loading reads JSON and safetensors only (no pickle, no code), and checks everything (checksum,
+keys, shapes, dtypes, optimizer groups, clock fields) before it touches the model or the
+optimizer: a checkpoint that does not fit is refused with a :class:`CheckpointError` naming what
+differs, and the session is left as it was. After ``load_checkpoint`` the next steps produce the
+same parameters, bit for bit, as an uninterrupted run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import os
+import shutil
+import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +36,9 @@ import torch
 
 from accelkit.errors import AccelkitError
 
-SCHEMA = 1
+SCHEMA = 2  # 2: the tensor file's SHA-256 is recorded (schema 1 had none)
+META = "checkpoint.json"
+TENSORS = "tensors.safetensors"
 _FIX = "save it again with session.save_checkpoint(path)"
 
 
@@ -38,10 +57,70 @@ def _plain(v: Any) -> Any:
                           fix="use a torch.optim optimizer whose state is tensors and numbers")
 
 
-def save_checkpoint(session: Any, path: Path) -> str:
+def _folder(path: Any) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes) or not str(os.fspath(path)):
+        raise CheckpointError(f"a checkpoint path must be a folder path (str or pathlib.Path), not "
+                              f"{type(path).__name__} {path!r}", fix="e.g. session.save_checkpoint('ckpt/step100')")
+    return Path(os.path.abspath(path))
+
+
+def _siblings(path: Path, kind: str) -> list[Path]:
+    """The ``.<name>.tmp-*`` (a save in progress or killed) or ``.<name>.old-*`` (the previous checkpoint, moved
+    aside for a moment) folders next to ``path``, newest first."""
+    prefix = f".{path.name}.{kind}-"
+    if not path.parent.is_dir():
+        return []
+    found = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
+    return sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+
+
+def _remove(paths: list[Path]) -> None:
+    for p in paths:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename inside ``folder`` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _sha256(path: Path, *, sync: bool = False) -> tuple[str, int]:
+    """SHA-256 and size of a file; with ``sync``, also flushed to disk."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+        if sync:
+            os.fsync(f.fileno())
+    return h.hexdigest(), size
+
+
+def _write_json(path: Path, body: dict[str, Any]) -> None:
+    with open(path, "w") as f:
+        f.write(json.dumps(body, indent=1))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def save_checkpoint(session: Any, path: str | os.PathLike[str]) -> str:
     from safetensors.torch import save_file
 
-    path.mkdir(parents=True, exist_ok=True)
+    given = str(Path(path)) if isinstance(path, (str, os.PathLike)) else path
+    path = _folder(path)
     tensors: dict[str, torch.Tensor] = {}
     seen: dict[tuple[int, tuple[int, ...]], str] = {}
     aliases: dict[str, str] = {}
@@ -67,43 +146,209 @@ def save_checkpoint(session: Any, path: Path) -> str:
         meta["optimizer"] = {"class": type(session.optimizer).__name__, "param_groups": _plain(sd["param_groups"]),
                              "state": state_meta}
     tensors["rng.torch"] = torch.get_rng_state()
-    save_file(tensors, str(path / "tensors.safetensors"), metadata={"schema_version": str(SCHEMA)})
-    (path / "checkpoint.json").write_text(json.dumps(meta, indent=1))
-    return str(path)
+
+    if path.exists() and not path.is_dir():
+        raise CheckpointError(f"{path} is a file, not a checkpoint folder", fix="save the checkpoint to a folder path")
+    if path.is_dir():
+        other = sorted(p.name for p in path.iterdir() if p.name not in (META, TENSORS))
+        if other:  # the whole folder is replaced: never take the user's files with it
+            raise CheckpointError(f"{path} holds files that are not part of a checkpoint ({', '.join(other[:5])}); "
+                                  "saving replaces the whole folder", fix="save the checkpoint to a new or empty folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove(_siblings(path, "tmp"))  # what a killed save left behind
+    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:12]}"
+    old: Path | None = None
+    try:
+        tmp.mkdir()
+        save_file(tensors, str(tmp / TENSORS), metadata={"schema_version": str(SCHEMA)})
+        sha, size = _sha256(tmp / TENSORS, sync=True)
+        meta["tensors"] = {"file": TENSORS, "sha256": sha, "bytes": size}
+        _write_json(tmp / META, meta)
+        _fsync_dir(tmp)
+        if path.exists():
+            old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:12]}"
+            os.replace(path, old)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        _remove([tmp])
+        if old is not None and not path.exists():  # put the previous checkpoint back
+            try:
+                os.replace(old, path)
+            except OSError:
+                pass  # load_checkpoint still finds it beside path
+        raise
+    _remove(_siblings(path, "old"))
+    return given  # as the caller named it (a relative path stays relative)
 
 
-def load_checkpoint(session: Any, path: Path) -> None:
+def _committed(path: Path) -> Path:
+    """The folder to read: ``path``, or the previous checkpoint when a save died between its two renames."""
+    if (path / META).is_file():
+        return path
+    for old in _siblings(path, "old"):
+        if (old / META).is_file():
+            warnings.warn(f"{path} is missing because a save was interrupted; loading the previous checkpoint "
+                          f"from {old.name} (the next save_checkpoint tidies up)", stacklevel=3)
+            return old
+    return path
+
+
+def _shape(t: torch.Tensor) -> tuple[int, ...]:
+    return tuple(t.shape)
+
+
+def _check_model(session: Any, tensors: dict[str, torch.Tensor], aliases: Any, where: Path) -> dict[str, Any]:
+    if not isinstance(aliases, dict):
+        raise CheckpointError(f"{where / META}: 'aliases' is not a table of tied weights", fix=_FIX)
+    model_sd = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+    for alias, name in aliases.items():
+        if not isinstance(alias, str) or not alias.startswith("model.") or name not in tensors:
+            raise CheckpointError(f"{where / META}: tied weight {alias!r} points at missing {name!r}", fix=_FIX)
+        model_sd[alias[len("model."):]] = tensors[name]
+    expected = session.model.state_dict()
+    missing = [k for k in expected if k not in model_sd]
+    unexpected = [k for k in model_sd if k not in expected]
+    if missing or unexpected:
+        raise CheckpointError(f"{where} does not match this model: the model has {missing[:5]} which the checkpoint "
+                              f"lacks, the checkpoint has {unexpected[:5]} which the model lacks",
+                              fix="restore into the same model architecture it was saved from")
+    params = dict(session.model.named_parameters())
+    for k, have in expected.items():
+        got = model_sd[k]
+        kind = "parameter" if k in params else "buffer"
+        if _shape(got) != _shape(have):
+            raise CheckpointError(f"{kind} {k}: checkpoint has shape {_shape(got)}, model has {_shape(have)}",
+                                  where=str(where), fix="restore into the same model architecture it was saved from")
+        if got.dtype != have.dtype:
+            raise CheckpointError(f"{kind} {k}: checkpoint has dtype {got.dtype}, model has {have.dtype}",
+                                  where=str(where), fix="restore into a model with the dtypes it was saved from")
+    return model_sd
+
+
+def _same_kind(saved: Any, have: Any) -> bool:
+    if have is None or saved is None:
+        return True
+    if isinstance(have, bool) or isinstance(saved, bool):
+        return isinstance(have, bool) and isinstance(saved, bool)
+    if isinstance(have, (int, float)):
+        return isinstance(saved, (int, float))
+    if isinstance(have, (list, tuple)):
+        return isinstance(saved, list) and len(saved) == len(have)
+    return isinstance(saved, type(have))
+
+
+def _check_optimizer(session: Any, opt_meta: Any, tensors: dict[str, torch.Tensor], where: Path) -> dict[str, Any]:
+    fix = "create the session with the same optimizer (class and parameter groups) it was saved with"
+    if not isinstance(opt_meta, dict):
+        raise CheckpointError(f"{where / META}: 'optimizer' is not a table", fix=_FIX)
+    opt = session.optimizer
+    if opt is None or type(opt).__name__ != opt_meta["class"]:
+        raise CheckpointError(f"{where} holds {opt_meta['class']} state; the session's optimizer is "
+                              f"{type(opt).__name__ if opt else 'None'}", fix=fix)
+    current = opt.state_dict()
+    groups = opt_meta["param_groups"]
+    if not isinstance(groups, list) or len(groups) != len(current["param_groups"]):
+        raise CheckpointError(f"{where}: the checkpoint has {len(groups) if isinstance(groups, list) else groups!r} "
+                              f"parameter groups, the optimizer {len(current['param_groups'])}", fix=fix)
+    for i, (saved, have) in enumerate(zip(groups, current["param_groups"], strict=True)):
+        if not isinstance(saved, dict) or set(saved) != set(have):
+            raise CheckpointError(f"{where}: parameter group {i} has settings {sorted(saved) if isinstance(saved, dict) else saved!r}"
+                                  f", the optimizer's has {sorted(have)}", fix=fix)
+        if saved["params"] != have["params"]:
+            raise CheckpointError(f"{where}: parameter group {i} holds {len(saved['params'])} parameters in the "
+                                  f"checkpoint, {len(have['params'])} in the optimizer", fix=fix)
+        for key, value in saved.items():
+            if not _same_kind(value, have[key]):
+                raise CheckpointError(f"{where}: parameter group {i}'s {key} is {value!r} in the checkpoint, a "
+                                      f"{type(have[key]).__name__} in the optimizer", fix=_FIX)
+    ids = {p for g in current["param_groups"] for p in g["params"]}
+    state: dict[int, dict[str, Any]] = {}
+    for idx, st in opt_meta["state"].items():
+        if not idx.isdigit() or int(idx) not in ids or not isinstance(st, dict):
+            raise CheckpointError(f"{where}: optimizer state for parameter {idx!r}, which the optimizer does not have",
+                                  fix=fix)
+        entry: dict[str, Any] = {}
+        for name, v in st.items():
+            if "tensor" in v:
+                if v["tensor"] not in tensors:
+                    raise CheckpointError(f"{where}: optimizer state {name!r} of parameter {idx} names tensor "
+                                          f"{v['tensor']!r}, which is not in {TENSORS}", fix=_FIX)
+                entry[name] = tensors[v["tensor"]]
+                have_t = current["state"].get(int(idx), {}).get(name)
+                if isinstance(have_t, torch.Tensor) and (_shape(have_t), have_t.dtype) != (
+                        _shape(entry[name]), entry[name].dtype):
+                    raise CheckpointError(f"optimizer state {name} of parameter {idx}: checkpoint has "
+                                          f"{_shape(entry[name])} {entry[name].dtype}, optimizer has "
+                                          f"{_shape(have_t)} {have_t.dtype}", where=str(where), fix=fix)
+            else:
+                entry[name] = v["value"]
+        state[int(idx)] = entry
+    return {"state": state, "param_groups": groups}
+
+
+def _check_clock(clock: Any, where: Path) -> dict[str, Any]:
+    def bad(field: str, value: Any, want: str) -> CheckpointError:
+        return CheckpointError(f"{where / META}: clock.{field} is {value!r}, not {want}", fix=_FIX)
+
+    if not isinstance(clock, dict):
+        raise CheckpointError(f"{where / META}: 'clock' is not a table", fix=_FIX)
+    for key in ("steps", "samples"):
+        v = clock[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise bad(key, v, "a whole number >= 0")
+    t = clock["simulated_time_s"]
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or t < 0:
+        raise bad("simulated_time_s", t, "seconds >= 0")
+    sections = clock["sections_s"]
+    if not isinstance(sections, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in sections.values()):
+        raise bad("sections_s", sections, "a table of seconds per section")
+    return clock
+
+
+def load_checkpoint(session: Any, path: str | os.PathLike[str]) -> None:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    where = _committed(_folder(path))
     try:
-        meta = json.loads((path / "checkpoint.json").read_text())
-        tensors = load_file(str(path / "tensors.safetensors"))
+        meta = json.loads((where / META).read_text())
+        if not isinstance(meta, dict):
+            raise CheckpointError(f"{where / META} does not hold a checkpoint table", fix=_FIX)
+        if meta.get("schema_version") != SCHEMA:
+            raise CheckpointError(f"{where} has checkpoint schema {meta.get('schema_version')!r}; this accelkit "
+                                  f"reads {SCHEMA}", fix=_FIX)
+        tinfo = meta["tensors"]
+        if not isinstance(tinfo, dict) or tinfo.get("file") != TENSORS:
+            raise CheckpointError(f"{where / META}: 'tensors' does not name {TENSORS}", fix=_FIX)
+        sha, size = _sha256(where / TENSORS)
+        if (sha, size) != (tinfo.get("sha256"), tinfo.get("bytes")):
+            raise CheckpointError(f"{where / TENSORS} is truncated, corrupted or replaced (its SHA-256 does not "
+                                  f"match the one in {META})", fix=_FIX)
+        tensors = load_file(str(where / TENSORS))
+        model_sd = _check_model(session, tensors, meta.get("aliases", {}), where)
+        opt_meta = meta.get("optimizer")
+        opt_sd = _check_optimizer(session, opt_meta, tensors, where) if opt_meta is not None else None
+        rng = tensors.get("rng.torch")
+        now = torch.get_rng_state()
+        if rng is None or rng.dtype != now.dtype or _shape(rng) != _shape(now):
+            raise CheckpointError(f"{where / TENSORS}: torch's RNG state is missing or malformed", fix=_FIX)
+        clock = _check_clock(meta["clock"], where)
+    except CheckpointError:
+        raise
     except FileNotFoundError as exc:
-        raise CheckpointError(f"{path} is not a session checkpoint ({exc.filename} is missing)", fix=_FIX) from None
-    except (json.JSONDecodeError, SafetensorError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{path} is truncated or corrupted: {exc}", fix=_FIX) from None
-    if meta.get("schema_version") != SCHEMA:
-        raise CheckpointError(f"{path} has checkpoint schema {meta.get('schema_version')!r}; this accelkit reads {SCHEMA}",
-                              fix=_FIX)
-    model_sd = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
-    for alias, name in meta.get("aliases", {}).items():
-        model_sd[alias[len("model."):]] = tensors[name]
-    missing, unexpected = session.model.load_state_dict(model_sd, strict=False)
-    if missing or unexpected:
-        raise CheckpointError(f"{path} does not match this model: missing {missing[:3]}, unexpected {unexpected[:3]}",
-                              fix="restore into the same model architecture it was saved from")
-    opt_meta = meta.get("optimizer")
-    if opt_meta is not None:
-        if session.optimizer is None or type(session.optimizer).__name__ != opt_meta["class"]:
-            raise CheckpointError(f"{path} holds {opt_meta['class']} state; the session's optimizer is "
-                                  f"{type(session.optimizer).__name__ if session.optimizer else 'None'}",
-                                  fix="create the session with the same optimizer class")
-        state = {int(idx): {name: (tensors[v["tensor"]] if "tensor" in v else v["value"]) for name, v in st.items()}
-                 for idx, st in opt_meta["state"].items()}
-        session.optimizer.load_state_dict({"state": state, "param_groups": opt_meta["param_groups"]})
-    torch.set_rng_state(tensors["rng.torch"])
-    clock = meta["clock"]
+        raise CheckpointError(f"{where} is not a session checkpoint ({exc.filename} is missing)", fix=_FIX) from None
+    except (json.JSONDecodeError, SafetensorError, UnicodeDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"{where} is truncated or corrupted: {type(exc).__name__}: {exc}", fix=_FIX) from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise CheckpointError(f"{where / META} is corrupted or has malformed fields ({type(exc).__name__}: {exc})",
+                              fix=_FIX) from None
+    # everything checked: nothing below can fail half way
+    session.model.load_state_dict(model_sd, strict=True)
+    if opt_sd is not None:
+        session.optimizer.load_state_dict(opt_sd)
+    torch.set_rng_state(rng)
     session.steps = clock["steps"]
     session.samples = clock["samples"]
     session.simulated_time_s = clock["simulated_time_s"]

@@ -36,7 +36,7 @@ from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
 from accelkit.hardware.spec import fmt_sig
 
 SECTIONS = ("fwd", "bckwd", "opt")
-CHECKPOINT_SCHEMA = 1
+CHECKPOINT_SCHEMA = 2  # accelkit.runtime.checkpoint.SCHEMA (a test keeps them equal)
 
 
 class SessionError(AccelkitError, ValueError):
@@ -337,12 +337,12 @@ class Session:
     def save_checkpoint(self, path: str | os.PathLike[str]) -> str:
         from accelkit.runtime.checkpoint import save_checkpoint
 
-        return save_checkpoint(self, Path(path))
+        return save_checkpoint(self, path)
 
     def load_checkpoint(self, path: str | os.PathLike[str]) -> None:
         from accelkit.runtime.checkpoint import load_checkpoint
 
-        load_checkpoint(self, Path(path))
+        load_checkpoint(self, path)
 
     def close(self) -> None:
         if self._writer is not None:
