@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 import accelkit as ak
+from accelkit.families import tsp as tsp_family
 from accelkit.sim.report import fmt_s
 
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(losses)} steps of batch {args.batch} ({precision} emulated)")
     print(session.report())
     model.eval()
-    if spec.family == "static-schedule":  # GroqFlow is an inference flow: build once, then call
+    if spec.family == tsp_family.FAMILY:  # GroqFlow is an inference flow: build once, then call
         import accelkit.groqflow as groqflow
 
         with tempfile.TemporaryDirectory() as tmp:

@@ -18,22 +18,13 @@ from accelkit.compiler.memory import MODES
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
 
 ROOT = Path(ak.__file__).parent
-# a family's name in quotes; "cpu" as a torch device (device("cpu"), autocast("cpu"), .type == "cpu") is not one
+# a family's name in quotes (every family the catalog has, new ones included); "cpu" as a torch device
+# (device("cpu"), autocast("cpu"), .type == "cpu") is not one
 FAMILY_RE = re.compile(r'(?<!device\()(?<!autocast\()(?<!type == )'
-                       r'"(cpu|gpu|bsp-tiles|reconfigurable-dataflow|wafer-dataflow|static-schedule)"')
+                       r'"(' + "|".join(re.escape(f) for f in ak.hardware.FAMILIES) + r')"')
 
 STILL_COMPARING = {  # file -> how many family-name strings it still holds (a ratchet: may only go down)
-    "compiler/passes.py": 4,  # RDU sections and wafer regions in fusion
-    "compiler/compile_time.py": 4,  # published compile times per family
-    "viz/catalog.py": 7,  # a diagram per family (next: the diagram's data from the model)
-    "viz/placement.py": 4,  # a placement map per family
-    "viz/style.py": 8,  # each family's shades (data, keyed by family)
-    "hardware/spec.py": 19,  # the catalog's schema: the families and their execution-model sentences
-    "hardware/calibrate.py": 1,  # the host is a "cpu"
-    "cost/constants.py": 12,  # launch overheads and the families each constant applies to
-    "cerebras/cstorch.py": 1,  # the Cerebras facade checks its target is a wafer
-    "cerebras/cbtorch.py": 1,
-    "tour.py": 1,  # GroqFlow for inference on a TSP
+    "hardware/spec.py": 1,  # the module docstring's example chip file (family = "gpu")
 }
 
 
@@ -82,3 +73,51 @@ def test_model_split_follows_the_family() -> None:
     lanes = {e.lane for e in ak.compile(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8)),
                                         (torch.randn(2, 8),), target="sn40l").report.events}
     assert all(lane.startswith("section ") for lane in lanes)
+
+
+def test_each_family_is_data_plus_one_module() -> None:
+    """A family is its TOML (name, rank, unit, execution-model sentence) plus one module whose model says how
+    it is drawn, fused, compiled and launched; the figures and passes only read those."""
+    from accelkit.viz.catalog import _DIAGRAMS
+
+    info = ak.hardware.FAMILY_INFO
+    assert list(info) == list(families.REGISTRY)  # the registry follows the catalog's ranks
+    assert [f.rank for f in info.values()] == sorted(f.rank for f in info.values())
+    assert sum(f.host for f in info.values()) == 1 and info[ak.hardware.HOST_FAMILY].host
+    for family, model in families.REGISTRY.items():
+        assert model.diagram in _DIAGRAMS, family
+        assert model.placement_map in ("stream", "regions", "sections", "supersteps", "schedule"), family
+        assert model.shades and all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in model.shades), family
+        if model.launch is not None:  # a family's own constants are in the registry and its assumptions
+            assert ak.cost.constants.CONSTANTS[model.launch.name] is model.launch
+            assert model.launch.assumption() in ak.cost.constants.assumptions_for(family)
+    # a chip of a family names it in its report: the family's launch constant, no other family's
+    wse = ak.compile(nn.Linear(8, 8), (torch.randn(2, 8),), target="wse2").report.assumptions
+    assert families.model_for("wafer-dataflow").launch.assumption() in wse
+    assert families.model_for("gpu").launch.assumption() not in wse
+
+
+class _Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x)) * 2 + 1  # one layer, four ops
+
+
+def test_fusion_levels_and_compile_costs_come_from_the_model() -> None:
+    m = nn.Sequential(_Block(), nn.Linear(8, 4))
+    x = (torch.randn(2, 8),)
+    o0 = ak.compile(m, x, target="sn40l", fusion="o0")
+    o1 = ak.compile(m, x, target="sn40l", fusion="o1")
+    assert len(o0.kernels) > len(o1.kernels)
+    fusion = {p.name: p.summary for p in o1.passes}["fusion"]
+    assert " sections " in fusion and "o1" in fusion
+    gpu = ak.compile(m, x, target="a100")
+    assert " layers " in {p.name: p.summary for p in gpu.passes}["fusion"]
+    from accelkit.compiler.compile_time import compile_time
+
+    cost = families.model_for("reconfigurable-dataflow").compile_cost
+    assert compile_time(o1).seconds == pytest.approx(cost.fixed_s + cost.per_kernel_s * len(o1.kernels))
+    assert compile_time(gpu).seconds == 0.0

@@ -16,8 +16,9 @@ import torch
 from torch import nn
 
 import accelkit as ak
+from accelkit import families
 from accelkit.compiler import ModeError, Parallel
-from accelkit.sim.constants import CHIP_HOP_LATENCY_S, LAUNCH_OVERHEAD_S
+from accelkit.sim.constants import CHIP_HOP_LATENCY_S
 from accelkit.sim.estimate import allreduce_s, estimate, rates
 
 TARGETS = ["wse2", "wse3", "sn30", "sn40l", "gc200", "bow", "tsp", "a100", "h100"]
@@ -170,7 +171,7 @@ def test_ipu_superstep_is_compute_or_memory_plus_exchange_plus_sync(gpt2, target
     exchange_Bps = (spec.fabric_Bps or spec.on_chip_bandwidth_Bps) * 0.8
     out_bytes = {k.name: k.out_bytes for k in prog.kernels}
     for k in prog.report.kernels:
-        assert k.overhead_s == LAUNCH_OVERHEAD_S["bsp-tiles"]  # the sync
+        assert k.overhead_s == families.model_for("bsp-tiles").launch.value  # the sync
         assert k.comm_s == pytest.approx(out_bytes[k.name] / exchange_Bps)  # the exchange
         assert k.time_s == pytest.approx(max(k.compute_s, k.memory_s) + k.comm_s + k.overhead_s, rel=1e-12)
     assert prog.report.step_time_s == pytest.approx(sum(k.time_s for k in prog.report.kernels))
@@ -326,4 +327,4 @@ def test_every_constant_is_registered_with_a_source_and_reports_list_the_ones_th
     assert constants.CONSTANTS["CHIP_HOP_LATENCY_S"].assumption() not in one.assumptions  # one chip: no hops
     many = ak.compile(nn.Linear(8, 8), (torch.randn(2, 8),), target="a100", chips=2).report
     assert constants.CONSTANTS["CHIP_HOP_LATENCY_S"].assumption() in many.assumptions
-    assert set(one.assumptions) | set(many.assumptions) <= set(constants.ASSUMPTIONS)
+    assert set(one.assumptions) | set(many.assumptions) <= set(constants.assumptions())

@@ -70,9 +70,9 @@ def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str
     system's mixed precision) and ``mode`` the execution mode (``auto``, ``pipelined``, ``weight-streaming``;
     the real system decides this itself).
     """
-    from accelkit.compiler.memory import MODES as EXECUTION_MODES
+    from accelkit.families.wafer import MODEL as WAFER
 
-    allowed = ("auto", *EXECUTION_MODES["wafer-dataflow"])
+    allowed = ("auto", *WAFER.modes)
     if mode not in allowed:
         raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
     _state.system = System(target=check_system(system), precision=precision, mode=mode, cs_ip=cs_ip)

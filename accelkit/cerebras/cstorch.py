@@ -115,9 +115,9 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
                             fix=f"use artifact_dir, system, precision, mode, or {sorted(HARDWARE_ONLY_BACKEND_OPTIONS)}")
     for name, value in kwargs.items():
         facade_log.accept("Cerebras", f"cstorch.backend({name}={value!r})", HARDWARE_ONLY_BACKEND_OPTIONS[name])
-    from accelkit.compiler.memory import MODES as EXECUTION_MODES
+    from accelkit.families.wafer import MODEL as WAFER
 
-    allowed = ("auto", *EXECUTION_MODES["wafer-dataflow"])
+    allowed = ("auto", *WAFER.modes)
     if mode not in allowed:
         raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
     b = Backend(backend_type, system=system, precision=precision, mode=mode, artifact_dir=artifact_dir)

@@ -6,7 +6,7 @@ build is made for one input shape, so a new batch size means a new compile. acce
 this CPU; this module models the wait a learner will meet and names the change that triggers it. It reads the
 ``CompiledProgram`` (kernels, batch, precision, chips, inputs) and never re-derives them.
 
-The per-family constants are **illustrative**: no vendor publishes a compile-time model. They were chosen so
+The per-family constants (each family's ``compile_cost`` in :mod:`accelkit.families`) are **illustrative**: no vendor publishes a compile-time model. They were chosen so
 that the zoo's UNet2D, trained on one sn40l, lands inside ALCF's 358-1,844 s range, and the other families
 keep the order of magnitude their tutorials describe (minutes, not hours). Treat the figure as a scale.
 """
@@ -16,17 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from accelkit.families import model_for
+
+JIT = "nothing ahead of time: eager kernels are precompiled in the library"
+
 ALCF_SOURCE = ("ALCF AI Testbed user guide, SambaNova example programs (UNet compile times 358-1,844 s), "
                "docs.alcf.anl.gov/ai-testbed/sambanova/ (unconfirmed: figures as quoted in accelkit issue 13)")
-
-# family -> (fixed seconds, seconds per fused kernel, what the real toolchain calls the output). Illustrative.
-_PER_FAMILY: dict[str, tuple[float, float, str]] = {
-    "reconfigurable-dataflow": (120.0, 10.0, "a PEF (SambaFlow `python app.py compile`)"),
-    "wafer-dataflow": (180.0, 4.0, "a Cerebras executable (modelzoo `run.py --compile_only`)"),
-    "bsp-tiles": (60.0, 2.0, "a PopART executable (PopTorch `model.compile(...)`, cached by `enableExecutableCaching`)"),
-    "static-schedule": (30.0, 1.0, "a GroqFlow build (`groqit(...)`, cached in ~/.cache/groqflow)"),
-}
-_JIT = (0.0, 0.0, "nothing ahead of time: eager kernels are precompiled in the library")
 
 # The CompiledProgram fields a compiled artifact is specialised to; changing any one means a new compile.
 RECOMPILE_TRIGGERS: dict[str, str] = {
@@ -68,11 +63,14 @@ def _either(items: list[str]) -> str:
 def compile_time(program: Any) -> CompileTime:
     """The modelled wall time the real toolchain would take to compile ``program`` (a CompiledProgram)."""
     family = program.spec.family
-    fixed, per_kernel, artifact = _PER_FAMILY.get(family, _JIT)
+    cost = model_for(family).compile_cost
     kernels = len(program.kernels) * max(1, program.parallel.model_shards)  # each shard is compiled
-    seconds = fixed + per_kernel * kernels if per_kernel else 0.0
-    how = (f"illustrative: {fixed:.0f} s + {per_kernel:.0f} s per fused kernel; scale from {ALCF_SOURCE}")
-    return CompileTime(program.target, family, kernels, seconds, artifact, how)
+    if cost is None:
+        return CompileTime(program.target, family, kernels, 0.0, JIT, "eager: no ahead-of-time compile")
+    seconds = cost.fixed_s + cost.per_kernel_s * kernels
+    how = (f"illustrative: {cost.fixed_s:.0f} s + {cost.per_kernel_s:.0f} s per fused kernel; scale from "
+           f"{ALCF_SOURCE}")
+    return CompileTime(program.target, family, kernels, seconds, cost.artifact, how)
 
 
 def signature(program: Any) -> dict[str, Any]:

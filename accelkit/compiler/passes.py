@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accelkit.cost.kernel import Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
+from accelkit.families import model_for
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
 from accelkit.graph.ir import Graph, Node
 
@@ -101,13 +102,16 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
     - ``bsp-tiles``: each kernel is a set of codelets on the tiles (one superstep);
       ``static-schedule``: a block of the static schedule; ``gpu``/``cpu``: one launched kernel.
     """
+    model = model_for(family)
+    # a family with fusion levels fuses nothing at its first (SambaFlow o0: every op a section of its own)
+    unfused = bool(model.fusion_levels) and level == model.fusion_levels[0]
     compute = [n for n in nodes if n.kind not in VIEW_OPS]
     groups: list[list[Node]] = []
     for n in compute:
         # the optimizer's scalar bookkeeping (step counters, bias corrections) belongs to no module:
         # it rides along with the update it serves instead of starting a kernel of its own
         joins = groups and n.section == "opt" and not n.module
-        starts = not joins and ((level == "o0" and family == "reconfigurable-dataflow") or n.kind in MATMUL_KINDS
+        starts = not joins and (unfused or n.kind in MATMUL_KINDS
                                 or not groups or (groups[-1][0].section, layer_of(groups[-1][0].module))
                                 != (n.section, layer_of(n.module)))
         if starts:
@@ -124,15 +128,15 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
         return name
 
     kernels = [_kernel(i, g, root) for i, g in enumerate(groups)]
-    if family == "reconfigurable-dataflow" and level == "o0":
-        for k in kernels:  # o0: every op is a section of its own
+    if unfused:
+        for k in kernels:  # every op is a group (an RDU section) of its own
             k.group = k.name
     n_groups = len(layers(kernels))
-    unit = {"reconfigurable-dataflow": "sections", "wafer-dataflow": "regions (layers)"}.get(family, "layers")
+    unit = model.fusion_unit
     return kernels, PassResult(
         "fusion", len(kernels) != len(nodes),
         f"{len(compute)} ops -> {len(kernels)} kernels in {n_groups} {unit} "
-        f"({family}{', ' + level if family.startswith('reconf') else ''}); "
+        f"({family}{', ' + level if model.fusion_levels else ''}); "
         f"{len(nodes) - len(compute)} views folded into their consumers", len(nodes), len(kernels),
         tuple(f"{k.name}: {'+'.join(k.ops[:6])}{'…' if len(k.ops) > 6 else ''}" for k in kernels[:200]))
 

@@ -48,16 +48,6 @@ _ENTRIES = (
     Constant("VECTOR_FRACTION_OF_16BIT_PEAK", 0.25,
              "vector work runs at the chip's fp32 peak where published, else a quarter of its 16-bit peak",
              "no vendor publishes a vector rate for these chips", True),
-    Constant("LAUNCH_OVERHEAD_S", {"gpu": 4e-6, "cpu": 8e-6, "reconfigurable-dataflow": 4e-6,
-                                   "wafer-dataflow": 1.5e-6, "bsp-tiles": 1e-6, "static-schedule": 0.0},
-             "each unit of work costs a fixed start-up time per family (GPU kernel launch 4 µs; CPU op dispatch "
-             "8 µs unless measured; RDU section switch 4 µs; wafer region hand-off 1.5 µs; IPU superstep sync "
-             "1 µs; TSP none, the compiler schedules every cycle)",
-             "GPU: NVIDIA Nsight kernel traces; the other families publish no figure", True),
-    Constant("TSP_STREAM_CYCLES", 100,
-             "a TSP instruction streams its operands across the slices for 100 cycles before results emerge",
-             "ISCA 2020 'Think Fast' describes the stream pipeline but publishes no single figure", True,
-             ("static-schedule",)),
     Constant("CHIP_HOP_LATENCY_S", 2e-6,
              "a chip-to-chip hop costs 2 µs of latency plus bytes / link bandwidth",
              "typical of NVLink, IPU-Link and Ethernet-class links; no vendor publishes a comparable figure", True,
@@ -71,22 +61,6 @@ _ENTRIES = (
     Constant("USABLE_SRAM_FRACTION", 0.8,
              "80% of on-chip SRAM holds tensors; the rest holds programs, routing and buffers",
              "no vendor publishes the share", True),
-    Constant("WAFER_MAX_REPLICAS", 64,
-             "a wafer holds at most 64 copies of a small model (multi-replica inference)",
-             "Cerebras describes multi-replica mode but publishes no limit", True, ("wafer-dataflow",)),
-    Constant("RDU_ACTIVATION_SRAM_SHARE", 0.5,
-             "an RDU keeps activations in PMU SRAM while they take at most half of it, else they spill to HBM",
-             "SambaNova publishes no threshold", True, ("reconfigurable-dataflow",)),
-    Constant("TSP_MIN_WEIGHT_SHARE", 0.1,
-             "a TSP gives weights at least 10% of its SRAM, however large the activations",
-             "the GroqFlow compiler's packing is not published", True, ("static-schedule",)),
-    Constant("CPU_CACHE_SHARE", 0.5,
-             "on a CPU a kernel whose tensors fit in half the last-level cache runs from the cache, not DRAM",
-             "the other half is taken to hold everything else the process touches", True, ("cpu",)),
-    Constant("IPU_TILE_COLUMNS", 46,
-             "an IPU's tiles are laid out 46 to a row when its spec gives no mesh",
-             "GC200: 1,472 tiles drawn as 32 x 46; the real chip has 4 columns of tile islands", True,
-             ("bsp-tiles",)),
     Constant("SERVE_MEMORY_BOUND_SHARE", 0.5,
              "a decode step counts as memory-bound when reading the KV cache takes more than half the step's "
              "weight-bound time", "a labelling rule; it does not change the time", True, when="serve"),
@@ -96,7 +70,17 @@ _ENTRIES = (
 )
 
 CONSTANTS: dict[str, Constant] = {c.name: c for c in _ENTRIES}
-"""Every constant that changes a modelled result, by name."""
+"""Every constant that changes a modelled result, by name: the ones above, which every family uses, and the
+ones each family's module (:mod:`accelkit.families`) registers for itself."""
+
+
+def register(*entries: Constant) -> tuple[Constant, ...]:
+    """Add a family's own constants to the registry (a family module calls this once, at import)."""
+    for c in entries:
+        if CONSTANTS.get(c.name, c) != c:
+            raise ValueError(f"constant {c.name} is registered twice, with different values")
+        CONSTANTS[c.name] = c
+    return entries
 
 
 def value(name: str) -> Any:
@@ -107,7 +91,7 @@ def value(name: str) -> Any:
 def assumptions_for(family: str, *, chips: int = 1, serve: bool = False) -> list[str]:
     """The assumptions behind a report for ``family`` on ``chips`` chips: the constants that apply to it."""
     out = []
-    for c in _ENTRIES:
+    for c in CONSTANTS.values():
         if c.families and family not in c.families:
             continue
         if c.when == "multi-chip" and chips <= 1:
@@ -121,15 +105,15 @@ def assumptions_for(family: str, *, chips: int = 1, serve: bool = False) -> list
 COMPUTE_EFFICIENCY: float = value("COMPUTE_EFFICIENCY")
 BANDWIDTH_EFFICIENCY: float = value("BANDWIDTH_EFFICIENCY")
 VECTOR_FRACTION_OF_16BIT_PEAK: float = value("VECTOR_FRACTION_OF_16BIT_PEAK")
-LAUNCH_OVERHEAD_S: dict[str, float] = value("LAUNCH_OVERHEAD_S")
-TSP_STREAM_CYCLES: int = value("TSP_STREAM_CYCLES")
 CHIP_HOP_LATENCY_S: float = value("CHIP_HOP_LATENCY_S")
 DEFAULT_LINK_BPS: float = value("DEFAULT_LINK_BPS")
 
-ASSUMPTIONS = [c.assumption() for c in _ENTRIES]
-"""Every assumption, as a list of sentences (a report lists the ones that apply to it)."""
 
 
-__all__ = ["ALL", "ASSUMPTIONS", "BANDWIDTH_EFFICIENCY", "CHIP_HOP_LATENCY_S", "COMPUTE_EFFICIENCY", "CONSTANTS",
-           "Constant", "DEFAULT_LINK_BPS", "LAUNCH_OVERHEAD_S", "TSP_STREAM_CYCLES", "VECTOR_FRACTION_OF_16BIT_PEAK",
-           "assumptions_for", "value"]
+def assumptions() -> list[str]:
+    """Every assumption, as a list of sentences (a report lists the ones that apply to it)."""
+    return [c.assumption() for c in CONSTANTS.values()]
+
+
+__all__ = ["ALL", "BANDWIDTH_EFFICIENCY", "CHIP_HOP_LATENCY_S", "COMPUTE_EFFICIENCY", "CONSTANTS", "Constant",
+           "DEFAULT_LINK_BPS", "VECTOR_FRACTION_OF_16BIT_PEAK", "assumptions", "assumptions_for", "register", "value"]

@@ -5,19 +5,38 @@
     rates(spec, precision)        what one chip delivers, as its family's model says (datasheet x the
                                   efficiency constants, or the host's measured rates)
 
-Adding a family is one module here (a subclass of :class:`ExecutionModel`) and its TOML files; nothing else
-compares a family's name as a string.
+Adding a family is one module here (a subclass of :class:`ExecutionModel`, as ``MODEL``), found by the
+registry on import, plus its TOML files: ``hardware/families/<family>.toml`` (name, rank on the spectrum, unit
+name, execution model in a sentence) and one ``hardware/systems/<chip>.toml`` per chip. Nothing else compares a
+family's name as a string.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from accelkit.cost.rates import Rates
 from accelkit.errors import UnknownNameError
-from accelkit.families import cpu, gpu, ipu, rdu, tsp, wafer
-from accelkit.families.base import ExecutionModel, Timed, TimingContext
-from accelkit.hardware.spec import AcceleratorSpec
+from accelkit.families.base import CompileCost, ExecutionModel, Timed, TimingContext
+from accelkit.hardware.spec import FAMILIES, AcceleratorSpec
 
-REGISTRY: dict[str, ExecutionModel] = {m.MODEL.family: m.MODEL for m in (cpu, gpu, ipu, rdu, wafer, tsp)}
+
+def _discover() -> dict[str, ExecutionModel]:
+    """Every module of this package that defines ``MODEL``, by family, in the catalog's order."""
+    found: dict[str, ExecutionModel] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        model = getattr(module, "MODEL", None)
+        if isinstance(model, ExecutionModel):
+            if model.family in found:
+                raise RuntimeError(f"two execution models for family {model.family!r}")
+            found[model.family] = model
+    rank = {f: i for i, f in enumerate(FAMILIES)}
+    return dict(sorted(found.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+
+REGISTRY: dict[str, ExecutionModel] = _discover()
 
 
 def model_for(family: str) -> ExecutionModel:
@@ -34,4 +53,4 @@ def rates(spec: AcceleratorSpec, precision: str) -> Rates:
     return model_for(spec.family).rates(spec, precision)
 
 
-__all__ = ["REGISTRY", "ExecutionModel", "Rates", "Timed", "TimingContext", "model_for", "rates"]
+__all__ = ["REGISTRY", "CompileCost", "ExecutionModel", "Rates", "Timed", "TimingContext", "model_for", "rates"]

@@ -14,8 +14,8 @@ from accelkit.cost.constants import (
     BANDWIDTH_EFFICIENCY,
     COMPUTE_EFFICIENCY,
     DEFAULT_LINK_BPS,
-    LAUNCH_OVERHEAD_S,
     VECTOR_FRACTION_OF_16BIT_PEAK,
+    Constant,
 )
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
@@ -88,11 +88,35 @@ def everything_in(mode: str, tier: str) -> Layout:
     return Layout(mode, dict.fromkeys(KINDS, tier), KINDS, tier)
 
 
+@dataclass(frozen=True)
+class CompileCost:
+    """What the real toolchain's ahead-of-time compile costs (modelled, illustrative: no vendor publishes a
+    compile-time model): fixed seconds, seconds per fused kernel, and what the toolchain calls its output."""
+
+    fixed_s: float
+    per_kernel_s: float
+    artifact: str
+
+
 class ExecutionModel:
-    """A family's execution model. Subclasses set the attributes and implement :meth:`time`."""
+    """A family's execution model. Subclasses set the attributes and implement :meth:`time`.
+
+    Besides timing, placement and the memory plan, a model carries what the rest of accelkit shows of its
+    family: its chips' colours, the kind of diagram and placement map that draws it, what fusion calls a
+    fused group, what compiling costs. The family's name, rank and execution-model sentence are data, in
+    ``accelkit/hardware/families/<family>.toml``.
+    """
 
     family: str = ""
     modes: tuple[str, ...] = ()  # execution modes, fastest first (the memory plan tries them in order)
+    launch: Constant | None = None  # the fixed start-up cost of one unit of work (kernel launch, superstep sync)
+    shades: tuple[str, ...] = ("#8c564b", "#c49c94", "#5a3630")  # the chips' colours; the first is the family's
+    diagram: str = "processor"  # how viz.family_diagram draws a chip: processor, mesh, sections, tiles, slices
+    placement_map: str = "stream"  # how viz.placement_map draws a program: stream, regions, sections, supersteps,
+    #                                schedule
+    fusion_unit: str = "layers"  # what fusion calls one group of fused kernels ("sections" on an RDU)
+    fusion_levels: tuple[str, ...] = ()  # levels a user may pick (SambaFlow o0/o1); the first fuses nothing
+    compile_cost: CompileCost | None = None  # None: no ahead-of-time compile (eager kernels are precompiled)
     vector_at_fp32_peak: bool = False  # vector work runs at the published fp32 peak (GPU CUDA cores, CPU)
     measured_rates: bool = False  # the spec's figures are measured here, not datasheet peaks (the host)
     schedule_charges_hops: bool = False  # the compiled schedule already counts every chip boundary (TSP)
@@ -119,7 +143,7 @@ class ExecutionModel:
         vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
         ce = 1.0 if self.measured_rates else COMPUTE_EFFICIENCY
         be = 1.0 if self.measured_rates else BANDWIDTH_EFFICIENCY
-        launch = self.launch_s() if self.measured_rates else LAUNCH_OVERHEAD_S.get(self.family, 4e-6)
+        launch = self.launch_s() if self.measured_rates else (self.launch.value if self.launch else 0.0)
         return Rates(
             matmul_flops=peak * ce,
             vector_flops=vec * ce,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from accelkit.cost import host
-from accelkit.cost.constants import value
+from accelkit.cost.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates
 from accelkit.cost.report import KernelTime
@@ -47,9 +47,19 @@ def host_profiled(prog: Any, kernels: list[Kernel], scale: float) -> dict[str, f
     return out
 
 
+FAMILY = "cpu"
+
+register(
+    Constant("CPU_CACHE_SHARE", 0.5,
+             "on a CPU a kernel whose tensors fit in half the last-level cache runs from the cache, not DRAM",
+             "the other half is taken to hold everything else the process touches", True, (FAMILY,)),
+)
+
+
 class CpuModel(ExecutionModel):
-    family = "cpu"
+    family = FAMILY
     modes = ("dram",)
+    shades = ("#7f7f7f", "#b0b0b0", "#4d4d4d")  # the host takes the first
     vector_at_fp32_peak = True
     measured_rates = True  # ak.hardware.calibrate() measured the host's rates
 

@@ -3,6 +3,7 @@ parallel across GPUs."""
 
 from __future__ import annotations
 
+from accelkit.cost.constants import Constant, register
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
@@ -32,9 +33,19 @@ def kernel_by_kernel(kernels: list[Kernel], ctx: TimingContext, *, cache_share: 
     return out
 
 
+FAMILY = "gpu"
+
+(KERNEL_LAUNCH,) = register(
+    Constant("GPU_KERNEL_LAUNCH_S", 4e-6, "each GPU kernel costs a 4 µs launch",
+             "typical of NVIDIA Nsight kernel traces; NVIDIA publishes no single figure", True, (FAMILY,)),
+)
+
+
 class GpuModel(ExecutionModel):
-    family = "gpu"
+    family = FAMILY
     modes = ("hbm",)
+    launch = KERNEL_LAUNCH
+    shades = ("#2ca02c", "#98df8a", "#1a6b1a", "#5fd35f")
     vector_at_fp32_peak = True  # elementwise work runs on the CUDA cores at the fp32 rate
     model_split = "tensor"  # Megatron-style tensor parallelism over NVLink
 

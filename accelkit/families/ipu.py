@@ -7,12 +7,30 @@ from __future__ import annotations
 from typing import Any
 
 from accelkit.cost import constants
-from accelkit.cost.constants import BANDWIDTH_EFFICIENCY
+from accelkit.cost.constants import BANDWIDTH_EFFICIENCY, Constant, register
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
-from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
+from accelkit.families.base import (
+    CompileCost,
+    ExecutionModel,
+    Layout,
+    MemoryContext,
+    Timed,
+    TimingContext,
+    everything_in,
+)
 from accelkit.families.placement import Placement, Region, balanced_stages
 from accelkit.hardware.spec import AcceleratorSpec
+
+FAMILY = "bsp-tiles"
+
+SUPERSTEP_SYNC, _ = register(
+    Constant("IPU_SUPERSTEP_SYNC_S", 1e-6, "each IPU superstep ends in a sync of every tile costing 1 µs",
+             "Graphcore publishes no figure", True, (FAMILY,)),
+    Constant("IPU_TILE_COLUMNS", 46,
+             "an IPU's tiles are laid out 46 to a row when its spec gives no mesh",
+             "GC200: 1,472 tiles drawn as 32 x 46; the real chip has 4 columns of tile islands", True, (FAMILY,)),
+)
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
@@ -35,7 +53,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
                               memory_bytes=k.param_bytes if plan.mode == "on-chip" else 0,
                               start_cycle=step, slice=f"superstep {step}", section=k.section))
     cols = spec.mesh_shape[1] if spec.mesh_shape else constants.value("IPU_TILE_COLUMNS")
-    return Placement("bsp-tiles", (max(1, tiles // cols), cols), tuple(regions), chips, "tile",
+    return Placement(FAMILY, (max(1, tiles // cols), cols), tuple(regions), chips, "tile",
                      ("each kernel is a superstep: every tile computes its share, all tiles sync, then "
                       "exchange results over the on-chip exchange",)
                      + ((f"pipelined over {n_stages} IPUs (PopTorch BeginBlock style)",) if n_stages > 1 else ()),
@@ -43,8 +61,14 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class IpuModel(ExecutionModel):
-    family = "bsp-tiles"
+    family = FAMILY
     modes = ("on-chip", "optimizer-offload", "streaming-memory")
+    launch = SUPERSTEP_SYNC
+    shades = ("#9467bd", "#c5b0d5", "#5e3c99")
+    diagram = "tiles"
+    placement_map = "supersteps"
+    compile_cost = CompileCost(60.0, 2.0, "a PopART executable (PopTorch `model.compile(...)`, cached by "
+                               "`enableExecutableCaching`)")
 
     def layouts(self, ctx: MemoryContext) -> list[Layout]:
         sram, stream = ctx.tier(0), ctx.tier(1)

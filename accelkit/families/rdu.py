@@ -7,12 +7,30 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.cost.constants import value
+from accelkit.cost.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
-from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
+from accelkit.families.base import (
+    CompileCost,
+    ExecutionModel,
+    Layout,
+    MemoryContext,
+    Timed,
+    TimingContext,
+    everything_in,
+)
 from accelkit.families.placement import Placement, Region, split_units
 from accelkit.hardware.spec import AcceleratorSpec
+
+FAMILY = "reconfigurable-dataflow"
+
+SECTION_SWITCH, _ = register(
+    Constant("RDU_SECTION_SWITCH_S", 4e-6, "an RDU section switch (loading the next section's configuration) "
+             "costs 4 µs", "SambaNova publishes no figure", True, (FAMILY,)),
+    Constant("RDU_ACTIVATION_SRAM_SHARE", 0.5,
+             "an RDU keeps activations in PMU SRAM while they take at most half of it, else they spill to HBM",
+             "SambaNova publishes no threshold", True, (FAMILY,)),
+)
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
@@ -27,15 +45,22 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
                                   memory_bytes=k.param_bytes, slice=f"section {idx}: {name}", section=k.section))
     side = int(math.sqrt(pcus + pmus))
     grid = tuple(spec.mesh_shape) if spec.mesh_shape else (side, side)
-    return Placement("reconfigurable-dataflow", (int(grid[0]), int(grid[1])), tuple(regions), chips, "PCU",
+    return Placement(FAMILY, (int(grid[0]), int(grid[1])), tuple(regions), chips, "PCU",
                      ("sections run one after another; inside a section every kernel has its own PCUs "
                       "(compute) and PMUs (on-chip memory) and data flows between them as a pipeline",),
                      extra={"sections": len(layers(kernels))})
 
 
 class RduModel(ExecutionModel):
-    family = "reconfigurable-dataflow"
+    family = FAMILY
     modes = ("on-chip", "hbm", "ddr")
+    launch = SECTION_SWITCH
+    shades = ("#d62728", "#ff9896", "#8c1515")
+    diagram = "sections"
+    placement_map = "sections"
+    fusion_unit = "sections"
+    fusion_levels = ("o0", "o1")  # SambaFlow: o0 one op per section, o1 one layer per section
+    compile_cost = CompileCost(120.0, 10.0, "a PEF (SambaFlow `python app.py compile`)")
     lane_label = "section {group}"
     model_split = "tensor"  # SambaFlow shards each layer over the RDUs of a node
 

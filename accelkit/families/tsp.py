@@ -7,12 +7,32 @@ import math
 from typing import Any
 
 from accelkit.cost import constants
-from accelkit.cost.constants import CHIP_HOP_LATENCY_S, TSP_STREAM_CYCLES
+from accelkit.cost.constants import CHIP_HOP_LATENCY_S, Constant, register
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time
-from accelkit.families.base import ExecutionModel, Layout, MemoryContext, Timed, TimingContext, everything_in
+from accelkit.families.base import (
+    CompileCost,
+    ExecutionModel,
+    Layout,
+    MemoryContext,
+    Timed,
+    TimingContext,
+    everything_in,
+)
 from accelkit.families.placement import Placement, PlacementError, Region
 from accelkit.hardware.spec import AcceleratorSpec
+
+FAMILY = "static-schedule"
+
+register(
+    Constant("TSP_STREAM_CYCLES", 100,
+             "a TSP instruction streams its operands across the slices for 100 cycles before results emerge "
+             "(and no launch: the compiler schedules every cycle)",
+             "ISCA 2020 'Think Fast' describes the stream pipeline but publishes no single figure", True, (FAMILY,)),
+    Constant("TSP_MIN_WEIGHT_SHARE", 0.1,
+             "a TSP gives weights at least 10% of its SRAM, however large the activations",
+             "the GroqFlow compiler's packing is not published", True, (FAMILY,)),
+)
 
 
 def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
@@ -21,7 +41,7 @@ def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
     weights span several chips runs its share on each chip in turn as the data passes through."""
     rate = r.matmul_flops if k.kind == "matmul" else r.vector_flops
     busy = max(k.flops / rate, k.bytes / r.tier_bw[sram])
-    return TSP_STREAM_CYCLES + math.ceil(busy * r.clock_hz)
+    return constants.value("TSP_STREAM_CYCLES") + math.ceil(busy * r.clock_hz)
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
@@ -61,7 +81,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
     if chip + 1 > chips:
         raise PlacementError(f"the weights need {chip + 1} {spec.name} chips of SRAM; the program has {chips}",
                              fix=f"compile with chips={chip + 1}")
-    return Placement("static-schedule", (1, 4), tuple(regions), chips, "functional slice",
+    return Placement(FAMILY, (1, 4), tuple(regions), chips, "functional slice",
                      ("a static schedule: the compiler fixes the cycle of every instruction, so the same "
                       "input always takes the same time",
                       f"weights packed over {chip + 1} chip(s) in program order; data hops chip to chip"),
@@ -69,8 +89,12 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class TspModel(ExecutionModel):
-    family = "static-schedule"
+    family = FAMILY
     modes = ("sram",)
+    shades = ("#ff7f0e", "#ffbb78", "#a64d00")
+    diagram = "slices"
+    placement_map = "schedule"
+    compile_cost = CompileCost(30.0, 1.0, "a GroqFlow build (`groqit(...)`, cached in ~/.cache/groqflow)")
     schedule_charges_hops = True
     lane_label = "{units}"
 

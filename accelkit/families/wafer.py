@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.cost.constants import value
+from accelkit.cost.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import (
     KINDS,
+    CompileCost,
     ExecutionModel,
     Layout,
     MemoryContext,
@@ -23,6 +24,16 @@ from accelkit.families.base import (
 )
 from accelkit.families.placement import Placement, PlacementError, Region, split_units
 from accelkit.hardware.spec import AcceleratorSpec
+
+FAMILY = "wafer-dataflow"
+
+REGION_HANDOFF, _ = register(
+    Constant("WAFER_REGION_HANDOFF_S", 1.5e-6, "handing a sample from one wafer region to the next costs 1.5 µs",
+             "Cerebras publishes no figure", True, (FAMILY,)),
+    Constant("WAFER_MAX_REPLICAS", 64,
+             "a wafer holds at most 64 copies of a small model (multi-replica inference)",
+             "Cerebras describes multi-replica mode but publishes no limit", True, (FAMILY,)),
+)
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
@@ -75,13 +86,19 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
             c += w
     if n_wafers > 1:
         notes.append(f"pipelined over {n_wafers} wafers: consecutive layers share a wafer, activations hop between")
-    return Placement("wafer-dataflow", (rows, cols), tuple(regions), chips, spec.unit_name or "core",
+    return Placement(FAMILY, (rows, cols), tuple(regions), chips, spec.unit_name or "core",
                      tuple(notes), stages=tuple(stages) if n_wafers > 1 else (), extra={"streamed_kernels": rest})
 
 
 class WaferModel(ExecutionModel):
-    family = "wafer-dataflow"
+    family = FAMILY
     modes = ("pipelined", "weight-streaming")
+    launch = REGION_HANDOFF
+    shades = ("#1f77b4", "#9ecae1", "#08306b")
+    diagram = "mesh"
+    placement_map = "regions"
+    fusion_unit = "regions (layers)"
+    compile_cost = CompileCost(180.0, 4.0, "a Cerebras executable (modelzoo `run.py --compile_only`)")
     lane_label = "region {group}"
 
     def layouts(self, ctx: MemoryContext) -> list[Layout]:

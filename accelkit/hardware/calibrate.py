@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from accelkit.errors import AccelkitError
-from accelkit.hardware.spec import AcceleratorSpec
+from accelkit.hardware.spec import HOST_FAMILY, AcceleratorSpec
 
 CACHE_SCHEMA = 1
 """Bump when the measurement or the spec format changes: older caches are then ignored."""
@@ -184,7 +184,7 @@ def _measure() -> AcceleratorSpec:
     sources["dtypes"] = "PyTorch's CPU backend runs every common dtype"
 
     values: dict[str, Any] = {
-        "name": "host", "vendor": _cpu_names()[0], "family": "cpu", "full_name": _cpu_names()[1],
+        "name": "host", "vendor": _cpu_names()[0], "family": HOST_FAMILY, "full_name": _cpu_names()[1],
         "unit_name": "core", "compute_units": threads, "on_chip_memory_bytes": cache,
         "memory_per_unit_bytes": max(1, cache // threads), "on_chip_bandwidth_Bps": cache_Bps,
         "peak_flops": peaks, "dtypes": list(_DTYPES),

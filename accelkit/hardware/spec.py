@@ -43,31 +43,47 @@ from accelkit.hardware.precision import normalize as _precision_key
 
 SCHEMA_VERSION = 1
 
-FAMILIES = ("cpu", "gpu", "bsp-tiles", "reconfigurable-dataflow", "wafer-dataflow", "static-schedule")
-"""Architecture families, from general-purpose to specialised."""
+FAMILIES_DIR = Path(__file__).parent / "families"
 
-EXECUTION_MODELS = {
-    "wafer-dataflow": "a 2-D mesh of cores with SRAM beside each; layers become rectangular regions "
-    "(pipelined) or weights stream in layer by layer from external memory (weight streaming)",
-    "reconfigurable-dataflow": "the compiler fuses operators into sections; each section runs as a "
-    "spatial pipeline on PCUs (compute) and PMUs (on-chip memory), fed from HBM and DDR off chip",
-    "bsp-tiles": "bulk-synchronous: every tile computes on its private SRAM, all tiles sync, then "
-    "exchange data; off-chip streaming memory only through explicit copies",
-    "static-schedule": "functional slices fed by streams on a compiler-scheduled, cycle-exact plan "
-    "(same input, same time); SRAM only, so big models span many chips",
-    "gpu": "kernel by kernel from HBM: each kernel is bound by compute or memory (roofline) plus a "
-    "launch overhead; data parallel across GPUs",
-    "cpu": "kernel by kernel on a few general-purpose cores, caches in front of DRAM",
-}
 
-UNIT_NAMES = {
-    "wafer-dataflow": "core",
-    "reconfigurable-dataflow": "PCU",
-    "bsp-tiles": "tile",
-    "static-schedule": "functional slice",
-    "gpu": "SM",
-    "cpu": "core",
-}
+@dataclass(frozen=True)
+class Family:
+    """What every chip of an architecture family shares, from its TOML file in ``hardware/families/``: its
+    place on the spectrum (``rank``, general-purpose first), the name of its compute unit, its execution model
+    in a sentence. How the family runs a program is its module in :mod:`accelkit.families`."""
+
+    name: str
+    rank: int
+    unit_name: str
+    execution_model: str
+    host: bool = False  # the host accelkit runs on is a chip of this family
+
+
+def _read_families() -> dict[str, Family]:
+    out = []
+    for path in sorted(FAMILIES_DIR.glob("*.toml")):
+        with path.open("rb") as f:
+            raw = tomllib.load(f)
+        try:
+            out.append(Family(raw["name"], int(raw["rank"]), raw["unit_name"], raw["execution_model"],
+                              bool(raw.get("host", False))))
+        except (KeyError, TypeError, ValueError) as e:  # a broken file shipped with the package
+            raise SpecError(f"{path}: a family file needs name, rank, unit_name and execution_model ({e})",
+                            fix="compare it with accelkit/hardware/families/gpu.toml") from None
+    return {f.name: f for f in sorted(out, key=lambda f: (f.rank, f.name))}
+
+
+FAMILY_INFO: dict[str, Family] = _read_families()
+"""Every architecture family, by name, from general-purpose to specialised (one TOML file each)."""
+
+FAMILIES = tuple(FAMILY_INFO)
+"""Architecture families' names, from general-purpose to specialised."""
+
+HOST_FAMILY = next(f.name for f in FAMILY_INFO.values() if f.host)
+"""The family of the host accelkit runs on (its spec comes from ``hardware.calibrate``)."""
+
+EXECUTION_MODELS = {f.name: f.execution_model for f in FAMILY_INFO.values()}
+UNIT_NAMES = {f.name: f.unit_name for f in FAMILY_INFO.values()}
 
 
 # Field name -> what the number means, for error messages ("must be <this>").
@@ -610,6 +626,6 @@ def _toml_figure(v: Any, source: str) -> str:
 
 
 __all__ = [
-    "EXECUTION_MODELS", "FAMILIES", "PRECISIONS", "SCHEMA_VERSION", "UNIT_NAMES",
-    "AcceleratorSpec", "FrozenMap", "MemoryTier", "fmt_bytes", "fmt_si", "load",
+    "EXECUTION_MODELS", "FAMILIES", "FAMILY_INFO", "HOST_FAMILY", "PRECISIONS", "SCHEMA_VERSION", "UNIT_NAMES",
+    "AcceleratorSpec", "Family", "FrozenMap", "MemoryTier", "fmt_bytes", "fmt_si", "load",
 ]

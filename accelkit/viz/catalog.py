@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from accelkit.errors import UnknownNameError
+from accelkit.families import model_for
 from accelkit.hardware import AcceleratorSpec, catalog, fmt_bytes, fmt_si, get
 from accelkit.viz.style import FAMILY_COLORS, chip_color, label_positions, log_axis
 
@@ -214,13 +215,14 @@ def family_diagram(name: str | AcceleratorSpec) -> go.Figure:
     TSP: the functional slices as columns. GPU / CPU: the SMs or cores over L2 / cache and HBM / DRAM.
     """
     spec = name if isinstance(name, AcceleratorSpec) else get(name)
-    fig = _DIAGRAMS[spec.family](spec)
+    kind = model_for(spec.family).diagram
+    fig = _DIAGRAMS[kind](spec)
     fig.update_layout(
         title={"text": f"{spec.full_name} [{spec.family}]", "subtitle": {"text": spec.execution_model}},
         xaxis={"visible": False}, yaxis={"visible": False},
         plot_bgcolor="white", margin={"t": 90, "l": 10, "r": 10, "b": 10}, showlegend=False,
     )
-    if spec.family == "static-schedule":
+    if kind == "slices":
         fig.update_layout(height=360)  # a strip of slices: cells need not be square
     else:
         fig.update_yaxes(scaleanchor="x")
@@ -409,10 +411,10 @@ def _processor(spec: AcceleratorSpec) -> go.Figure:
 
 
 _DIAGRAMS: dict[str, Callable[[AcceleratorSpec], go.Figure]] = {
-    "wafer-dataflow": _wafer,
-    "reconfigurable-dataflow": _rdu,
-    "bsp-tiles": _ipu,
-    "static-schedule": _tsp,
-    "gpu": _processor,
-    "cpu": _processor,
+    "mesh": _wafer,
+    "sections": _rdu,
+    "tiles": _ipu,
+    "slices": _tsp,
+    "processor": _processor,
 }
+"""How each kind of diagram is drawn; a family's model names its kind (``ExecutionModel.diagram``)."""

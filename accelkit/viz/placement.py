@@ -25,6 +25,7 @@ from accelkit.compiler.memory import capacity_text
 from accelkit.compiler.passes import Kernel, layer_of
 from accelkit.compiler.placement import Region
 from accelkit.compiler.program import CompiledProgram
+from accelkit.families import model_for
 from accelkit.hardware import fmt_bytes, fmt_si
 from accelkit.viz.style import log_axis
 
@@ -172,14 +173,14 @@ def placement_map(prog: CompiledProgram, *, max_marks: int = MAX_MARKS) -> go.Fi
     - TSP: the static schedule as a Gantt of MXM/VXM/MEM slices against cycles;
     - GPU/CPU: the kernel sequence as launched, bar height = FLOPs.
     """
-    family = prog.placement.family
-    if family == "wafer-dataflow":
+    kind = model_for(prog.placement.family).placement_map
+    if kind == "regions":
         return _wafer(prog, max_marks)
-    if family == "reconfigurable-dataflow":
+    if kind == "sections":
         return _rdu(prog, max_marks)
-    if family == "static-schedule":
+    if kind == "schedule":
         return _tsp(prog, max_marks)
-    return _sequence(prog, max_marks)
+    return _sequence(prog, max_marks)  # "stream" or "supersteps"
 
 
 def _wafer(prog: CompiledProgram, max_marks: int) -> go.Figure:
@@ -309,7 +310,7 @@ def _sequence(prog: CompiledProgram, max_marks: int) -> go.Figure:
     """IPU supersteps or GPU/CPU kernels in order: bar height = FLOPs, colour = layer."""
     pl = prog.placement
     kmap = _kernel_map(prog)
-    ipu = pl.family == "bsp-tiles"
+    ipu = model_for(pl.family).placement_map == "supersteps"
     marks = [_Mark(_layer(r, kmap, prog.graph.wrapper_prefix), r.name, (r,), (kmap[r.name],)) for r in pl.regions]
     marks = _runs(marks, max_marks - (pl.chips if ipu else 0))
     colors = _colors([m.layer for m in marks])

@@ -14,29 +14,25 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from accelkit.hardware import AcceleratorSpec, catalog, fmt_si, fmt_sig
+from accelkit.families import REGISTRY, model_for
+from accelkit.hardware import HOST_FAMILY, AcceleratorSpec, catalog, fmt_si, fmt_sig
 
-FAMILY_SHADES: dict[str, tuple[str, ...]] = {
-    "cpu": ("#7f7f7f", "#b0b0b0", "#4d4d4d"),
-    "gpu": ("#2ca02c", "#98df8a", "#1a6b1a", "#5fd35f"),
-    "bsp-tiles": ("#9467bd", "#c5b0d5", "#5e3c99"),
-    "reconfigurable-dataflow": ("#d62728", "#ff9896", "#8c1515"),
-    "wafer-dataflow": ("#1f77b4", "#9ecae1", "#08306b"),
-    "static-schedule": ("#ff7f0e", "#ffbb78", "#a64d00"),
-}
-"""Per family, the shades its chips take in catalog order; the first is the family's own colour."""
+FAMILY_SHADES: dict[str, tuple[str, ...]] = {family: model.shades for family, model in REGISTRY.items()}
+"""Per family, the shades its chips take in catalog order (each family's model says); the first is the
+family's own colour."""
 
 FAMILY_COLORS = {family: shades[0] for family, shades in FAMILY_SHADES.items()}
 
 
 def chip_color(spec: AcceleratorSpec) -> str:
     """The chip's own colour: its family's hue, a different shade per chip (catalog order)."""
-    shades = FAMILY_SHADES.get(spec.family, ("#8c564b", "#c49c94", "#5a3630"))
+    shades = model_for(spec.family).shades
     names = [s.name for s in catalog() if s.family == spec.family]
-    if spec.family == "cpu" and spec.name == "host":
+    host = spec.family == HOST_FAMILY
+    if host and spec.name == "host":
         return shades[0]
     i = names.index(spec.name) if spec.name in names else len(names)
-    if spec.family == "cpu":
+    if host:
         i += 1  # the host has the first shade
     return shades[i % len(shades)]
 
