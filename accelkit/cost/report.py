@@ -7,6 +7,7 @@ Every figure in a report is MODELLED from the chip's published figures and the c
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,9 +45,70 @@ class TimelineEvent:
     duration_s: float
 
 
-@dataclass
+PARTS = ("compute", "memory", "communication", "latency", "idle")
+"""What a step's seconds are spent on: kernels bound by compute or by memory, collectives and chip hops,
+fixed start-up costs (launches, syncs, stream latency), and a pipeline's fill and drain."""
+
+_PART_OF_BOUND = {"compute": "compute", "memory": "memory", "communication": "communication",
+                  "latency": "latency"}
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """One step's modelled seconds on one chip, split two ways, each adding up to :attr:`step_s`.
+
+    ``sections``: forward, backward, optimizer, collectives (``comm``) and pipeline fill (``bubble``), as the
+    step runs them. ``parts``: the same seconds by what they are spent on (:data:`PARTS`): each section's
+    seconds are shared among its kernels in proportion to their modelled times and go to what bounds each
+    kernel; ``comm`` is communication and ``bubble`` idle. ``utilization`` is one chip's achieved FLOP/s over
+    its peak during the step (never above 1). A frozen value: every reader (Session's clock, the figures, the
+    widgets) reads the same numbers and none re-derives them.
+    """
+
+    step_s: float
+    sections: tuple[tuple[str, float], ...]
+    parts: tuple[tuple[str, float], ...]
+    chips: int
+    utilization: float
+
+    @property
+    def sections_s(self) -> dict[str, float]:
+        return dict(self.sections)
+
+    @property
+    def parts_s(self) -> dict[str, float]:
+        return dict(self.parts)
+
+
+def breakdown(sections: dict[str, float], kernels: dict[str, list[KernelTime]], *, chips: int,
+              utilization: float) -> Breakdown:
+    """The step's :class:`Breakdown` from its sections' seconds and each section's timed kernels (one chip,
+    one micro-batch: only their proportions are used). The step time is the sum of the sections."""
+    parts = dict.fromkeys(PARTS, 0.0)
+    for name, seconds in sections.items():
+        if name == "comm":
+            parts["communication"] += seconds
+            continue
+        if name == "bubble":
+            parts["idle"] += seconds
+            continue
+        ks = kernels.get(name, [])
+        total = math.fsum(k.time_s for k in ks)
+        if not total:  # seconds with no kernel behind them (none today): fixed costs
+            parts["latency"] += seconds
+            continue
+        for k in ks:
+            parts[_PART_OF_BOUND.get(k.bound, "latency")] += seconds * k.time_s / total
+    return Breakdown(math.fsum(sections.values()), tuple(sections.items()), tuple(parts.items()), chips,
+                     utilization)
+
+
+@dataclass(frozen=True)
 class PerfReport:
-    """The modelled performance of one compiled program (one training or inference step)."""
+    """The modelled performance of one compiled program (one training or inference step), a frozen value.
+
+    ``step_time_s`` and ``sections_s`` are read from :attr:`breakdown`, the one place the step's seconds live.
+    """
 
     target: str
     family: str
@@ -56,10 +118,9 @@ class PerfReport:
     chips: int
     parallel: Parallel  # typed: read .data / .tensor / .pipeline, never parse str(parallel)
     training: bool
-    step_time_s: float
+    breakdown: Breakdown
     throughput: float  # samples per second (all chips)
     tokens_per_s: float | None  # where the input is tokens
-    sections_s: dict[str, float]  # fwd / bckwd / opt / comm per step
     kernels: list[KernelTime]
     utilization: dict[str, float]  # "compute", and one entry per memory tier (bandwidth used)
     traffic_bytes: dict[str, int]  # bytes moved per memory tier per step (per chip)
@@ -71,6 +132,16 @@ class PerfReport:
     latency_s: float | None = None  # one sample's path through a spatial pipeline, where it differs
 
     label = "modelled"
+
+    @property
+    def step_time_s(self) -> float:
+        """Modelled seconds of one step: the sum of the breakdown's sections."""
+        return self.breakdown.step_s
+
+    @property
+    def sections_s(self) -> dict[str, float]:
+        """fwd / bckwd / opt / comm / bubble seconds per step (a copy of the breakdown's)."""
+        return self.breakdown.sections_s
 
     @property
     def bound_by(self) -> dict[str, float]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from accelkit.cost.constants import CHIP_HOP_LATENCY_S, assumptions_for
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s  # noqa: F401 - re-exported for older imports
-from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent
+from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown
 from accelkit.families import TimingContext, model_for, rates
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
 from accelkit.families.tsp import tsp_cycles  # noqa: F401 - re-exported: the TSP placement reads it
@@ -138,7 +138,12 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     traffic[w] = traffic.get(w, 0) + int(sum(k.param_bytes for k in kernels) / (tensor * p) * n_micro)
     traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) / p * n_micro)
     flops = sum(k.flops for k in kernels) / (tensor * p) * n_micro
-    util = {"compute": flops / (step_s * peak) if step_s else 0.0}
+    sections = {"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
+                "bubble": bubble_s}
+    bd = breakdown(sections, {"fwd": fwd_kt, "bckwd": bwd_kt, "opt": opt_kt}, chips=prog.chips,
+                   utilization=flops / (step_s * peak) if step_s else 0.0)
+    step_s = bd.step_s  # the sum of the sections, which every reader adds up again
+    util = {"compute": bd.utilization}
     for tier, b in traffic.items():
         bw = next(t.bandwidth_Bps for t in spec.memory_tiers if t.name == tier)
         util[f"{tier} bandwidth"] = min(1.0, b / (step_s * bw)) if step_s else 0.0
@@ -150,10 +155,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     energy = spec.power_w * step_s * prog.chips if spec.power_w else None
     return PerfReport(
         target=spec.name, family=fam, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
-        chips=prog.chips, parallel=par, training=prog.training, step_time_s=step_s, throughput=throughput,
-        tokens_per_s=tokens,
-        sections_s={"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
-                    "bubble": bubble_s},
-        kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
+        chips=prog.chips, parallel=par, training=prog.training, breakdown=bd, throughput=throughput,
+        tokens_per_s=tokens, kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
         events=events, assumptions=assumptions_for(fam, chips=prog.chips), notes=notes, latency_s=latency,
     )
