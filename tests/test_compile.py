@@ -92,7 +92,7 @@ def test_passes_say_what_they_changed():
     assert fusion.changed and fusion.nodes_after < fusion.nodes_before
     assert len(prog.kernels) == 5  # each linear + its relu is one kernel; the head is one
     assert all(k.kind == "matmul" for k in prog.kernels)
-    assert prog.kernels[0].ops == ["linear", "relu"]
+    assert prog.kernels[0].ops == ("linear", "relu")
 
 
 def test_constant_folding_and_dead_code_act_on_what_they_should():
@@ -331,3 +331,22 @@ def test_each_pass_keeps_the_graph_after_it(gpt2, tmp_path):
     assert "_assert_tensor_metadata" not in {n.kind for n in prog.passes[2].graph.nodes}  # dead code removed them
     back = load(prog.save(str(tmp_path / "p.akp")))
     assert [str(p) for p in back.passes] == [str(p) for p in prog.passes] and back.passes[0].graph is None
+
+
+def test_graphs_kernels_and_reports_are_frozen_values_shared_safely():
+    """Two programs share a capture (and kernels); none can change what the other reads."""
+    import dataclasses
+
+    x = (torch.randn(2, 32),)
+    a, b = compile(Tiny(), x, target="a100"), compile(Tiny(), x, target="h100")
+    for value, field_name in ((a.graph, "nodes"), (a.graph.nodes[0], "name"), (a.kernels[0], "flops"),
+                              (a.report, "throughput"), (a.report.breakdown, "step_s")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, field_name, None)
+    k = a.kernels[0]
+    assert isinstance(a.graph.nodes, tuple) and isinstance(k.ops, tuple) and isinstance(k.nodes, tuple)
+    with pytest.raises(TypeError):
+        k.extra["x"] = 1  # type: ignore[index]
+    assert dataclasses.replace(k, group="other").group == "other" and k.group != "other"
+    assert k.to_dict()["ops"] == list(k.ops)  # JSON-ready for a saved artifact
+    assert b.report.step_time_s > 0 and a.report.step_time_s > 0

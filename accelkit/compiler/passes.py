@@ -128,9 +128,8 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
         return name
 
     kernels = [_kernel(i, g, root) for i, g in enumerate(groups)]
-    if unfused:
-        for k in kernels:  # every op is a group (an RDU section) of its own
-            k.group = k.name
+    if unfused:  # every op is a group (an RDU section) of its own
+        kernels = [replace(k, group=k.name) for k in kernels]
     n_groups = len(layers(kernels))
     unit = model.fusion_unit
     return kernels, PassResult(
@@ -151,7 +150,7 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a)
     written = sum(n.bytes_written for n in group if n.name not in consumed_inside) or group[-1].bytes_written
     return Kernel(
         name=f"k{i}_{lead.kind}", kind=kind, group=layer_of(lead.module), section=lead.section,
-        nodes=[n.name for n in group], ops=[n.kind for n in group], module=lead.module, source=lead.source,
+        nodes=tuple(n.name for n in group), ops=tuple(n.kind for n in group), module=lead.module, source=lead.source,
         flops=sum(n.flops for n in group), bytes_read=read, bytes_written=written,
         param_bytes=sum(n.param_bytes for n in group), out_bytes=group[-1].bytes_written,
         saved_bytes=sum(n.bytes_written for n in group),
@@ -170,7 +169,7 @@ def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any]) 
     results = []
     for _name, fn, kw in steps:
         nodes, res = fn(nodes, **kw)
-        results.append(replace(res, graph=replace(graph, nodes=list(nodes))))
+        results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))
     kernels, res = fusion(nodes, family=family, level=level)
-    results.append(replace(res, graph=replace(graph, nodes=list(nodes))))  # fusion groups nodes into kernels
+    results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))  # fusion groups nodes into kernels
     return nodes, kernels, results

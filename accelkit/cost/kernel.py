@@ -6,21 +6,26 @@ so the performance model never imports the compiler (``accelkit.compiler.passes`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 
-@dataclass
+@dataclass(frozen=True)
 class Kernel:
     """A group of fused nodes that runs as one unit: a GPU kernel, an RDU section's stage,
-    a wafer region's layer, an IPU codelet set, a TSP instruction block."""
+    a wafer region's layer, an IPU codelet set, a TSP instruction block.
+
+    A frozen value (its node and op names are tuples, ``extra`` a read-only mapping), so programs can share
+    kernels and no reader can change another's; :meth:`scaled` and ``dataclasses.replace`` make new ones."""
 
     name: str
     kind: str  # "matmul" | "vector" | "memory"
     group: str  # the layer (repeated block) or top-level module it belongs to
     section: str  # fwd | bckwd | opt
-    nodes: list[str]
-    ops: list[str]
+    nodes: tuple[str, ...]
+    ops: tuple[str, ...]
     module: str
     source: str | None
     flops: int
@@ -29,7 +34,15 @@ class Kernel:
     param_bytes: int
     out_bytes: int  # bytes of the kernel's result
     saved_bytes: int  # everything its ops produce: what autograd keeps for backward without recompute
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # lists from JSON or a caller become tuples; extra becomes read-only
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        object.__setattr__(self, "ops", tuple(self.ops))
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.section, self.nodes))
 
     @property
     def bytes(self) -> int:
@@ -41,7 +54,9 @@ class Kernel:
         return self.flops / self.bytes if self.bytes else float("inf")
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()}
+        """Plain JSON-ready values (lists and dicts), as a saved artifact stores them."""
+        return {k: list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
+                for k, v in self.__dict__.items()}
 
     def scaled(self, batch: float, byte_scale: float = 1.0) -> Kernel:
         """This kernel at ``batch`` times the samples and ``byte_scale`` times the bytes per element

@@ -19,6 +19,7 @@ import re
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -275,21 +276,15 @@ def _replicate(nodes: list[Node], path: str, n: int) -> tuple[list[Node], dict[s
     for k in range(2, n):
         copies = []
         for x in block1:
-            c = Node(**{**x.__dict__})
-            c.name = f"{x.name}__{k}"
-            c.module = f"{path}.{k}" + x.module[len(f"{path}.1"):]
-            c.block = f"{path}.1"
-            c.args = [f"{a}__{k}" if a in block1_names else prev[block0[a]] if a in block0 else a
-                      for a in x.args]
-            c.param_inputs = list(x.param_inputs)
-            c.extra = dict(x.extra)
-            copies.append(c)
+            copies.append(replace(
+                x, name=f"{x.name}__{k}", module=f"{path}.{k}" + x.module[len(f"{path}.1"):], block=f"{path}.1",
+                args=[f"{a}__{k}" if a in block1_names else prev[block0[a]] if a in block0 else a for a in x.args],
+                param_inputs=list(x.param_inputs), extra=dict(x.extra)))
         out.extend(copies)
         prev = [c.name for c in copies]
     last = {x.name: prev[pos] for pos, x in enumerate(block1)}
     for x in nodes[hi1 + 1:]:
-        x.args = [last.get(a, a) for a in x.args]
-        out.append(x)
+        out.append(replace(x, args=[last.get(a, a) for a in x.args]))
     return out, last
 
 
@@ -604,7 +599,7 @@ def capture(
     buffers = {n: TensorMeta(tuple(b.shape), _dtype_name(b.dtype)) for n, b in model.named_buffers()}
     user, prefix = _port_wrapped(model)
     name = type(model).__name__ if user is model else f"{type(user).__name__} (ported)"
-    g = Graph(nodes=nodes, inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=name,
+    g = Graph(nodes=tuple(nodes), inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=name,
               wrapper_prefix=prefix,
               training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated,
               output_names=output_names)

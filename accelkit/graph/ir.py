@@ -45,7 +45,7 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Node:
     """One ATen operation of the captured model.
 
@@ -87,11 +87,15 @@ class Node:
         return f"{self.name}: {self.kind}({ins}) -> {outs}{where}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Graph:
-    """A captured model: nodes in execution order and what its inputs and parameters are."""
+    """A captured model: nodes in execution order and what its inputs and parameters are.
 
-    nodes: list[Node]
+    A frozen value: a capture is shared by every program compiled from it (and by the capture cache), so
+    nothing may change it in place; a pass makes a new one with ``dataclasses.replace(graph, nodes=...)``.
+    Its nodes are a tuple."""
+
+    nodes: tuple[Node, ...]
     inputs: dict[str, TensorMeta]
     params: dict[str, TensorMeta]  # parameters, by their fully qualified name
     outputs: list[TensorMeta]
@@ -104,6 +108,9 @@ class Graph:
     output_names: list[str] = field(default_factory=list)  # nodes whose values forward returns
     # "inner.inner." when ak.port wrapped the user's model (twice): figures strip it from module names
     wrapper_prefix: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodes", tuple(self.nodes))
 
     # ---- totals ---------------------------------------------------------------------------
     @property
@@ -226,7 +233,7 @@ def graph_from_dict(d: dict[str, Any]) -> Graph:
         nd["outputs"] = [_meta_from(m) for m in nd["outputs"]]
         nodes.append(Node(**nd))
     return Graph(
-        nodes=nodes, inputs={k: _meta_from(v) for k, v in d["inputs"].items()},
+        nodes=tuple(nodes), inputs={k: _meta_from(v) for k, v in d["inputs"].items()},
         params={k: _meta_from(v) for k, v in d["params"].items()},
         outputs=[_meta_from(m) for m in d["outputs"]],
         buffers={k: _meta_from(v) for k, v in d.get("buffers", {}).items()},
