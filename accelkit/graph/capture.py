@@ -30,6 +30,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from accelkit.errors import AccelkitError, CaptureError, notebook_cell, source_label
 from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
 from accelkit.graph.ir import Graph, Node, TensorMeta
+from accelkit.graph.values import split_inputs
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _ACCELKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -108,17 +109,7 @@ def _replay_args(args: Any) -> list[Any] | None:
 
 
 def _normalize_inputs(example_inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    if isinstance(example_inputs, torch.Tensor):
-        return (example_inputs,), {}
-    if isinstance(example_inputs, dict):
-        return (), dict(example_inputs)
-    if isinstance(example_inputs, (tuple, list)):
-        return tuple(example_inputs), {}
-    raise AccelkitError(
-        f"example_inputs must be a tensor, a tuple of tensors or a dict of keyword tensors, "
-        f"not {type(example_inputs).__name__}",
-        fix="pass the inputs one forward call takes, e.g. (torch.randn(8, 16),)",
-    )
+    return split_inputs(example_inputs, allow_none=False)
 
 
 @contextlib.contextmanager

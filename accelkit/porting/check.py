@@ -29,6 +29,7 @@ from torch.utils._pytree import tree_flatten
 from accelkit.errors import AccelkitError, CaptureError, source_label
 from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
+from accelkit.graph.values import named_inputs, split_inputs
 from accelkit.porting.support import Rule, SupportTable, evidence, table_for
 
 KINDS = (
@@ -190,38 +191,6 @@ def resolve_target(target: Any) -> Any:
         return target
     raise AccelkitError(f"target must be a chip name or an AcceleratorSpec, not {type(target).__name__}",
                         fix="e.g. target='tsp'; see accelkit.hardware.names()")
-
-
-def split_inputs(example_inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Positional and keyword inputs, the way :func:`accelkit.capture` reads ``example_inputs``."""
-    if example_inputs is None:
-        return (), {}
-    if isinstance(example_inputs, torch.Tensor):
-        return (example_inputs,), {}
-    if isinstance(example_inputs, Mapping):
-        return (), dict(example_inputs)
-    if isinstance(example_inputs, (tuple, list)):
-        return tuple(example_inputs), {}
-    raise AccelkitError(f"example_inputs must be a tensor, a tuple of tensors or a dict, not "
-                        f"{type(example_inputs).__name__}", fix="e.g. (torch.randn(8, 16),)")
-
-
-def named_inputs(model: nn.Module | None, example_inputs: Any) -> dict[str, Any]:
-    """Forward's argument names -> the example values (``arg0``, ``arg1``... when names are unknown)."""
-    args, kwargs = split_inputs(example_inputs)
-    if model is not None:
-        try:
-            bound = inspect.signature(model.forward).bind(*args, **kwargs)
-            out: dict[str, Any] = {}
-            for name, value in bound.arguments.items():
-                if isinstance(value, tuple) and name not in kwargs and len(args) > len(out):  # *args
-                    out.update({f"{name}{i}": v for i, v in enumerate(value)})
-                else:
-                    out[name] = value
-            return out
-        except (TypeError, ValueError):
-            pass
-    return {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
 
 
 def unwrap(model: nn.Module) -> nn.Module:

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from accelkit.errors import PortError
+from accelkit.graph.values import compare
 from accelkit.porting.check import CompatibilityReport, check, resolve_target, split_inputs
 from accelkit.porting.recipes import (
     RECIPE_ORDER,
@@ -224,17 +225,16 @@ def _run(model: nn.Module, samples: list[Sample], ctx_convert: Callable[[Sample]
 def _compare(got: list[Any], ref: list[Any], tol: Tolerance, recipe: str) -> tuple[float, bool]:
     worst, ok = 0.0, True
     for g, r in zip(got, ref, strict=True):
-        gl, rl = tensor_leaves(g), tensor_leaves(r)
-        if len(gl) != len(rl) or any(a.shape != b.shape for a, b in zip(gl, rl, strict=True)):
+        diff = compare(g, r)  # the one comparator (accelkit.graph.values)
+        if not diff.same_structure:
             raise PortError(f"recipe {recipe} changed what the model returns: "
-                            f"{[tuple(a.shape) for a in rl]} -> {[tuple(a.shape) for a in gl]}", recipe=recipe)
-        for a, b in zip(gl, rl, strict=True):
+                            f"{[list(s) for s in diff.shapes_want]} -> {[list(s) for s in diff.shapes_got]}",
+                            recipe=recipe)
+        worst = max(worst, diff.max_abs)
+        for a, b in zip(tensor_leaves(g), tensor_leaves(r), strict=True):
             a64, b64 = a.detach().double(), b.detach().double()
             both_nan = torch.isnan(a64) & torch.isnan(b64)
-            a64, b64 = torch.where(both_nan, 0.0, a64), torch.where(both_nan, 0.0, b64)
-            if a64.numel():
-                worst = max(worst, float((a64 - b64).abs().max()))
-            ok = ok and tol.allows(a64, b64)
+            ok = ok and tol.allows(torch.where(both_nan, 0.0, a64), torch.where(both_nan, 0.0, b64))
     return worst, ok
 
 

@@ -31,6 +31,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from accelkit.errors import PortError
+from accelkit.graph.values import tensor_leaves
 from accelkit.porting.check import Finding
 
 
@@ -500,22 +501,6 @@ class TensorOutputs(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return tensor_leaves(self.inner(*args, **kwargs), single=True)
-
-
-def tensor_leaves(value: Any, single: bool = False, _depth: int = 0) -> Any:
-    """The tensors inside ``value`` in order: tuples, lists, dicts, ModelOutputs, and the attributes
-    of plain Python objects (a few levels deep); strings, numbers and ``None`` are dropped."""
-    if isinstance(value, torch.Tensor):
-        return value if single else (value,)
-    if hasattr(value, "to_tuple") and callable(value.to_tuple):  # transformers ModelOutput
-        value = value.to_tuple()
-    leaves: list[torch.Tensor] = []
-    for x in tree_flatten(value)[0]:
-        if isinstance(x, torch.Tensor):
-            leaves.append(x)
-        elif hasattr(x, "__dict__") and not isinstance(x, (nn.Module, type)) and _depth < 3:
-            leaves.extend(tensor_leaves(list(vars(x).values()), _depth=_depth + 1))
-    return leaves[0] if single and len(leaves) == 1 else tuple(leaves)
 
 
 class PadToBucket(nn.Module):

@@ -39,6 +39,7 @@ from torch import nn
 
 from accelkit.errors import CaptureError, source_label
 from accelkit.graph.cost import VIEW_OPS
+from accelkit.graph.values import split_inputs
 
 KINDS = (
     "custom-op",
@@ -193,14 +194,6 @@ def _module_name(module: str | None) -> str | None:
     return "<root>" if module == "" else module
 
 
-def _split_inputs(example_inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    if isinstance(example_inputs, dict):
-        return (), dict(example_inputs)
-    if isinstance(example_inputs, tuple | list):
-        return tuple(example_inputs), {}
-    return (example_inputs,), {}
-
-
 def _non_tensor_outputs(model: nn.Module, example_inputs: Any) -> list[PortabilityFinding]:
     """A finding when forward returns something other than tensors (checked on fake tensors).
 
@@ -211,7 +204,7 @@ def _non_tensor_outputs(model: nn.Module, example_inputs: Any) -> list[Portabili
     from torch.utils._pytree import keystr, tree_flatten_with_path, tree_map
 
     fake = FakeTensorMode(allow_non_fake_inputs=True)
-    args, kwargs = _split_inputs(example_inputs)
+    args, kwargs = split_inputs(example_inputs)
 
     def run() -> Any:
         fargs, fkw = tree_map(lambda t: fake.from_tensor(t) if isinstance(t, torch.Tensor) else t, (args, kwargs))

@@ -17,13 +17,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit.graph.values import compare, tensor_leaves
 from accelkit.runtime.session import TOLERANCE
 
 FP32_ACCUMULATION_TOLERANCE = 1e-5  # relative: fp32 sums reordered by micro-batch accumulation
-
-
-def _leaves(x: Any) -> list[torch.Tensor]:
-    return [t for t in torch.utils._pytree.tree_flatten(x)[0] if isinstance(t, torch.Tensor)]
 
 
 def reference_step(model: nn.Module, optimizer: torch.optim.Optimizer | None, inputs: tuple[Any, ...],
@@ -36,19 +33,16 @@ def reference_step(model: nn.Module, optimizer: torch.optim.Optimizer | None, in
     with torch.random.fork_rng(), torch.set_grad_enabled(training):
         out = ref_model(*inputs)
         if training:
-            loss = next(t for t in _leaves(out) if t.dim() == 0)
+            loss = next(t for t in tensor_leaves(out) if t.dim() == 0)
             loss.backward()
     if "opt" in sections and ref_opt is not None:
         ref_opt.step()
     ref_model.train(was)
-    return [t.detach() for t in _leaves(out)], ref_model
+    return [t.detach() for t in tensor_leaves(out)], ref_model
 
 
 def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
-    if a.is_floating_point() or b.is_floating_point():
-        scale = float(b.float().abs().max()) if b.numel() else 0.0
-        return float((a.float() - b.float()).abs().max()) / (scale or 1.0) if a.numel() else 0.0
-    return 0.0 if torch.equal(a, b) else 1.0
+    return compare(a, b).max_rel  # the one comparator (accelkit.graph.values)
 
 
 @dataclass

@@ -41,6 +41,7 @@ from accelkit import hardware
 from accelkit.compiler import CompiledProgram
 from accelkit.compiler import compile as ak_compile
 from accelkit.errors import AccelkitError
+from accelkit.graph.values import compare
 from accelkit.hardware import fmt_bytes
 from accelkit.porting import CompatibilityReport, PortResult, check, port
 from accelkit.porting.check import split_inputs
@@ -418,7 +419,7 @@ class WorkflowDashboard:
                                 where=f"shapes {None if got is None else tuple(got.shape)} and "
                                       f"{None if want is None else tuple(want.shape)}")
         # (the same shape, e.g. (B, T, vocab) logits) -> one number: error relative to the largest output
-        error = float((got.float() - want.float()).abs().max() / want.float().abs().max().clamp_min(1e-30))
+        error = compare(got, want).max_rel  # the one comparator (accelkit.graph.values)
         result = RunResult(session, steps, error, TOLERANCE[precision])
         first = ", ".join(f"{v:.4g}" for v in got.flatten()[:4].tolist())
         step_s = steps[-1].simulated_time_s
