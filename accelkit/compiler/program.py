@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from accelkit import hardware
+from accelkit.compiler.manifest import save as save_artifact
 from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_memory
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
@@ -106,9 +107,7 @@ class CompiledProgram:
 
     def save(self, path: str) -> str:
         """Write the program as a PEF-like artifact: JSON manifest + safetensors weights. Returns the path."""
-        from accelkit.compiler.artifact import save
-
-        return save(self, path)
+        return save_artifact(self, path)
 
 
 # ---------------------------------------------------------------------------------------------
