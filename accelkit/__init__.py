@@ -16,7 +16,7 @@ The workflow, one function per step, each returning a plain value the next one t
 
 from __future__ import annotations
 
-from accelkit import compiler, hardware, runtime, sim, zoo
+from accelkit import compiler, constants, hardware, runtime, sim, zoo
 from accelkit._version import __version__
 from accelkit.compiler import CompiledProgram, Parallel, compile, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
@@ -51,6 +51,7 @@ __all__ = [
     "check",
     "compile",
     "compiler",
+    "constants",
     "hardware",
     "load",
     "port",

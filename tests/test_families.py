@@ -89,8 +89,8 @@ def test_each_family_is_data_plus_one_module() -> None:
         assert model.placement_map in ("stream", "regions", "sections", "supersteps", "schedule"), family
         assert model.shades and all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in model.shades), family
         if model.launch is not None:  # a family's own constants are in the registry and its assumptions
-            assert ak.cost.constants.CONSTANTS[model.launch.name] is model.launch
-            assert model.launch.assumption() in ak.cost.constants.assumptions_for(family)
+            assert ak.constants.CONSTANTS[model.launch.name] is model.launch
+            assert model.launch.assumption() in ak.constants.assumptions_for(family)
     # a chip of a family names it in its report: the family's launch constant, no other family's
     wse = ak.compile(nn.Linear(8, 8), (torch.randn(2, 8),), target="wse2").report.assumptions
     assert families.model_for("wafer-dataflow").launch.assumption() in wse

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -316,11 +317,15 @@ def test_calibrate_ignores_a_stale_cache(cache_dir: Path, monkeypatch: pytest.Mo
 
 
 def test_fits_picks_the_fastest_tier_that_holds_the_model() -> None:
-    assert hw.fits(110e6, "a100").tier == "hbm"              # 220 MB > 40 MB of L2
-    assert hw.fits(10e6, "a100").tier == "l2"
-    assert hw.fits(110e6, "tsp").tier == "sram"              # 220 MB <= 230 MB
+    assert hw.fits(110e6, "a100").tier == "hbm"
+    assert hw.fits(10e6, "a100").tier == "hbm"               # L2 is a cache in front of HBM, not room of its own
+    assert hw.fits(100e6, "tsp").tier == "sram"              # 200 MB <= 212 MB usable of 231 MB
+    assert hw.fits(110e6, "tsp").tier is None                # 220 MB > 212 MB usable: two chips
     f = hw.fits(70e9, hw.get("tsp"))
-    assert f.tier is None and f.chips_needed == f.chips_on_chip == 607 and f.summary() == "607x sram"
+    room = hw.capacity.usable_bytes(hw.get("tsp"))["sram"]
+    assert room == int(230_686_720 * ak.constants.value("USABLE_SRAM_FRACTION"))
+    assert f.tier is None and f.chips_needed == f.chips_on_chip == math.ceil(140e9 / room) == 660
+    assert f.summary() == "660x sram"
     f = hw.fits(70e9, "h100")
     assert (f.summary(), f.chips_needed, f.model_bytes) == ("2x hbm", 2, 140_000_000_000)
     f = hw.fits(70e9, "wse3")                                 # weight streaming from MemoryX
@@ -337,7 +342,7 @@ def test_fits_table_has_a_row_per_size_and_state() -> None:
     lines = table.splitlines()
     assert len(lines) == 2 + 4
     assert lines[0].split()[3:] == [s.name for s in hw.catalog()]
-    assert "607x sram" in lines[4]
+    assert "660x sram" in lines[4]
 
 
 def test_a_loaded_chip_works_wherever_a_target_name_does(tmp_path: Path) -> None:
@@ -391,3 +396,19 @@ def test_one_precision_table_everywhere() -> None:
         precision.element_bytes("fp12")  # no silent 2-byte guess
     assert precision.default_for(hw.get("sn40l")) == "bf16" and precision.default_for(hw.get("tsp")) == "fp16"
     assert hw.get("a100").peak("bfloat16") == hw.get("a100").peak("bf16")
+
+
+def test_check_fits_and_the_memory_plan_count_chips_the_same_way() -> None:
+    """One capacity computation (hardware.capacity): the porting check's "too large", hardware.fits and the
+    compiler's ModeError name the same number of chips for a model whose weights are all that matters."""
+    with torch.device("meta"):
+        model = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096, bias=False) for _ in range(30)])
+    x = (torch.zeros(1, 4096, device="meta"),)
+    tsp = hw.get("tsp")
+    params = sum(p.numel() for p in model.parameters())
+    fit = hw.fits(params, tsp, 2)
+    [big] = ak.check(model, x, tsp).find(kind="too-large")
+    with pytest.raises(ak.compiler.ModeError) as e:
+        ak.compile(model, x, target=tsp, precision="fp16")
+    assert fit.chips_needed == big.chips_needed == e.value.chips_needed == 5, (fit, big.chips_needed, e.value)
+    assert f"chips={fit.chips_needed}" in e.value.fix

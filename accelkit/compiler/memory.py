@@ -27,11 +27,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from accelkit import constants
 from accelkit.compiler.passes import Kernel
-from accelkit.cost import constants
 from accelkit.errors import AccelkitError
 from accelkit.families import REGISTRY, model_for
 from accelkit.families.base import Layout, MemoryContext
+from accelkit.hardware.capacity import chips_to_hold, usable_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
 
 # Part of on-chip SRAM a compiler can give to tensors (see accelkit.sim.constants, illustrative).
@@ -154,13 +155,12 @@ def capacity_text(usable: int, datasheet: int) -> str:
     return f"{fmt_bytes(usable)} usable of {fmt_bytes(datasheet)}"
 
 
-USABLE_NOTE = (f"usable: {USABLE_SRAM_FRACTION:.0%} of on-chip SRAM holds tensors; the rest holds programs, routing "
-               "and buffers (illustrative: no vendor publishes the share)")
+USABLE_NOTE = (f"usable: {constants.CONSTANTS['USABLE_SRAM_FRACTION'].meaning} (illustrative, bounded by Cerebras' "
+               "'20B models fit on a single CS-3'; ak.constants.CONSTANTS['USABLE_SRAM_FRACTION'] gives the source)")
 
 
 def _tiers(spec: AcceleratorSpec) -> dict[str, int]:
-    return {t.name: int(t.capacity_bytes * (USABLE_SRAM_FRACTION if i == 0 else 1.0))
-            for i, t in enumerate(spec.memory_tiers)}
+    return usable_bytes(spec)  # the one computation of a chip's room (accelkit.hardware.capacity)
 
 
 def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
@@ -199,7 +199,7 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
                         fp.training)
     for layout in model_for(spec.family).layouts(ctx):  # the family's modes, fastest first
         held = sum(per_chip[k] for k in layout.needed_kinds)
-        plans[layout.mode] = make(layout, math.ceil(held / caps[layout.needed_tier]))
+        plans[layout.mode] = make(layout, chips_to_hold(held, caps[layout.needed_tier]))
     for m, p in plans.items():
         over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {capacity_text(caps[t], sheet[t])}" for t in p.tier_use
                 if p.tier_use[t] > caps[t]]
@@ -210,7 +210,7 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
             return plans[m]
     # nothing holds: say how many chips would
     # chips that would hold each plan's bytes (activations included) if the model were split further
-    need = min(max(math.ceil(p.tier_use[t] * model_shards / caps[t]) for t in p.tier_use) for p in plans.values())
+    need = min(max(chips_to_hold(p.tier_use[t] * model_shards, caps[t]) for t in p.tier_use) for p in plans.values())
     need = max(need, chips + 1)
     why = "; ".join(f"{m}: {c}" for m, c in candidates.items())
     if mode != "auto":

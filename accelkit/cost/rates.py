@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from accelkit.cost.constants import CHIP_HOP_LATENCY_S
+from accelkit.constants import CHIP_HOP_LATENCY_S
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.report import KernelTime
 from accelkit.graph.cost import GATHER_OPS

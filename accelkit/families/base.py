@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelkit.cost.constants import (
+from accelkit.constants import (
     BANDWIDTH_EFFICIENCY,
     COMPUTE_EFFICIENCY,
     DEFAULT_LINK_BPS,

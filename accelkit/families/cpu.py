@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelkit.constants import Constant, register, value
 from accelkit.cost import host
-from accelkit.cost.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates
 from accelkit.cost.report import KernelTime

@@ -3,7 +3,7 @@ parallel across GPUs."""
 
 from __future__ import annotations
 
-from accelkit.cost.constants import Constant, register
+from accelkit.constants import Constant, register
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import ExecutionModel, Timed, TimingContext

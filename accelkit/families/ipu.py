@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelkit.cost import constants
-from accelkit.cost.constants import BANDWIDTH_EFFICIENCY, Constant, register
+from accelkit import constants
+from accelkit.constants import BANDWIDTH_EFFICIENCY, Constant, register
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import (

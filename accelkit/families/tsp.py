@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.cost import constants
-from accelkit.cost.constants import CHIP_HOP_LATENCY_S, Constant, register
+from accelkit import constants
+from accelkit.constants import CHIP_HOP_LATENCY_S, Constant, register
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time
 from accelkit.families.base import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.cost.constants import Constant, register, value
+from accelkit.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.cost.report import KernelTime

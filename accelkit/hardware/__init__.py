@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from accelkit.hardware import precision
+from accelkit.hardware import capacity, precision
 from accelkit.hardware.calibrate import cache_path, calibrate
 from accelkit.hardware.catalog import (
     BYTES_PER_PARAM,
@@ -51,6 +51,7 @@ __all__ = [
     "MemoryTier",
     "cache_path",
     "calibrate",
+    "capacity",
     "catalog",
     "catalog_table",
     "fits",

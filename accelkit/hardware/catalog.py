@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from accelkit.errors import UnknownNameError
+from accelkit.hardware.capacity import chips_to_hold, holding_tiers, usable_bytes, usable_on_chip_bytes
 from accelkit.hardware.spec import FAMILIES, AcceleratorSpec, fmt_bytes, load
 
 SYSTEMS_DIR = Path(__file__).with_name("systems")
@@ -80,7 +81,8 @@ def catalog(names: Sequence[str | AcceleratorSpec] | None = None) -> list[Accele
 
 @dataclass(frozen=True)
 class Fit:
-    """Where a model's bytes fit on one kind of chip (parameter state only, never activations).
+    """Where a model's bytes fit on one kind of chip (parameter state only, never activations), in the room
+    the compiler may fill (:mod:`accelkit.hardware.capacity`: the usable share of on-chip SRAM).
 
     ``tier`` is the fastest memory tier that holds everything on one chip (``None`` if none
     does). Otherwise ``chips_needed`` chips hold it in their ``spread_tier`` (the biggest tier).
@@ -122,12 +124,14 @@ def fits(param_count: float, spec: AcceleratorSpec | str, bytes_per_param: float
     if isinstance(spec, str):
         spec = get(spec)
     model_bytes = int(math.ceil(param_count * bytes_per_param))
-    chips_on_chip = max(1, math.ceil(model_bytes / spec.on_chip_memory_bytes))
-    tier = next((t.name for t in spec.memory_tiers if model_bytes <= t.capacity_bytes), None)
-    biggest = max(spec.memory_tiers, key=lambda t: t.capacity_bytes)
+    room = usable_bytes(spec)  # what the compiler may fill: the memory plan's figures (hardware.capacity)
+    chips_on_chip = chips_to_hold(model_bytes, usable_on_chip_bytes(spec))
+    tiers = holding_tiers(spec)
+    tier = next((t.name for t in tiers if model_bytes <= room[t.name]), None)
+    biggest = max(tiers, key=lambda t: room[t.name])
     if tier is not None:
         return Fit(spec.name, model_bytes, tier, 1, tier, chips_on_chip, spec.max_chips)
-    chips = math.ceil(model_bytes / biggest.capacity_bytes)
+    chips = chips_to_hold(model_bytes, room[biggest.name])
     return Fit(spec.name, model_bytes, None, chips, biggest.name, chips_on_chip, spec.max_chips)
 
 

@@ -16,7 +16,6 @@ import contextlib
 import html
 import inspect
 import io
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from accelkit.errors import AccelkitError, CaptureError, source_label
 from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
 from accelkit.graph.values import named_inputs, split_inputs
+from accelkit.hardware.capacity import chips_to_hold, holding_tiers, usable_bytes
 from accelkit.porting.support import Rule, SupportTable, evidence, table_for
 
 KINDS = (
@@ -224,12 +224,6 @@ def default_dtype(spec: Any) -> str:
     return "float32"
 
 
-def _mem_tiers(spec: Any) -> list[Any]:
-    """Tiers that hold data (a GPU's L2 is a cache in front of HBM, not extra capacity)."""
-    tiers = [t for t in spec.memory_tiers if t.name.lower() not in ("l2", "cache", "l1")]
-    return tiers or list(spec.memory_tiers)
-
-
 def _fmt_bytes(n: float) -> str:
     from accelkit.hardware.spec import fmt_bytes
 
@@ -416,16 +410,17 @@ def _too_large_hit(param_count: int, spec: Any, table: SupportTable, training: b
 
     bpp = BYTES_PER_PARAM["bf16 training"] if training else DTYPE_BYTES[dtype]
     need = param_count * bpp
-    tiers = _mem_tiers(spec)
-    cap = sum(t.capacity_bytes for t in tiers)
-    chips = math.ceil(need / cap) if cap else 0
+    tiers = holding_tiers(spec)
+    room = usable_bytes(spec)  # the memory plan's room per chip (accelkit.hardware.capacity)
+    cap = sum(room[t.name] for t in tiers)
+    chips = chips_to_hold(need, cap)
     if chips <= 1:
         return None
     what = (f"{bpp} bytes/parameter for mixed-precision Adam training" if training
             else f"{bpp} bytes/parameter at {dtype}")
-    tier_txt = " + ".join(f"{t.name} {_fmt_bytes(t.capacity_bytes)}" for t in tiers)
+    tier_txt = " + ".join(f"{t.name} {_fmt_bytes(room[t.name])}" for t in tiers)
     reason = (f"{param_count / 1e9:,.2f} B parameters x {what} = {_fmt_bytes(need)}; one {spec.name} holds "
-              f"{_fmt_bytes(cap)} ({tier_txt}); {_fmt_bytes(need)} / {_fmt_bytes(cap)} = {need / cap:,.1f} "
+              f"{_fmt_bytes(cap)} usable ({tier_txt}); {_fmt_bytes(need)} / {_fmt_bytes(cap)} = {need / cap:,.1f} "
               f"-> needs {chips:,} chips")
     if spec.max_chips is not None and chips > spec.max_chips:
         reason += f", more than the largest published {spec.name} system ({spec.max_chips:,} chips)"

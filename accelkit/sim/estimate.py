@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from accelkit.cost.constants import CHIP_HOP_LATENCY_S, assumptions_for
+from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s  # noqa: F401 - re-exported for older imports
 from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown

@@ -18,9 +18,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit import hardware
+from accelkit import constants, hardware
 from accelkit.compiler.program import Parallel, compile
-from accelkit.cost import constants
 from accelkit.cost.report import fmt_s
 from accelkit.errors import AccelkitError
 from accelkit.families import model_for

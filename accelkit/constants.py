@@ -1,0 +1,121 @@
+"""The performance model's constants: few, named, explained, each with its source, in one registry.
+
+Everything else the model uses comes from the chip's spec (peak FLOP/s per precision, memory
+tiers and their bandwidths, links, clock) and from the compiled program (FLOPs and bytes per
+kernel, the memory plan, the placement). There are no per-model or per-case corrections.
+
+Every number that changes a modelled result is a :class:`Constant` in :data:`CONSTANTS`, with its
+value, what it means, its source and whether it is illustrative (no public figure); the compiler,
+the performance model and ``serve`` read it from here. A report's ``assumptions`` are generated from
+the constants that apply to it (:func:`assumptions_for`). The module-level names
+(``COMPUTE_EFFICIENCY``, ...) are the same values, kept for readers of older code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ALL = ()
+"""``families`` of a constant every family uses."""
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A number the model assumes: its value, what it does, where it comes from."""
+
+    name: str
+    value: Any
+    meaning: str  # the assumption in words, as a report lists it
+    source: str  # the public basis, or why there is none
+    illustrative: bool  # True: no public figure; a round number chosen to be plausible
+    families: tuple[str, ...] = ALL  # the families whose results it changes (empty: every family)
+    when: str = "always"  # "always", or the feature that brings it in: "tensor", "pipeline", "data", "multi-chip"
+
+    def assumption(self) -> str:
+        return f"{self.meaning} ({'illustrative: ' if self.illustrative else ''}{self.source})"
+
+
+_ENTRIES = (
+    Constant("COMPUTE_EFFICIENCY", 0.55,
+             "dense matmul-type kernels reach 55% of the chip's peak FLOP/s",
+             "Narayanan et al. 2021, arXiv 2104.04473: 163 of 312 TFLOP/s (52%) on A100 at scale; vendors publish "
+             "no better per-chip figure", False),
+    Constant("BANDWIDTH_EFFICIENCY", 0.8,
+             "memory tiers deliver 80% of their peak bandwidth",
+             "SambaNova: >75% of peak in decode on 8-16 RDUs (DAC 2025); STREAM-like copies on HBM reach 80-90%",
+             False),
+    Constant("VECTOR_FRACTION_OF_16BIT_PEAK", 0.25,
+             "vector work runs at the chip's fp32 peak where published, else a quarter of its 16-bit peak",
+             "no vendor publishes a vector rate for these chips", True),
+    Constant("CHIP_HOP_LATENCY_S", 2e-6,
+             "a chip-to-chip hop costs 2 µs of latency plus bytes / link bandwidth",
+             "typical of NVLink, IPU-Link and Ethernet-class links; no vendor publishes a comparable figure", True,
+             when="multi-chip"),
+    Constant("DEFAULT_LINK_BPS", 32e9,
+             "a chip whose spec gives no chip-to-chip bandwidth links at 32 GB/s per direction",
+             "PCIe Gen4 x16", False, when="multi-chip"),
+    Constant("ALLREDUCE_RING", "2 (n-1)/n",
+             "ring all-reduce moves 2 (n-1)/n of the data over each chip's links",
+             "the ring algorithm (Patarasuk & Yuan 2009)", False, when="multi-chip"),
+    Constant("USABLE_SRAM_FRACTION", 0.92,
+             "92% of on-chip SRAM holds tensors; the rest holds programs, routing and buffers",
+             "no vendor publishes the share; Cerebras' own example bounds it from below: '20B models fit on a "
+             "single CS-3 while 70B models fit on as few as four systems' (cerebras.ai, Cerebras Inference, 2024): "
+             "20 B bf16 weights are 40 GB of the WSE-3's 44 GB, at least 91%", True),
+    Constant("SERVE_MEMORY_BOUND_SHARE", 0.5,
+             "a decode step counts as memory-bound when reading the KV cache takes more than half the step's "
+             "weight-bound time", "a labelling rule; it does not change the time", True, when="serve"),
+    Constant("FLOP_AND_BYTE_COUNTS", "PyTorch flop registry",
+             "FLOPs come from PyTorch's flop registry (matmul-type ops) and accelkit's vector-op model; bytes "
+             "from tensor shapes", "torch.utils.flop_counter", False),
+)
+
+CONSTANTS: dict[str, Constant] = {c.name: c for c in _ENTRIES}
+"""Every constant that changes a modelled result, by name: the ones above, which every family uses, and the
+ones each family's module (:mod:`accelkit.families`) registers for itself."""
+
+
+def register(*entries: Constant) -> tuple[Constant, ...]:
+    """Add a family's own constants to the registry (a family module calls this once, at import)."""
+    for c in entries:
+        if CONSTANTS.get(c.name, c) != c:
+            raise ValueError(f"constant {c.name} is registered twice, with different values")
+        CONSTANTS[c.name] = c
+    return entries
+
+
+def value(name: str) -> Any:
+    """The value of the constant called ``name``."""
+    return CONSTANTS[name].value
+
+
+def assumptions_for(family: str, *, chips: int = 1, serve: bool = False) -> list[str]:
+    """The assumptions behind a report for ``family`` on ``chips`` chips: the constants that apply to it."""
+    out = []
+    for c in CONSTANTS.values():
+        if c.families and family not in c.families:
+            continue
+        if c.when == "multi-chip" and chips <= 1:
+            continue
+        if c.when == "serve" and not serve:
+            continue
+        out.append(c.assumption())
+    return out
+
+
+COMPUTE_EFFICIENCY: float = value("COMPUTE_EFFICIENCY")
+BANDWIDTH_EFFICIENCY: float = value("BANDWIDTH_EFFICIENCY")
+VECTOR_FRACTION_OF_16BIT_PEAK: float = value("VECTOR_FRACTION_OF_16BIT_PEAK")
+CHIP_HOP_LATENCY_S: float = value("CHIP_HOP_LATENCY_S")
+DEFAULT_LINK_BPS: float = value("DEFAULT_LINK_BPS")
+
+
+
+def assumptions() -> list[str]:
+    """Every assumption, as a list of sentences (a report lists the ones that apply to it)."""
+    return [c.assumption() for c in CONSTANTS.values()]
+
+
+__all__ = ["ALL", "BANDWIDTH_EFFICIENCY", "CHIP_HOP_LATENCY_S", "COMPUTE_EFFICIENCY", "CONSTANTS", "Constant",
+           "DEFAULT_LINK_BPS", "VECTOR_FRACTION_OF_16BIT_PEAK", "assumptions", "assumptions_for", "register", "value"]
