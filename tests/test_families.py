@@ -5,6 +5,7 @@ family's module)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -18,14 +19,28 @@ from accelkit.compiler.memory import MODES
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
 
 ROOT = Path(ak.__file__).parent
-# a family's name in quotes (every family the catalog has, new ones included); "cpu" as a torch device
-# (device("cpu"), autocast("cpu"), .type == "cpu") is not one
-FAMILY_RE = re.compile(r'(?<!device\()(?<!autocast\()(?<!type == )'
-                       r'"(' + "|".join(re.escape(f) for f in ak.hardware.FAMILIES) + r')"')
+STILL_COMPARING: dict[str, int] = {}  # file -> family-name strings it may still hold (a ratchet: only down)
 
-STILL_COMPARING = {  # file -> how many family-name strings it still holds (a ratchet: may only go down)
-    "hardware/spec.py": 1,  # the module docstring's example chip file (family = "gpu")
-}
+
+def _family_strings(path: Path) -> list[str]:
+    """The string literals in ``path`` that are a family's name (every family the catalog has, new ones
+    included), from the parsed code: docstrings and comments are not code, and "cpu" as a torch device
+    (``device("cpu")``, ``autocast("cpu")``, ``x.device.type == "cpu"``) is not a family."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    names = set(ak.hardware.FAMILIES)
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Call) and getattr(parent.func, "attr", getattr(parent.func, "id", "")) in (
+                "device", "autocast"):
+            continue
+        if isinstance(parent, ast.Compare) and isinstance(parent.left, ast.Attribute) and parent.left.attr == "type":
+            continue
+        found.append(node.value)
+    return found
 
 
 def test_the_registry_has_every_catalog_family_and_their_modes() -> None:
@@ -37,15 +52,22 @@ def test_the_registry_has_every_catalog_family_and_their_modes() -> None:
         families.model_for("optical")
 
 
+def test_the_family_name_detector_sees_comparisons_and_not_devices(tmp_path: Path) -> None:
+    code = tmp_path / "m.py"
+    code.write_text('"""A docstring that names family = "gpu"."""\nimport torch\n'
+                    'def f(spec, x):\n    d = torch.device("cpu")  # a device\n'
+                    '    if x.device.type == "cpu":\n        pass\n'
+                    '    return spec.family == "wafer-dataflow" or spec.family in ("gpu",)\n')
+    assert sorted(_family_strings(code)) == ["gpu", "wafer-dataflow"]
+
+
 def test_no_module_compares_a_family_name_outside_the_registry() -> None:
     found = {}
     for path in ROOT.rglob("*.py"):
         rel = path.relative_to(ROOT).as_posix()
         if rel.startswith("families/"):
             continue
-        text = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
-                         if not line.lstrip().startswith("#"))
-        n = len(FAMILY_RE.findall(text))
+        n = len(_family_strings(path))
         if n:
             found[rel] = n
     grown = {f: (n, STILL_COMPARING.get(f, 0)) for f, n in found.items() if n > STILL_COMPARING.get(f, 0)}

@@ -242,9 +242,9 @@ class InplaceOnInput(nn.Module):
 
 
 CASES = [
-    ("custom-op", CustomOp, "accelkit_test.twice"),
+    ("unsupported-op", CustomOp, "accelkit_test.twice"),
     ("non-tensor-output", NonTensorOutput, "return x * 2"),
-    ("float64", Float64Buffer, "x * self.scale"),
+    ("dtype", Float64Buffer, "x * self.scale"),
     ("data-dependent-control-flow", DataDependentIf, "if x.sum()"),
     ("host-sync", HostSync, ".item()"),
     ("inplace-on-input", InplaceOnInput, "x.add_(1)"),
@@ -258,12 +258,17 @@ def test_each_kind_is_found_at_its_line(kind: str, model_cls: type[nn.Module], m
     assert any(f.kind == kind and f.source == expected for f in findings), findings
     found = next(f for f in findings if f.kind == kind)
     assert isinstance(found, PortabilityFinding) and found.fix and found.detail
+    # one vocabulary: the porting check on an accelerator reports the same kind, with the same fix
+    report = ak.check(model_cls(), (torch.randn(B, D),), "sn40l")
+    same = [f for f in report.findings if f.kind == kind]
+    assert same, (kind, report.findings)
+    assert found.fix in {f.fix for f in same}, (found.fix, [f.fix for f in same])
 
 
 def test_ops_named_and_grouped_per_place() -> None:
     [sync] = [f for f in find_portability_issues(HostSync(), (torch.randn(B, D),)) if f.kind == "host-sync"]
     assert sync.op is not None and ("item" in sync.op or "_local_scalar_dense" in sync.op)
-    float64 = [f for f in find_portability_issues(Float64Buffer(), (torch.randn(B, D),)) if f.kind == "float64"]
+    float64 = [f for f in find_portability_issues(Float64Buffer(), (torch.randn(B, D),)) if f.kind == "dtype"]
     at_ops = [f for f in float64 if f.op is not None]
     assert [f.op for f in at_ops] == ["aten.mul.Tensor"]  # where float64 enters, not every op after it
     assert "2 later ops compute in float64" in at_ops[0].detail

@@ -30,6 +30,7 @@ from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
 from accelkit.graph.values import named_inputs, split_inputs
 from accelkit.hardware.capacity import chips_to_hold, holding_tiers, usable_bytes
+from accelkit.porting.outputs import non_tensor_outputs
 from accelkit.porting.support import Rule, SupportTable, evidence, table_for
 
 KINDS = (
@@ -318,6 +319,19 @@ def _data_dependent_shape_hits(model: nn.Module, example_inputs: Any, table: Sup
     return hits
 
 
+STANDARD_NAMESPACES = frozenset({"aten", "prims", "_operator", "operator", "builtins", "math", "higher_order",
+                                 "torch"})
+"""Op namespaces every accelerator compiler starts from. Python's own callables (operator.getitem on multi-output
+ops, symbolic-size arithmetic) and higher-order ops (torch.cond, autocast regions) are graph structure."""
+
+
+def is_custom_op(op: str) -> bool:
+    """An op outside the standard namespaces: a C++ or ``torch.library`` extension (``namespace.op.overload``).
+    Names without a namespace are graph structure: higher-order ops (``wrap_with_set_grad_enabled``)."""
+    namespace, dot, _ = op.partition(".")
+    return bool(dot) and namespace not in STANDARD_NAMESPACES and not op.startswith("<")
+
+
 def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
     hits: list[_Hit] = []
     user_inputs = set(graph.inputs)
@@ -330,6 +344,8 @@ def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
         module = n.module or "<root>"
         kwargs = n.extra.get("kwargs", {})
         rule = table.op_rule(n.op, n.kind, kwargs)
+        if rule is None and is_custom_op(n.op):
+            hits.append(_hit_from_rule(table.rule("custom-op"), n.op, module, n.source))
         if rule is not None:
             args_txt = ", ".join(f"{k}={v!r}" for k, v in rule.when)
             hits.append(_Hit("unsupported-op", n.op + (f" ({args_txt})" if args_txt else ""), module, n.source,
@@ -493,6 +509,11 @@ def check(
                                                  f"{str(exc).strip().splitlines()[0][:200]}")]
     if graph is not None:
         hits += _node_hits(graph, table, spec)
+        outputs = non_tensor_outputs(model, example_inputs) if model is not None and example_inputs is not None \
+            else None
+        if outputs is not None:  # export accepts Python constants among the outputs; a device program does not
+            hits.append(_hit_from_rule(table.rule("non-tensor-output"), "output", "<root>", outputs.source,
+                                       reason=f"{table.rule('non-tensor-output').reason}: {outputs.detail}"))
         if training:
             loss = _loss_hit(graph, table, model)
             hits += [loss] if loss else []

@@ -60,6 +60,7 @@ RULE_NAMES = (
     "host-sync",                    # .item() / _local_scalar_dense: value leaves the device
     "non-tensor-output",            # forward returns something that is not a tensor
     "capture-error",                # torch.export failed for another reason
+    "custom-op",                    # an op outside ATen (a C++ / torch.library extension): no kernel anywhere
     "inplace-on-input",             # forward writes into a caller's tensor
     "dynamic-input",                # an input dimension declared variable (dynamic_dims=)
     "data-dependent-shape",         # nonzero / unique / masked_select: output size from the data
@@ -230,8 +231,9 @@ def _load_dtypes(raw: list[Any], origin: str) -> dict[str, DtypeRule]:
 
 
 @cache
-def load_table(family: str, chip: str | None = None) -> SupportTable:
-    """The support table for ``family`` (and ``chip``): common.toml, then the family's, then the chip's."""
+def load_table(family: str | None, chip: str | None = None) -> SupportTable:
+    """The support table for ``family`` (and ``chip``): common.toml, then the family's, then the chip's.
+    ``family=None``: the rules every graph compiler shares (common.toml alone), for checks without a target."""
     rules: dict[str, Rule] = {}
     ops: list[OpRule] = []
     dtypes: dict[str, DtypeRule] = {}
@@ -257,7 +259,7 @@ def load_table(family: str, chip: str | None = None) -> SupportTable:
     rules = {n: replace(r, severity=_capped(r.severity, r.source)) for n, r in rules.items()}
     ops = [replace(o, severity=_capped(o.severity, o.source)) for o in ops]
     dtypes = {n: replace(d, severity=_capped(d.severity, d.source)) for n, d in dtypes.items()}
-    return SupportTable(family=family, sdk=str(sdk), files=tuple(files), rules=rules, ops=tuple(ops), dtypes=dtypes)
+    return SupportTable(family=family or "any", sdk=str(sdk), files=tuple(files), rules=rules, ops=tuple(ops), dtypes=dtypes)
 
 
 def table_for(spec: Any) -> SupportTable:

@@ -45,9 +45,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from accelkit.errors import AccelkitError
 from accelkit.profiler.portability import (
-    FIXES,
     PortabilityFinding,
     find_portability_issues,
+    fix_for,
     format_findings,
 )
 
@@ -554,9 +554,9 @@ def _portability(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[Por
             return find_portability_issues(model, _fresh(inputs))
         except Exception as exc:  # the measured profile stays useful when capture itself breaks
             return [PortabilityFinding(
-                kind="unsupported", op=None, module=None, source=None,
+                kind="capture-error", op=None, module=None, source=None,
                 detail=f"capture failed with {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                fix=FIXES["unsupported"])]
+                fix=fix_for("capture-error"))]
 
 
 def _fmt_count(n: float) -> str:

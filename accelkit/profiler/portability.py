@@ -7,11 +7,11 @@ and each is found here with the user's ``file:line`` and a fix:
 =============================  ==============================================================
 kind                           what it is
 =============================  ==============================================================
-``custom-op``                  an op outside the ``aten`` / ``prims`` namespaces (a C++ or
+``unsupported-op``             an op outside the ``aten`` / ``prims`` namespaces (a C++ or
                                ``torch.library`` extension): the vendor compiler has no kernel
 ``non-tensor-output``          forward returns something that is not a tensor (or a
                                tuple/dict of tensors), e.g. a cache object or a Python number
-``float64``                    double precision: accelerators have no float64 units
+``dtype``                      float64 (double precision): accelerators have no float64 units
 ``data-dependent-control-flow``  a Python ``if`` / ``while`` on a tensor's value: the graph
                                would depend on the data, so it cannot be compiled once
 ``host-sync``                  ``.item()`` / ``.tolist()`` (``aten._local_scalar_dense``,
@@ -24,56 +24,59 @@ The method is the capture every later stage uses (:func:`accelkit.capture`, i.e.
 When capture itself refuses the model (:class:`~accelkit.errors.CaptureError`), that refusal
 becomes the finding: capture stops at the first such problem, so a model with several is
 best checked again after the first fix.
+
+The kinds and fixes are the porting check's (``ak.check``, :mod:`accelkit.porting.check`), from the rules every
+graph compiler shares (``porting/tables/common.toml``): one vocabulary, whether or not a target is named.
 """
 
 from __future__ import annotations
 
-import inspect
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-import torch
 from torch import nn
 
-from accelkit.errors import CaptureError, source_label
+from accelkit.errors import CaptureError
 from accelkit.graph.cost import VIEW_OPS
-from accelkit.graph.values import split_inputs
+from accelkit.porting.check import HOST_SYNC_KINDS, is_custom_op
+from accelkit.porting.outputs import non_tensor_outputs
+from accelkit.porting.support import SupportTable, load_table
 
 KINDS = (
-    "custom-op",
+    "unsupported-op",
     "non-tensor-output",
-    "float64",
+    "dtype",
     "data-dependent-control-flow",
     "host-sync",
     "inplace-on-input",
+    "capture-error",
 )
+"""The kinds the profiler reports: the porting check's own vocabulary (``accelkit.porting.check.KINDS``), for
+what is visible without a target: custom ops, non-tensor outputs, float64, data-dependent control flow, host
+syncs, in-place writes to inputs, and what stops capture."""
 
-# Namespaces whose ops every accelerator compiler starts from. Python's own callables
-# (operator.getitem on multi-output ops, symbolic-size arithmetic) and higher-order ops
-# (torch.cond, autocast regions) are graph structure, not kernels, so not "custom" either.
-_STANDARD_NAMESPACES = frozenset({"aten", "prims", "_operator", "operator", "builtins", "math",
-                                  "higher_order", "torch"})
-_HOST_SYNC_OPS = frozenset({"_local_scalar_dense", "item"})
+_HOST_SYNC_OPS = HOST_SYNC_KINDS
 _WIDE_DTYPES = frozenset({"float64", "complex128"})
+_CAPTURE_KINDS = {"data-dependent-control-flow": "data-dependent-control-flow", "host-sync": "host-sync",
+                  "non-tensor-output": "non-tensor-output"}  # other capture errors: "capture-error"
 
-FIXES = {
-    "custom-op": "Rewrite it with standard PyTorch ops, or write a kernel for the target with its SDK; "
-                 "the accelerator compiler only knows ATen ops.",
-    "non-tensor-output": "Return only tensors from forward (a tensor, or a tuple/dict of tensors); "
-                         "for transformers models pass use_cache=False.",
-    "float64": "Use float32 (or bfloat16): model.float(), and create tensors and buffers with "
-               "dtype=torch.float32; accelerators have no float64 units.",
-    "data-dependent-control-flow": "Compute both branches and select with torch.where (or use torch.cond), "
-                                   "or move the decision out of forward.",
-    "host-sync": "Keep the value as a tensor instead of calling .item()/.tolist(); every host read "
-                 "stalls the device until the host has the value.",
-    "inplace-on-input": "Clone the input before changing it (x = x.clone()) or use the out-of-place op "
-                        "(x = x + 1 rather than x += 1).",
-    "unsupported": "Simplify the construct named in the detail, or check it with accelkit.capture "
-                   "to see the full error.",
-}
+
+@cache
+def _generic() -> SupportTable:
+    """The rules every graph compiler shares (the porting tables' common.toml): their fixes are the profiler's."""
+    return load_table(None)
+
+
+def fix_for(kind: str) -> str:
+    """The porting check's fix for a finding of ``kind``, from the shared rules."""
+    table = _generic()
+    if kind == "unsupported-op":
+        return table.rule("custom-op").fix
+    if kind == "dtype":
+        return table.dtypes["float64"].fix
+    return table.rule(kind).fix
 
 
 @dataclass(frozen=True)
@@ -116,10 +119,11 @@ def find_portability_issues(model: nn.Module, example_inputs: Any) -> list[Porta
         try:
             graph = capture(model, example_inputs)
         except CaptureError as err:
+            kind = _CAPTURE_KINDS.get(err.kind, "capture-error")
             return [PortabilityFinding(
-                kind=err.kind, op=err.op, module=_module_name(err.module), source=err.source,
+                kind=kind, op=err.op, module=_module_name(err.module), source=err.source,
                 detail=err.message.splitlines()[0] if err.message else str(err),
-                fix=err.fix or FIXES.get(err.kind, FIXES["unsupported"]),
+                fix=fix_for(kind),
             )]
         return findings_from_graph(graph) + _non_tensor_outputs(model, example_inputs)
     finally:
@@ -141,8 +145,8 @@ def findings_from_graph(graph: Any) -> list[PortabilityFinding]:
     for node in graph.nodes:
         namespace, _, rest = node.op.partition(".")
         packet = rest.split(".")[0]
-        if namespace not in _STANDARD_NAMESPACES and not node.op.startswith("<"):
-            add("custom-op", node.op, node.module, node.source, f"{node.op} is not an ATen op")
+        if is_custom_op(node.op):
+            add("unsupported-op", node.op, node.module, node.source, f"{node.op} is not an ATen op")
         if namespace == "aten" and packet in _HOST_SYNC_OPS:
             add("host-sync", node.op, node.module, node.source,
                 f"{node.op} copies a tensor value to the host (.item() / .tolist())")
@@ -154,7 +158,7 @@ def findings_from_graph(graph: Any) -> list[PortabilityFinding]:
             if any(a in wide_nodes for a in node.args if a != node.name):
                 downstream += 1
             else:
-                add("float64", node.op, node.module, node.source,
+                add("dtype", node.op, node.module, node.source,
                     f"{node.op} brings in float64 ({', '.join(dict.fromkeys(wide))})")
 
         # an input is a placeholder that no node produces and that is not a parameter or buffer
@@ -178,14 +182,14 @@ def findings_from_graph(graph: Any) -> list[PortabilityFinding]:
         for name, meta in tensors.items():
             if meta.dtype in _WIDE_DTYPES:
                 owner = name.rpartition(".")[0]
-                add("float64", None, owner, None, f"{kind_of} '{name}' is stored as {meta}")
+                add("dtype", None, owner, None, f"{kind_of} '{name}' is stored as {meta}")
 
     findings = []
     for (kind, op, module, source), whats in groups.items():
         detail = whats[0] + (f" ({len(whats)} nodes)" if len(whats) > 1 else "")
-        if kind == "float64" and op is not None and downstream:
+        if kind == "dtype" and op is not None and downstream:
             detail += f"; {downstream} later ops compute in float64 because of it"
-        findings.append(PortabilityFinding(kind, op, module, source, detail, FIXES[kind], len(whats)))
+        findings.append(PortabilityFinding(kind, op, module, source, detail, fix_for(kind), len(whats)))
     return findings
 
 
@@ -195,60 +199,11 @@ def _module_name(module: str | None) -> str | None:
 
 
 def _non_tensor_outputs(model: nn.Module, example_inputs: Any) -> list[PortabilityFinding]:
-    """A finding when forward returns something other than tensors (checked on fake tensors).
-
-    torch.export accepts Python constants (a string, an int) among the outputs, so the capture
-    does not catch them; an accelerator runtime hands back device buffers only.
-    """
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils._pytree import keystr, tree_flatten_with_path, tree_map
-
-    fake = FakeTensorMode(allow_non_fake_inputs=True)
-    args, kwargs = split_inputs(example_inputs)
-
-    def run() -> Any:
-        fargs, fkw = tree_map(lambda t: fake.from_tensor(t) if isinstance(t, torch.Tensor) else t, (args, kwargs))
-        model.eval()
-        with fake, torch.no_grad():
-            return model(*fargs, **fkw)
-
-    try:
-        out = run()
-    except Exception:  # capture succeeded; a failure on fake tensors here says nothing about ports
+    found = non_tensor_outputs(model, example_inputs)
+    if found is None:
         return []
-    leaves, _ = tree_flatten_with_path(out)
-    bad = [f"output{keystr(path)} is {type(v).__name__}" for path, v in leaves if not isinstance(v, torch.Tensor)]
-    if not bad:
-        return []
-    return [PortabilityFinding(
-        kind="non-tensor-output", op="output", module="<root>", source=_return_line(model, run),
-        detail=f"{type(model).__name__}.forward returns a value that is not a tensor: {'; '.join(bad[:3])}"
-               + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""),
-        fix=FIXES["non-tensor-output"], count=len(bad))]
-
-
-def _return_line(model: nn.Module, run: Callable[[], Any]) -> str | None:
-    """``file:line`` of the ``return`` that forward executed (its ``def`` line if that is unknown)."""
-    forward = inspect.unwrap(type(model).forward)
-    code = getattr(forward, "__code__", None)
-    if code is None:
-        return None
-    lines: list[int] = []
-
-    def on_event(frame: Any, event: str, _arg: Any) -> None:
-        if event == "return" and frame.f_code is code:
-            lines.append(frame.f_lineno)
-
-    previous = sys.getprofile()
-    sys.setprofile(on_event)
-    try:
-        run()
-    except Exception:
-        pass
-    finally:
-        sys.setprofile(previous)
-    line = lines[-1] if lines else code.co_firstlineno
-    return source_label(code.co_filename, line)
+    return [PortabilityFinding(kind="non-tensor-output", op="output", module="<root>", source=found.source,
+                               detail=found.detail, fix=fix_for("non-tensor-output"), count=found.count)]
 
 
 def format_findings(findings: Iterable[PortabilityFinding]) -> str:

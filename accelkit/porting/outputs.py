@@ -1,0 +1,87 @@
+"""Outputs a device program cannot hand back: forward returning something that is not a tensor.
+
+torch.export accepts Python constants (a string, an int) among the outputs, so capture does not catch them; an
+accelerator runtime hands back device buffers only. Found by running forward once on fake tensors (no real
+arithmetic), with the ``return`` line that produced the value. ``ak.check`` and the profiler both ask here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.errors import source_label
+from accelkit.graph.values import split_inputs
+
+
+@dataclass(frozen=True)
+class NonTensorOutputs:
+    """What forward returned that is not a tensor: a sentence, how many values, the ``return`` line."""
+
+    detail: str
+    count: int
+    source: str | None
+
+
+def non_tensor_outputs(model: nn.Module, example_inputs: Any) -> NonTensorOutputs | None:
+    """The non-tensor values forward returns on ``example_inputs`` (checked on fake tensors), or None."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._pytree import keystr, tree_flatten_with_path, tree_map
+
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    args, kwargs = split_inputs(example_inputs)
+
+    def run() -> Any:
+        fargs, fkw = tree_map(lambda t: fake.from_tensor(t) if isinstance(t, torch.Tensor) else t, (args, kwargs))
+        was = model.training
+        model.eval()
+        try:
+            with fake, torch.no_grad():
+                return model(*fargs, **fkw)
+        finally:
+            model.train(was)
+
+    try:
+        out = run()
+    except Exception:  # capture succeeded; a failure on fake tensors here says nothing about ports
+        return None
+    leaves, _ = tree_flatten_with_path(out)
+    bad = [f"output{keystr(path)} is {type(v).__name__}" for path, v in leaves if not isinstance(v, torch.Tensor)]
+    if not bad:
+        return None
+    detail = (f"{type(model).__name__}.forward returns a value that is not a tensor: {'; '.join(bad[:3])}"
+              + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""))
+    return NonTensorOutputs(detail, len(bad), _return_line(model, run))
+
+
+def _return_line(model: nn.Module, run: Callable[[], Any]) -> str | None:
+    """``file:line`` of the ``return`` that forward executed (its ``def`` line if that is unknown)."""
+    forward = inspect.unwrap(type(model).forward)
+    code = getattr(forward, "__code__", None)
+    if code is None:
+        return None
+    lines: list[int] = []
+
+    def on_event(frame: Any, event: str, _arg: Any) -> None:
+        if event == "return" and frame.f_code is code:
+            lines.append(frame.f_lineno)
+
+    previous = sys.getprofile()
+    sys.setprofile(on_event)
+    try:
+        run()
+    except Exception:
+        pass
+    finally:
+        sys.setprofile(previous)
+    line = lines[-1] if lines else code.co_firstlineno
+    return source_label(code.co_filename, line)
+
+
+__all__ = ["NonTensorOutputs", "non_tensor_outputs"]
