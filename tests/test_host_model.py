@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import torch
 from torch import nn
 
@@ -51,3 +54,26 @@ def test_host_estimate_uses_profiled_ops_in_fp32_only():
     validation = host_validation.validate_host({"small": (model, x)})
     case = validation.cases[0]
     assert case.predicted_s > 0 and case.measured_s > 0 and "median |error|" in validation.table()
+
+
+def test_the_report_only_reads_what_compile_measured_on_the_host(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    """Compiling for the host measures it once (HostMeasurements on the program); the performance model then
+    only reads those numbers, so it measures nothing itself and a saved program reports the same."""
+    from accelkit.cost import host as cost_host
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8))
+    prog = ak.compile(model, (torch.randn(4, 64),), target="host", precision="fp32")
+    assert prog.host is not None and prog.host.dispatch_s >= 0 and prog.host.op_s
+    assert ak.compile(model, (torch.randn(4, 64),), target="a100").host is None  # datasheet targets: nothing
+
+    def no_measuring(*_a: object, **_k: object) -> float:
+        raise AssertionError("the performance model measured the host")
+
+    for name in ("op_time_s", "dispatch_overhead_s", "view_op_s", "measure_forward_s"):
+        monkeypatch.setattr(cost_host, name, no_measuring)
+    report = prog.report
+    assert report.step_time_s > 0
+    saved = ak.load(prog.save(str(tmp_path / "host.akp")))
+    assert saved.host == prog.host
+    assert saved.report.step_time_s == pytest.approx(report.step_time_s, rel=1e-12)

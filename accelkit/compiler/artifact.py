@@ -71,6 +71,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
     from accelkit.compiler.passes import Kernel, PassResult
     from accelkit.compiler.placement import Placement, Region
     from accelkit.compiler.program import CompiledProgram, Parallel
+    from accelkit.cost.host import HostMeasurements
     from accelkit.graph.ir import graph_from_dict
     from accelkit.hardware.spec import AcceleratorSpec
 
@@ -131,6 +132,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         spec=AcceleratorSpec.from_dict(manifest["target"], origin=str(mpath)),
         precision=opts["precision"], batch_size=opts["batch_size"], micro_batch=opts["micro_batch"],
         example_batch=opts["example_batch"], chips=opts["chips"], parallel=Parallel(**opts["parallel"]),
+        host=HostMeasurements.from_dict(manifest["host"]) if manifest.get("host") is not None else None,
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel(**k) for k in manifest["kernels"]],

@@ -104,6 +104,7 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
         "kernels": [k.to_dict() for k in prog.kernels],
         "memory_plan": prog.memory_plan.to_dict(),
         "placement": placement,
+        "host": prog.host.to_dict() if prog.host is not None else None,  # what this host measured
         "weights": {"file": WEIGHTS if weights_sha else None, "sha256": weights_sha, "aliases": aliases},
     }
     manifest = {**body, "checksum": hashlib.sha256(_canonical(body)).hexdigest()}

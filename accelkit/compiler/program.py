@@ -26,6 +26,8 @@ from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
 from accelkit.cost import Parallel
+from accelkit.cost.host import HostMeasurements
+from accelkit.cost.host import measure as host_measure
 from accelkit.errors import CompileError
 from accelkit.families import model_for
 from accelkit.graph.capture import capture
@@ -61,6 +63,7 @@ class CompiledProgram:
     placement: Placement
     weights: dict[str, torch.Tensor] | None = field(default=None, repr=False)
     model: nn.Module | None = field(default=None, repr=False)
+    host: HostMeasurements | None = None  # measured on this host at compile time, for a measured target
     _report: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -269,6 +272,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
             example_batch=example_batch, chips=chips, parallel=par, training=training, recompute=recompute,
             fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
             weights=state, model=model if isinstance(model, nn.Module) else None,
+            host=host_measure(graph) if model_for(spec.family).measured_rates else None,
         )
 
     # Without an explicit split, every split that holds is a candidate: replicating the model (data

@@ -11,9 +11,13 @@ compiles, so it sits above the compiler) checks the model against forward passes
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -63,6 +67,45 @@ def measure_forward_s(model: Any, example_inputs: Any, runs: int = 7, warmup: in
             model(*args)
             times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+@dataclass(frozen=True)
+class HostMeasurements:
+    """What this host measured for one compiled program, once, at compile time: the CPU model only reads it,
+    so a report is a pure function of the program (and a saved program carries its measurements).
+
+    ``dispatch_s``: eager PyTorch's cost per op; ``view_op_s``: one view op; ``op_s``: graph node name ->
+    median seconds of that ATen op on fresh tensors of the captured shapes (fp32; nodes that cannot be
+    replayed are absent)."""
+
+    dispatch_s: float
+    view_op_s: float
+    op_s: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "op_s", MappingProxyType(dict(self.op_s)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dispatch_s": self.dispatch_s, "view_op_s": self.view_op_s, "op_s": dict(self.op_s)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HostMeasurements:
+        op_s = {str(k): float(v) for k, v in dict(d.get("op_s", {})).items()}
+        if any(not math.isfinite(v) or v < 0 for v in (*op_s.values(), float(d["dispatch_s"]), float(d["view_op_s"]))):
+            raise ValueError("host measurements must be finite, non-negative seconds")
+        return cls(float(d["dispatch_s"]), float(d["view_op_s"]), op_s)
+
+
+def measure(graph: Any) -> HostMeasurements:
+    """Measure on this host what the CPU model needs for ``graph``: dispatch, views, and each forward op's time
+    (the calibration a compile for the host does once; op times are cached per op and shapes)."""
+    op_s = {}
+    for node in graph.nodes:
+        if node.section == "fwd" and "args" in node.extra:
+            t = op_time_s(node.op, node.extra["args"], node.extra.get("kwargs", {}))
+            if t is not None:
+                op_s[node.name] = t
+    return HostMeasurements(dispatch_overhead_s(), view_op_s(), op_s)
 
 
 # ---- profiled op times: the CPU model's kernels, measured once per (op, shapes) ----------------

@@ -48,9 +48,9 @@ def model_for(family: str) -> ExecutionModel:
                                fix="add a module to accelkit.families (one ExecutionModel subclass)") from None
 
 
-def rates(spec: AcceleratorSpec, precision: str) -> Rates:
+def rates(spec: AcceleratorSpec, precision: str, measured: object = None) -> Rates:
     """The chip's rates at ``precision``, after the efficiency constants (none for a measured host)."""
-    return model_for(spec.family).rates(spec, precision)
+    return model_for(spec.family).rates(spec, precision, measured)
 
 
 __all__ = ["REGISTRY", "CompileCost", "ExecutionModel", "Rates", "Timed", "TimingContext", "model_for", "rates"]

@@ -134,16 +134,20 @@ class ExecutionModel:
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         raise NotImplementedError
 
-    def rates(self, spec: AcceleratorSpec, precision: str) -> Rates:
+    def rates(self, spec: AcceleratorSpec, precision: str, measured: Any = None) -> Rates:
         """What one chip of this family delivers at ``precision``: peak x the efficiency constants (a
-        measured family takes its rates as they are)."""
+        measured family takes its rates as they are, and its launch cost from ``measured``, the program's
+        :class:`~accelkit.cost.host.HostMeasurements`, when there is one)."""
         peak = spec.peak(precision)
         _, p16 = spec.peak_16bit()
         vec = spec.peak_flops.get("fp32") if self.vector_at_fp32_peak else None
         vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
         ce = 1.0 if self.measured_rates else COMPUTE_EFFICIENCY
         be = 1.0 if self.measured_rates else BANDWIDTH_EFFICIENCY
-        launch = self.launch_s() if self.measured_rates else (self.launch.value if self.launch else 0.0)
+        if self.measured_rates:
+            launch = measured.dispatch_s if measured is not None else self.launch_s()
+        else:
+            launch = self.launch.value if self.launch else 0.0
         return Rates(
             matmul_flops=peak * ce,
             vector_flops=vec * ce,

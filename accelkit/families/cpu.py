@@ -21,29 +21,22 @@ def eager_extras(prog: Any, kernels: list[Kernel], r: Rates) -> KernelTime:
     in_kernels = sum(len(k.nodes) for k in kernels)
     fwd_nodes = sum(1 for n in prog.graph.nodes if n.section == "fwd")
     extra = max(0, fwd_nodes - in_kernels)
-    t = extra * (r.launch_s + host.view_op_s())
+    view_s = prog.host.view_op_s if prog.host is not None else host.view_op_s()
+    t = extra * (r.launch_s + view_s)
     return KernelTime("eager views and constants", "<eager>", "fwd", f"{extra} ops", "host", 0, 0, 0.0, 0.0, 0.0,
                       t, t, "latency", 0.0)
 
 
 def host_profiled(prog: Any, kernels: list[Kernel], scale: float) -> dict[str, float]:
-    """Per-kernel sums of op times measured on this host (fp32 only: the captured precision)."""
-    if prog.precision != "fp32":
+    """Per-kernel sums of op times measured on this host at compile time (``prog.host``; fp32 only: the
+    captured precision). A kernel with an op that could not be replayed keeps the roofline."""
+    if prog.precision != "fp32" or prog.host is None:
         return {}
-    by_name = {n.name: n for n in prog.graph.nodes}
     out = {}
     for k in kernels:
-        total = 0.0
-        for name in k.nodes:
-            node = by_name.get(name)
-            if node is None or "args" not in node.extra:
-                break
-            t = host.op_time_s(node.op, node.extra["args"], node.extra.get("kwargs", {}))
-            if t is None:
-                break
-            total += t
-        else:
-            out[k.name] = total * scale
+        times = [prog.host.op_s.get(name) for name in k.nodes]
+        if times and all(t is not None for t in times):
+            out[k.name] = sum(t for t in times if t is not None) * scale
     return out
 
 

@@ -46,7 +46,7 @@ def _events(kts: Iterable[KernelTime], lane_of, start: float = 0.0) -> tuple[lis
 def estimate(prog: CompiledProgram) -> PerfReport:
     """Model one step of ``prog`` (a CompiledProgram). Pure: no printing, no plotting, no I/O."""
     spec: AcceleratorSpec = prog.spec
-    r = rates(spec, prog.precision)
+    r = rates(spec, prog.precision, prog.host)  # a host program carries what was measured when it compiled
     peak = spec.peak(prog.precision)
     par = prog.parallel
     plan = prog.memory_plan
