@@ -30,6 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit.compiler.program import CompiledProgram, compile
 from accelkit.errors import AccelkitError
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
@@ -193,10 +194,8 @@ class Session:
         session._programs["fixed"] = program
         return session
 
-    def program(self, inputs: tuple[Any, ...], training: bool) -> Any:
+    def program(self, inputs: tuple[Any, ...], training: bool) -> CompiledProgram:
         """The compiled program for these input shapes (compiled once, then reused)."""
-        from accelkit.compiler.program import compile
-
         if self._fixed_program is not None:
             return self._fixed_program
         first = _first_tensor(inputs)
@@ -210,8 +209,16 @@ class Session:
                 micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training)
         return self._programs[key]
 
+    def require_compiled(self, what: str = "this") -> CompiledProgram:
+        """The program behind the clock, or an error saying a step must run first."""
+        prog = self.compiled
+        if prog is None:
+            raise AccelkitError(f"{what} needs a compiled program, and the session has not run a step yet",
+                                fix="call session.run(...) (or step) once first")
+        return prog
+
     @property
-    def compiled(self) -> Any:
+    def compiled(self) -> CompiledProgram | None:
         """The program behind the clock (the most recently compiled one; None before the first step)."""
         return next(reversed(self._programs.values()), None)
 

@@ -280,7 +280,7 @@ class SambaSession:
     @property
     def program(self) -> CompiledProgram:
         """The traced PEF's compiled program (kernels, memory plan, placement, modelled report)."""
-        return self._require_traced("program").session.compiled
+        return self._require_traced("program").session.require_compiled("the traced PEF's program")
 
     def report(self) -> SessionReport:
         """Modelled time and throughput of the runs so far (labelled MODELLED), the host's measured time,
@@ -292,7 +292,7 @@ class SambaSession:
         if getattr(self.app_args, "command", None) == "measure-performance" and rep.steps:
             from accelkit.sim.report import fmt_s
 
-            prog = tr.session.compiled
+            prog = tr.session.require_compiled("measure-performance")
             rep.notes.append(
                 f"measure-performance (MODELLED on {prog.target}, not measured): latency "
                 f"{fmt_s(rep.simulated_time_s / rep.steps)} per batch of {prog.batch_size}, "

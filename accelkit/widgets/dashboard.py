@@ -435,10 +435,10 @@ class WorkflowDashboard:
             f"vs plain PyTorch fp32: max error {error:.1e} of the largest output, {verdict} the "
             f"{precision} tolerance {result.tolerance:g}",
             f"step time: {fmt_s(step_s)} (modelled), {samples / step_s:,.0f} samples/s (modelled)",
-            f"mode: {session.compiled.mode}",
+            f"mode: {session.require_compiled('the run tab').mode}",
             f"host time per step: {fmt_s(host_s)} (measured, the CPU doing the real numerics)",
         ]
-        out.figures = [self._fit(timeline(session.compiled.report))]
+        out.figures = [self._fit(timeline(session.require_compiled('the run tab').report))]
 
     def _reference(self) -> Any:
         """The original model's outputs in plain fp32 PyTorch, in eval mode as the session runs it."""
