@@ -350,3 +350,22 @@ def test_graphs_kernels_and_reports_are_frozen_values_shared_safely():
     assert dataclasses.replace(k, group="other").group == "other" and k.group != "other"
     assert k.to_dict()["ops"] == list(k.ops)  # JSON-ready for a saved artifact
     assert b.report.step_time_s > 0 and a.report.step_time_s > 0
+
+
+def test_the_porting_check_runs_once_per_graph_and_chip(gpt2, monkeypatch):
+    """A sweep of compiles over one captured model must not re-run the check (it runs forward on fake tensors):
+    after the first compile for a chip, a check that raises is never reached; a new chip or an edit runs it."""
+    import accelkit.porting as porting
+
+    model, inputs = gpt2
+    compile(model, inputs, target="a100")
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the porting check ran again")
+
+    monkeypatch.setattr(porting, "check", refuse)
+    for kw in ({"target": "a100"}, {"target": "a100", "batch_size": 16, "chips": 2}, {"target": "a100",
+                                                                                       "precision": "fp32"}):
+        assert compile(model, inputs, **kw).report.step_time_s > 0
+    with pytest.raises(AssertionError, match="ran again"):
+        compile(model, inputs, target="h100")  # another chip: its rules may differ

@@ -154,6 +154,9 @@ def _example_batch(graph: Graph) -> int:
     return int(first.shape[0]) if first is not None and first.shape else 1
 
 
+_FINDINGS: weakref.WeakKeyDictionary[nn.Module, dict[Any, tuple[Graph, Any]]] = weakref.WeakKeyDictionary()
+
+
 def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec) -> list[Any]:
     try:
         from accelkit.porting import check
@@ -161,7 +164,17 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
         return []
     if not isinstance(model, nn.Module):
         return []
-    report = check(model, example_inputs, target=spec, graph=graph)
+    # the check reads the graph, the chip and (for outputs that are not tensors) runs forward once on fake
+    # tensors: once per captured graph and chip, so a sweep of compiles over one captured model stays fast
+    cache = _FINDINGS.setdefault(model, {})
+    key = (id(graph), spec)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not graph:
+        live = [id(g) for g in _GRAPHS.get(model, {}).values()]
+        for stale in [k for k, (g, _r) in cache.items() if id(g) not in live]:  # graphs of an earlier model
+            del cache[stale]
+        hit = cache[key] = (graph, check(model, example_inputs, target=spec, graph=graph))
+    report = hit[1]
     errors = [f for f in report.findings if f.severity == "error" and f.kind != "too-large"]
     if errors:
         f = errors[0]

@@ -123,10 +123,12 @@ def serve(
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     kw: dict[str, Any] = {"target": target, "precision": precision, "chips": chips, "parallel": parallel,
                           "mode": mode}
-    prompt = torch.zeros(batch, prompt_tokens, dtype=torch.long, device=device)
-    step = torch.zeros(batch, 1, dtype=torch.long, device=device)
-    prefill = compile(model, (prompt,), **kw)
-    decode = compile(model, (step,), **kw)
+    # captured at one sequence (once per prompt length) and compiled for the batch: every kernel of a causal LM
+    # scales with the sequences, so a sweep over batch sizes reuses the two captured graphs
+    prompt = torch.zeros(1, prompt_tokens, dtype=torch.long, device=device)
+    step = torch.zeros(1, 1, dtype=torch.long, device=device)
+    prefill = compile(model, (prompt,), batch_size=batch, **kw)
+    decode = compile(model, (step,), batch_size=batch, **kw)
     r = rates(prefill.spec, precision)
     elem = element_bytes(precision)
     shards = decode.parallel.model_shards
