@@ -25,3 +25,40 @@ def test_a_batch_sweep_reuses_the_two_captured_graphs(tiny_llama):
              for b in (1, 4, 16)]
     assert len(_GRAPHS[tiny_llama]) == 2
     assert rates[0] < rates[1] < rates[2]  # more sequences per step: more tokens per second in all
+
+
+@pytest.fixture(scope="module")
+def llama8b():
+    from accelkit.sim.validate import MODELS
+
+    return MODELS["llama3-8b"]()
+
+
+def test_ttft_and_tpot_are_reported_apart_and_add_up_to_the_latency(llama8b):
+    est = ak.serve(llama8b, target="h100", batch=8, prompt_tokens=512, output_tokens=64)
+    assert est.tpot_s == est.decode_step_s and est.ttft_s > est.tpot_s  # a 512-token prefill beats one token
+    assert est.latency_s == pytest.approx(est.ttft_s + 64 * est.tpot_s)
+    assert "TTFT" in est.summary() and "TPOT" in est.summary()
+    longer = ak.serve(llama8b, target="h100", batch=8, prompt_tokens=1024, output_tokens=64)
+    assert longer.ttft_s > 1.8 * est.ttft_s  # prefill grows with the prompt
+
+
+def test_a_batch_whose_kv_cache_does_not_fit_names_the_largest_that_does(llama8b):
+    kw = {"target": "a100", "prompt_tokens": 1024, "output_tokens": 1024, "precision": "fp16"}
+    with pytest.raises(ak.AccelkitError, match="KV cache of 512 sequences does not fit") as info:
+        ak.serve(llama8b, batch=512, **kw)
+    largest = info.value.largest_batch
+    assert f"batch={largest}" in info.value.fix and 50 < largest < 512
+    fits = ak.serve(llama8b, batch=largest, **kw)  # the batch it names is served
+    assert fits.max_batch == largest and fits.kv_tier == "hbm"
+    with pytest.raises(ak.AccelkitError):
+        ak.serve(llama8b, batch=largest + 1, **kw)
+
+
+def test_a_kv_cache_beyond_on_chip_memory_spills_to_the_next_tier(llama8b):
+    """On a wafer the KV cache sits in SRAM while it fits; more sequences put it in MemoryX (a modelled spill)."""
+    kw = {"target": "wse3", "prompt_tokens": 2048, "output_tokens": 2048}
+    small = ak.serve(llama8b, batch=1, **kw)
+    assert small.kv_tier == "sram" and small.max_batch >= 1
+    big = ak.serve(llama8b, batch=small.max_batch + 1, **kw)
+    assert big.kv_tier == "memoryx" and big.tpot_s > 5 * small.tpot_s

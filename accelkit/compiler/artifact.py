@@ -136,7 +136,8 @@ def _load(root: Path, reading: list[Path]) -> Any:
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel(**k) for k in manifest["kernels"]],
-        memory_plan=MemoryPlan(**manifest["memory_plan"]),
+        memory_plan=MemoryPlan(**{**manifest["memory_plan"],
+                                  "spilled_kinds": tuple(manifest["memory_plan"].get("spilled_kinds", ()))}),
         placement=Placement(**pl),
         weights=weights,
     )

@@ -24,7 +24,7 @@ Modes per family (``auto`` picks the first that holds):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accelkit import constants
@@ -80,6 +80,18 @@ class MemoryPlan:
     replicas: int = 1  # copies of the model on one chip (the wafer's multi-replica mode)
     candidates: dict[str, str] = field(default_factory=dict)  # mode -> why it does / doesn't fit
     tier_datasheet: dict[str, int] = field(default_factory=dict)  # tier -> the datasheet's capacity
+    # partial residency: the share of the mode's on-chip state (weights, and in training their gradients and
+    # optimizer state) that the on-chip tier holds; the rest lives in ``spill_tier`` and streams in every pass
+    resident: float = 1.0
+    spill_tier: str | None = None
+    resident_tier: str | None = None  # the tier that holds the resident share
+    streamed_bytes: int = 0  # per chip: the state that does not fit on chip
+    spilled_kinds: tuple[str, ...] = ()  # the kinds of bytes that share the on-chip tier with the stream
+
+    @property
+    def partial(self) -> bool:
+        """True when part of the state streams from ``spill_tier`` (the mode's memory did not hold it all)."""
+        return self.spill_tier is not None and self.streamed_bytes > 0
 
     def datasheet_bytes(self, tier: str) -> int:
         """The tier's capacity as the vendor quotes it (``tier_capacity`` is what the compiler may use)."""
@@ -92,11 +104,18 @@ class MemoryPlan:
     def summary(self) -> str:
         lines = [f"mode {self.mode!r} on {self.chips} chip(s)"
                  + (f", {self.replicas} replicas per chip" if self.replicas > 1 else "")]
+        if self.partial:
+            lines.append(f"  partial residency: {self.resident:.0%} of the {' and '.join(self.spilled_kinds)} in "
+                         f"{self.resident_tier}; {fmt_bytes(self.streamed_bytes)} per chip stream from "
+                         f"{self.spill_tier} every pass (all in {self.resident_tier} from {self.chips_needed} chips)")
         for kind, label in (("weights", "weights"), ("activation", "activations"), ("gradient", "gradients"),
                             ("optimizer", "optimizer")):
             b = getattr(self, f"{kind}_bytes")
             if b:
-                lines.append(f"  {label:<12} {fmt_bytes(b):>10} per chip in {self.placement.get(kind, '-')}")
+                where = self.placement.get(kind, "-")
+                if self.partial and kind in self.spilled_kinds:
+                    where = f"{where} ({self.resident:.0%}) and {self.spill_tier} (the rest)"
+                lines.append(f"  {label:<12} {fmt_bytes(b):>10} per chip in {where}")
         for tier, used in self.tier_use.items():
             cap = self.tier_capacity[tier]
             lines.append(f"  tier {tier:<16} {fmt_bytes(used):>10} of {capacity_text(cap, self.datasheet_bytes(tier))}"
@@ -165,10 +184,23 @@ def _tiers(spec: AcceleratorSpec) -> dict[str, int]:
 
 def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
                 mode: str = "auto") -> MemoryPlan:
-    """Choose the execution mode and where each kind of bytes lives, per chip.
+    """Choose the execution mode and where each kind of bytes lives, per chip: the first of
+    :func:`plan_options` (the fastest mode that holds everything, else the first partial plan).
 
     ``model_shards`` is tensor x pipeline parallelism (chips that split the weights); data
     parallel replicas each hold a full shard. Raises :class:`ModeError` naming what would fit.
+    """
+    return plan_options(fp, spec, chips=chips, model_shards=model_shards, mode=mode)[0]
+
+
+def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
+                 mode: str = "auto") -> list[MemoryPlan]:
+    """The memory plans worth timing, in the family's mode order: each faster mode that holds the model only in
+    part (its on-chip tier full, the rest of the state streaming from the next tier every pass) and then the
+    first mode that holds everything. The compiler times them all and keeps the fastest, so a model that grows
+    past a mode's memory slows down by the bytes that now stream, not by a switch of mode (no cliff).
+
+    Raises :class:`ModeError` naming what would fit when no plan holds the model at all.
     """
     modes = MODES[spec.family]
     if mode != "auto" and mode not in modes:
@@ -191,23 +223,57 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
         return MemoryPlan(layout.mode, chips, w, act, grad, opt, layout.placement, use, {t: caps[t] for t in use},
                           needed, layout.replicas, candidates, {t: sheet[t] for t in use})
 
+    def partial(layout: Layout, plan: MemoryPlan) -> MemoryPlan | None:
+        """The layout with the tier that decides it filled and the state that does not fit streaming from the next
+        tier; None where the chip has no slower tier, activations alone overflow, or the next tier is full too."""
+        fast = layout.needed_tier
+        at = tier_names.index(fast)
+        if at + 1 >= len(tier_names):  # no slower tier to stream from
+            return None
+        slow = tier_names[at + 1]
+        state = [k for k in ("weights", "gradient", "optimizer") if layout.placement[k] == fast and per_chip[k]]
+        movable = sum(per_chip[k] for k in state)
+        room = caps[fast] - (plan.tier_use.get(fast, 0) - movable)
+        if not movable or room <= 0 or room >= movable:
+            return None
+        streamed = movable - room
+        use = dict(plan.tier_use)
+        use[fast] = caps[fast]
+        use[slow] = use.get(slow, 0) + streamed
+        if use[slow] > caps[slow]:  # the next tier cannot hold the rest either
+            return None
+        return replace(plan, replicas=1, tier_use=use, tier_capacity={t: caps[t] for t in use},
+                       tier_datasheet={t: sheet[t] for t in use}, resident=room / movable, spill_tier=slow,
+                       streamed_bytes=int(streamed), spilled_kinds=tuple(state), resident_tier=fast)
+
     def fits(p: MemoryPlan) -> bool:
         return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
 
     per_chip = {"weights": w, "activation": act, "gradient": grad, "optimizer": opt}
     ctx = MemoryContext(tuple(tier_names), caps, per_chip, math.ceil(fp.largest_layer_weights / model_shards),
                         fp.training)
-    for layout in model_for(spec.family).layouts(ctx):  # the family's modes, fastest first
+    layouts = {layout.mode: layout for layout in model_for(spec.family).layouts(ctx)}  # fastest first
+    for layout in layouts.values():
         held = sum(per_chip[k] for k in layout.needed_kinds)
         plans[layout.mode] = make(layout, chips_to_hold(held, caps[layout.needed_tier]))
+    partials: dict[str, MemoryPlan] = {}
     for m, p in plans.items():
         over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {capacity_text(caps[t], sheet[t])}" for t in p.tier_use
                 if p.tier_use[t] > caps[t]]
         candidates[m] = "fits" if not over else "does not fit: " + ", ".join(over)
+        part = None if not over else partial(layouts[m], p)
+        if part is not None:
+            partials[m] = part
+            candidates[m] += f" (in part: {part.resident:.0%} on chip, the rest streams from {part.spill_tier})"
     order = modes if mode == "auto" else (mode,)
+    options: list[MemoryPlan] = []
     for m in order:
         if fits(plans[m]):
-            return plans[m]
+            return [*options, plans[m]]
+        if m in partials and mode == "auto":  # a mode the user forces must hold everything
+            options.append(partials[m])
+    if options:
+        return options
     # nothing holds: say how many chips would
     # chips that would hold each plan's bytes (activations included) if the model were split further
     need = min(max(chips_to_hold(p.tier_use[t] * model_shards, caps[t]) for t in p.tier_use) for p in plans.values())

@@ -22,7 +22,7 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.compiler.manifest import save as save_artifact
-from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_memory
+from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_options
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
 from accelkit.cost import Parallel
@@ -255,7 +255,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     byte_scale = elem / captured_bytes
     weights = int(graph.param_bytes * byte_scale)
     # per chip: data parallel replicas each see batch / data; memory holds one micro-batch
-    plan_for: dict[Parallel, MemoryPlan] = {}  # each split that holds, with its memory plan
+    plan_for: dict[Parallel, list[MemoryPlan]] = {}  # each split that holds, with its memory plans worth timing
     options: list[Parallel] = [parallel] if parallel is not None else [Parallel(data=chips)] + (
         [model_for(spec.family).split(chips)] if chips > 1 else [])
     error: ModeError | None = None
@@ -265,7 +265,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
         fp: Footprint = footprint(mem_kernels, weights_bytes=weights, training=training, recompute=recompute,
                                   elem_bytes=elem)
         try:
-            plan_for[par] = plan_memory(fp, spec, chips=chips, model_shards=par.model_shards, mode=mode)
+            plan_for[par] = plan_options(fp, spec, chips=chips, model_shards=par.model_shards, mode=mode)
         except ModeError as exc:
             error = error or exc
     if not plan_for:
@@ -275,8 +275,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     if isinstance(model, nn.Module):
         state = {k: v for k, v in model.state_dict().items() if v.device.type != "meta"} or None
 
-    def build(par: Parallel) -> CompiledProgram:
-        plan = plan_for[par]
+    def build(par: Parallel, plan: MemoryPlan) -> CompiledProgram:
         step_kernels = [k.scaled(batch / par.data / example_batch, byte_scale) for k in kernels]
         placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline, precision=precision)
         check_placement(placement, step_kernels, spec, plan)
@@ -289,12 +288,14 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
         )
 
     # Without an explicit split, every split that holds is a candidate: replicating the model (data
-    # parallel) needs at least one sample per replica; the cost model picks the fastest step, as a
-    # real compiler's auto-parallel search does.
+    # parallel) needs at least one sample per replica; with each, every memory plan worth timing (a faster
+    # mode holding the model in part, the first that holds it all). The cost model picks the fastest step,
+    # as a real compiler's auto-parallel search does.
     usable = [p for p in plan_for if p.data <= batch] or list(plan_for)
-    if len(usable) == 1:
-        return build(usable[0])
-    candidates = [build(p) for p in usable]
+    pairs = [(p, plan) for p in usable for plan in plan_for[p]]
+    if len(pairs) == 1:
+        return build(*pairs[0])
+    candidates = [build(*pair) for pair in pairs]
     return min(candidates, key=lambda prog: (prog.report.step_time_s, prog.parallel.model_shards))
 
 __all__ = ["CompileError", "CompiledProgram", "Parallel", "captured", "compile"]

@@ -2,6 +2,7 @@
 
     Rates                     what one chip delivers after the efficiency constants (``accelkit.families
                               .rates(spec, precision)`` makes one, as the chip's family says)
+    Spill                     partial residency: the share of the on-chip state that streams from a slower tier
     roofline(kernel, ...)     compute time (FLOPs over the units' rate) and memory time (bytes over the
                               tier's bandwidth) of one kernel
     kernel_time(...)          the two, plus communication and fixed latency, as a KernelTime
@@ -40,10 +41,21 @@ def allreduce_s(nbytes: float, n: int, r: Rates) -> float:
     return 2 * (n - 1) / n * nbytes / r.link_Bps + 2 * math.ceil(math.log2(n)) * CHIP_HOP_LATENCY_S
 
 
+@dataclass(frozen=True)
+class Spill:
+    """Partial residency: ``resident`` of the on-chip state stays in ``on_chip``; the rest streams from ``tier``."""
+
+    on_chip: str
+    tier: str
+    resident: float
+
+
 def roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: float = 1.0,
-             act_bytes: float | None = None, tensor: int = 1, opt_tier: str | None = None) -> tuple[float, float]:
+             act_bytes: float | None = None, tensor: int = 1, opt_tier: str | None = None,
+             spill: Spill | None = None) -> tuple[float, float]:
     """(compute seconds, memory seconds) of one kernel on ``share`` of the chip, its weights and activations
-    in the tiers named."""
+    in the tiers named. With a ``spill``, the state that did not fit on chip (that share of the weights, and of
+    an optimizer update's state) is read from the spill tier instead."""
     if k.section == "opt" and opt_tier:  # an optimizer update reads and writes its state where it lives
         act_tier = opt_tier
     rate = (r.matmul_flops if k.kind == "matmul" else r.vector_flops) * share
@@ -52,8 +64,15 @@ def roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: fl
     weights = k.param_bytes
     if k.ops and k.ops[0] in GATHER_OPS:  # a lookup reads the rows it fetches, not the whole table
         weights = min(weights, k.out_bytes)
-    memory = (weights / tensor) / r.tier_bw[weights_tier] + max(0.0, act) / r.tier_bw[act_tier]
+    memory = _read_s(weights / tensor, weights_tier, r, spill) + _read_s(max(0.0, act), act_tier, r,
+                                                                        spill if k.section == "opt" else None)
     return compute, memory
+
+
+def _read_s(nbytes: float, tier: str, r: Rates, spill: Spill | None) -> float:
+    if spill is None or tier != spill.on_chip:
+        return nbytes / r.tier_bw[tier]
+    return nbytes * spill.resident / r.tier_bw[tier] + nbytes * (1 - spill.resident) / r.tier_bw[spill.tier]
 
 
 def kernel_time(k: Kernel, units: str, compute: float, memory: float, comm: float, overhead: float,

@@ -19,7 +19,7 @@ from accelkit.constants import (
 )
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
-from accelkit.cost.rates import Rates
+from accelkit.cost.rates import Rates, Spill
 from accelkit.cost.report import KernelTime
 from accelkit.families.placement import Placement, Region
 from accelkit.hardware.spec import AcceleratorSpec
@@ -39,6 +39,14 @@ class TimingContext:
     samples: int
     program: Any  # compiler.program.CompiledProgram (the CPU model reads its graph)
     scale: float  # micro-batch over the captured example batch
+
+    @property
+    def spill(self) -> Spill | None:
+        """The memory plan's partial residency, for :func:`~accelkit.cost.rates.roofline` (None: all resident)."""
+        plan = self.plan
+        if not getattr(plan, "partial", False):
+            return None
+        return Spill(plan.resident_tier, plan.spill_tier, plan.resident)
 
 
 @dataclass(frozen=True)

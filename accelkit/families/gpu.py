@@ -22,7 +22,7 @@ def kernel_by_kernel(kernels: list[Kernel], ctx: TimingContext, *, cache_share: 
     out = []
     for k in kernels:
         tier = cache.name if cache_share and k.bytes <= cache.capacity_bytes * cache_share else None
-        c, m = roofline(k, r, tier or w, tier or a, tensor=ctx.tensor, opt_tier=o)
+        c, m = roofline(k, r, tier or w, tier or a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
         launch = r.launch_s * (len(k.ops) if launches_per_op else 1)
         if profiled and k.name in profiled:
             measured = profiled[k.name]

@@ -92,7 +92,7 @@ class IpuModel(ExecutionModel):
         out = []
         for k in kernels:
             c, m = roofline(k, r, w, spec.memory_tiers[0].name, tensor=ctx.tensor,
-                            opt_tier=plan.placement.get("optimizer"))
+                            opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
             exchange = k.out_bytes / exchange_Bps
             out.append(kernel_time(k, units, c, m, exchange, r.launch_s, ctx.peak * ctx.tensor))  # compute|sync|exchange
         return Timed(out, sum(k.time_s for k in out))

@@ -90,7 +90,7 @@ class RduModel(ExecutionModel):
                 ext_in = (k.bytes_read - k.param_bytes) if i == 0 else 0
                 ext_out = k.bytes_written if i == len(sec) - 1 or not names else 0
                 c, m = roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=ctx.tensor,
-                                opt_tier=plan.placement.get("optimizer"))
+                                opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
                 out.append(kernel_time(k, units.get(k.name, ""), c, m, 0.0, r.launch_s if i == 0 else 0.0,
                                        ctx.peak * ctx.tensor))
         return Timed(out, sum(k.time_s for k in out))

@@ -52,10 +52,14 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
         rest = [k.name for k in kernels if k.name not in {i[0] for i in items}]
     else:
         groups = layers(kernels)
-        items = [(g, tuple(k.name for k in ks), sum(k.flops for k in ks) or 1, sum(k.param_bytes for k in ks))
-                 for g, ks in groups]
+        resident = getattr(plan, "resident", 1.0)  # partial residency: the rest streams from MemoryX
+        items = [(g, tuple(k.name for k in ks), sum(k.flops for k in ks) or 1,
+                  int(sum(k.param_bytes for k in ks) * resident)) for g, ks in groups]
         notes = ["pipelined: every layer keeps its own region and weights on the wafer; "
                  "region sizes follow FLOPs so each stage takes about as long"]
+        if resident < 1:
+            notes.append(f"partial residency: {resident:.0%} of the weights fit on the wafer; the rest stream in "
+                         "from MemoryX every pass")
         if plan.replicas > 1:
             notes.append(f"the model is small: {plan.replicas} replicas could share the wafer (multi-replica)")
         rest = []
@@ -145,6 +149,7 @@ class WaferModel(ExecutionModel):
             step = sum(k.time_s for k in out)
             return Timed(out, step, step)
         region_of = {name: reg for reg in ctx.placement.regions for name in reg.kernels}
+        spill = ctx.spill
         samples = ctx.samples
         per_sample = 1.0 / max(1, samples)
         latency = 0.0
@@ -154,6 +159,9 @@ class WaferModel(ExecutionModel):
             share = (reg.units / total_units) if reg else 1.0
             c, m = roofline(k, r, onchip, onchip, share=share, tensor=tensor)
             m /= share  # a region reads from the SRAM beside its own cores only
+            if spill is not None:  # what did not fit on the wafer streams in from MemoryX, one link for all
+                m += (k.param_bytes / tensor) * (1 - spill.resident) * (1 / r.tier_bw[spill.tier]
+                                                                          - 1 / (share * r.tier_bw[onchip]))
             hops = 2 * ((reg.rows if reg else rows) + (reg.cols if reg else cols)) / r.clock_hz \
                 if k.kind == "matmul" else 0.0
             out.append(kernel_time(k, f"rows {reg.row0}-{reg.row0 + reg.rows - 1}, cols {reg.col0}-"

@@ -60,6 +60,11 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     opt_kernels = [k for k in kernels if k.section == "opt"]
     tensor = par.tensor
     notes: list[str] = []
+    if plan.partial:
+        notes.append(f"partial residency: {plan.resident:.0%} of the {' and '.join(plan.spilled_kinds)} stay in "
+                     f"{plan.resident_tier}; {plan.streamed_bytes / 1e9:.3g} GB per chip stream from {plan.spill_tier} "
+                     "every pass "
+                     f"({plan.chips_needed} chips would hold it all)")
     latency = None
 
     model = model_for(fam)
@@ -135,7 +140,11 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     traffic: dict[str, int] = {}
     w, a = plan.placement["weights"], plan.placement["activation"]
     # one chip's share: tensor parallelism splits every kernel, a pipeline gives each chip 1 / p of them
-    traffic[w] = traffic.get(w, 0) + int(sum(k.param_bytes for k in kernels) / (tensor * p) * n_micro)
+    weight_traffic = sum(k.param_bytes for k in kernels) / (tensor * p) * n_micro
+    if plan.partial and plan.spill_tier:  # what did not fit on chip is read from the tier it streams from
+        traffic[plan.spill_tier] = int(weight_traffic * (1 - plan.resident))
+        weight_traffic *= plan.resident
+    traffic[w] = traffic.get(w, 0) + int(weight_traffic)
     traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) / p * n_micro)
     flops = sum(k.flops for k in kernels) / (tensor * p) * n_micro
     sections = {"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,

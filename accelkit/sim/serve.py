@@ -12,6 +12,7 @@ attention FLOPs over it, at the mean context length of the generation. The same 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +20,14 @@ import torch
 from torch import nn
 
 from accelkit import constants, hardware
+from accelkit.compiler.memory import ModeError
 from accelkit.compiler.program import Parallel, compile
 from accelkit.cost.report import fmt_s
 from accelkit.errors import AccelkitError
 from accelkit.families import model_for
+from accelkit.hardware.capacity import holding_tiers, usable_bytes
 from accelkit.hardware.precision import element_bytes
-from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
+from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes, fmt_sig
 from accelkit.sim.estimate import rates
 
 
@@ -41,8 +44,8 @@ class ServingEstimate:
     precision: str
     mode: str
     parallel: Parallel  # the split the fastest plan uses (typed; .split() says it in words)
-    ttft_s: float
-    decode_step_s: float  # one new token for every sequence, at the mean context length
+    ttft_s: float  # time to first token: the prefill of every prompt in the batch
+    decode_step_s: float  # one new token for every sequence, at the mean context length (= tpot_s)
     tokens_per_s_per_user: float
     tokens_per_s: float  # all sequences together (output tokens)
     latency_s: float  # prefill + every output token: what LLM-Inference-Bench reports
@@ -50,16 +53,25 @@ class ServingEstimate:
     kv_cache_bytes: int  # at full context, all sequences, all chips
     decode_bound: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    kv_tier: str = ""  # the memory tier the KV cache lives in
+    max_batch: int = 0  # the most sequences whose KV cache (at full context) ``kv_tier`` holds beside the weights
 
     label = "modelled"
+
+    @property
+    def tpot_s(self) -> float:
+        """Time per output token (after the first): one decode step, every sequence of the batch advancing."""
+        return self.decode_step_s
 
     def summary(self) -> str:
         return (f"ServingEstimate (MODELLED): {self.model} on {self.chips} x {self.target} ({self.mode}, "
                 f"{self.parallel}), {self.precision}, batch {self.batch}, {self.prompt_tokens} in / "
                 f"{self.output_tokens} out\n"
-                f"  TTFT {fmt_s(self.ttft_s)}; decode {fmt_s(self.decode_step_s)} per token "
+                f"  TTFT {fmt_s(self.ttft_s)}; TPOT {fmt_s(self.tpot_s)} per output token "
                 f"({self.decode_bound}-bound); {fmt_sig(self.tokens_per_s_per_user)} tokens/s per user, "
-                f"{fmt_sig(self.tokens_per_s)} tokens/s in all; end to end {fmt_s(self.latency_s)}")
+                f"{fmt_sig(self.tokens_per_s)} tokens/s in all; end to end {fmt_s(self.latency_s)}\n"
+                f"  KV cache {fmt_bytes(self.kv_cache_bytes)} in {self.kv_tier}, which holds at most {self.max_batch:,} "
+                f"sequences of {self.prompt_tokens + self.output_tokens} tokens")
 
     def __str__(self) -> str:
         return self.summary()
@@ -127,26 +139,28 @@ def serve(
     # scales with the sequences, so a sweep over batch sizes reuses the two captured graphs
     prompt = torch.zeros(1, prompt_tokens, dtype=torch.long, device=device)
     step = torch.zeros(1, 1, dtype=torch.long, device=device)
-    prefill = compile(model, (prompt,), batch_size=batch, **kw)
     decode = compile(model, (step,), batch_size=batch, **kw)
+    prefill, chunks = _prefill(model, prompt, batch, kw)
     r = rates(prefill.spec, precision)
     elem = element_bytes(precision)
     shards = decode.parallel.model_shards
+    kv_per_token = 2 * layers * kv_heads * head_dim * elem
+    kv_tier, max_batch = _kv_home(decode, prefill, batch, (prompt_tokens + output_tokens) * kv_per_token / shards)
     # the KV cache: read once per decode step, at the mean context of the generation
     context = prompt_tokens + output_tokens / 2
-    kv_per_token = 2 * layers * kv_heads * head_dim * elem
     kv_read = batch / decode.parallel.data * context * kv_per_token / shards
-    kv_tier = decode.memory_plan.placement["weights"]
     kv_s = kv_read / r.tier_bw[kv_tier]
     attn_flops = batch / decode.parallel.data * 4 * layers * heads * head_dim * context / shards
     attn_s = attn_flops / r.matmul_flops
     base = decode.report.step_time_s
     decode_s = base + max(kv_s, attn_s)
-    ttft = prefill.report.step_time_s
+    ttft = prefill.report.step_time_s * chunks
     bound = decode.report.bound_by
     decode_bound = "memory" if kv_s > attn_s and kv_s > constants.value("SERVE_MEMORY_BOUND_SHARE") * base else max(bound, key=lambda b: bound[b])
     kv_total = batch * (prompt_tokens + output_tokens) * kv_per_token
     notes = [f"KV cache {kv_per_token / 1e3:.0f} kB per token, read from {kv_tier}",
+             *([f"prefill in {chunks} chunks of {prefill.batch_size} sequences: the whole batch's activations "
+                "do not fit at once (chunked prefill)"] if chunks > 1 else []),
              "decode timed at the mean context length; every sequence generates the same number of tokens"]
     return ServingEstimate(
         model=type(model).__name__, target=prefill.target, chips=chips, batch=batch, prompt_tokens=prompt_tokens,
@@ -154,5 +168,58 @@ def serve(
         ttft_s=ttft, decode_step_s=decode_s, tokens_per_s_per_user=1.0 / decode_s,
         tokens_per_s=batch / decode_s, latency_s=ttft + output_tokens * decode_s,
         weights_bytes_per_chip=decode.memory_plan.weights_bytes, kv_cache_bytes=int(kv_total),
-        decode_bound=decode_bound, notes=tuple(notes),
+        decode_bound=decode_bound, notes=tuple(notes), kv_tier=kv_tier, max_batch=max_batch,
     )
+
+
+def _prefill(model: nn.Module, prompt: torch.Tensor, batch: int, kw: dict[str, Any]) -> tuple[Any, int]:
+    """The prefill program and how many times it runs: the whole batch at once, or (when its activations do not
+    fit beside the weights) the largest chunk of sequences that does, run one chunk after another."""
+    chunk = batch
+    while True:
+        try:
+            return compile(model, (prompt,), batch_size=chunk, **kw), math.ceil(batch / chunk)
+        except ModeError:
+            if chunk <= max(1, kw.get("chips") or 1):
+                raise
+            chunk = max(1, chunk // 2)
+
+
+def _kv_home(decode: Any, prefill: Any, batch: int, per_sequence: float) -> tuple[str, int]:
+    """Where the KV cache of ``batch`` sequences (``per_sequence`` bytes each per chip, at full context) lives, and
+    the most sequences that tier holds: the fastest tier with room beside the weights and the activations the
+    memory plans put there (activations grow with the sequences too; prefill's are the larger). A slower tier
+    takes the cache when a faster one is full (a modelled spill: decode reads it at that tier's bandwidth).
+    Raises :class:`ServingCapacityError` naming the largest batch when no tier holds it."""
+    spec = decode.spec
+    replicas = decode.parallel.data
+    fits: dict[str, int] = {}
+    for tier in holding_tiers(spec):
+        name = tier.name
+        cap = usable_bytes(spec)[name]
+        fixed, per_seq = 0.0, per_sequence
+        for prog in (decode, prefill):
+            p = prog.memory_plan
+            act = p.activation_bytes if p.placement["activation"] == name else 0
+            fixed = max(fixed, p.tier_use.get(name, 0) - act)
+            per_seq = max(per_seq, per_sequence + act / max(1.0, prog.batch_size / replicas))
+        fits[name] = int(max(0.0, cap - fixed) // per_seq) * replicas if per_seq else 10**12
+    for name, n in fits.items():
+        if n >= batch:
+            return name, n
+    best = max(fits.values(), default=0)
+    largest = max(fits, key=lambda t: fits[t]) if fits else "-"
+    raise ServingCapacityError(
+        f"the KV cache of {batch} sequences does not fit on {decode.chips} x {spec.name}: each sequence needs "
+        f"{fmt_bytes(int(per_sequence))} per chip at full context, and beside the weights the most that fit is "
+        f"{best} sequence(s) (in {largest})",
+        fix=f"serve at most batch={best}" + (", " if best else " ") + "use more chips, fewer tokens or a lower "
+            "precision", largest_batch=best)
+
+
+class ServingCapacityError(AccelkitError, ValueError):
+    """A serving batch whose KV cache does not fit; ``largest_batch`` is the most sequences that do."""
+
+    def __init__(self, message: str, *, fix: str | None = None, largest_batch: int = 0) -> None:
+        super().__init__(message, fix=fix)
+        self.largest_batch = largest_batch

@@ -391,10 +391,15 @@ def _bound(case: Case, model: nn.Module, est: Any) -> tuple[float, float, str, f
     step = torch.zeros(case.kwargs["batch"], 1, dtype=torch.long, device="meta")
     kw = {k: v for k, v in case.kwargs.items() if k in ("target", "chips", "precision", "parallel")}
     prog = compile(model, (step,), **kw)  # the decode step; reuses the graph serve captured
-    tier = prog.memory_plan.placement["weights"]
-    bw = next(t.bandwidth_Bps for t in prog.spec.memory_tiers if t.name == tier)
+    plan = prog.memory_plan
+    bw = {t.name: t.bandwidth_Bps for t in prog.spec.memory_tiers}
+    tier = plan.placement["weights"]
+    per_byte = 1 / bw[tier]
+    if plan.partial and plan.spill_tier:  # part of the weights streams from a slower tier
+        per_byte = plan.resident / bw[tier] + (1 - plan.resident) / bw[plan.spill_tier]
+        tier = f"{tier} + {plan.spill_tier}"
     weights = sum(p.numel() for p in model.parameters()) * element_bytes(prog.precision)
-    available = bw * est.chips
+    available = est.chips / per_byte
     return available / weights, available, tier, weights
 
 
