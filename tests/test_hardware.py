@@ -15,7 +15,7 @@ import accelkit as ak
 from accelkit import hardware as hw
 from accelkit.errors import AccelkitError, PrecisionError, SpecError, UnknownNameError
 
-CATALOG = ["a100", "bow", "gc200", "h100", "sn30", "sn40l", "tsp", "wse2", "wse3"]
+CATALOG = ["a100", "a100-40gb", "bow", "gc200", "h100", "sn30", "sn40l", "tsp", "wse2", "wse3"]
 calibrate_module = importlib.import_module("accelkit.hardware.calibrate")
 
 
@@ -412,3 +412,28 @@ def test_check_fits_and_the_memory_plan_count_chips_the_same_way() -> None:
         ak.compile(model, x, target=tsp, precision="fp16")
     assert fit.chips_needed == big.chips_needed == e.value.chips_needed == 5, (fit, big.chips_needed, e.value)
     assert f"chips={fit.chips_needed}" in e.value.fix
+
+
+def test_a_part_sold_in_two_sizes_is_one_file_extending_the_other():
+    big, small = hw.get("a100"), hw.get("a100-40gb")
+    assert (small.tier("hbm").capacity_bytes, small.tier("hbm").bandwidth_Bps) == (40e9, 1.555e12)
+    assert (small.compute_units, small.peak("bf16"), small.clock_hz) == (big.compute_units, big.peak("bf16"),
+                                                                          big.clock_hz)
+    assert small.source("memory_tiers.hbm.bandwidth_Bps") != big.source("memory_tiers.hbm.bandwidth_Bps")
+    assert small.source("peak_flops.bf16") == big.source("peak_flops.bf16")  # inherited with its source
+
+
+@pytest.mark.parametrize("extends", ["../systems/a100.toml", "/etc/passwd", "a100"])
+def test_extends_names_only_a_file_beside_it(tmp_path, extends):
+    (tmp_path / "chip.toml").write_text(f'extends = "{extends}"\nname = "x"\n')
+    with pytest.raises(ak.errors.SpecError, match="same folder"):
+        hw.load(tmp_path / "chip.toml")
+
+
+def test_extends_reads_the_base_beside_the_file(tmp_path):
+    base = hw.get("a100").to_toml()
+    (tmp_path / "base.toml").write_text(base)
+    (tmp_path / "fast.toml").write_text('extends = "base.toml"\nname = "fast"\n[peak_flops]\n'
+                                        'bf16 = { value = 624e12, source = "what if: twice the peak" }\n')
+    fast = hw.load(tmp_path / "fast.toml")
+    assert fast.name == "fast" and fast.peak("bf16") == 624e12 and fast.peak("fp32") == 19.5e12

@@ -346,6 +346,15 @@ def load(path: str | Path, *, strict_sources: bool = False) -> AcceleratorSpec:
     otherwise a figure without one gets the source "<file>: no source given".
     """
     path = Path(path)
+    raw = _read_toml(path)
+    values, sources = _split_sources(raw, path.name)
+    return _build(values, sources, origin=path.name, strict=strict_sources, where=str(path))
+
+
+def _read_toml(path: Path, depth: int = 0) -> dict[str, Any]:
+    """A spec file's table; ``extends = "other.toml"`` (a file beside it, never a path) starts from that file:
+    the variant's keys replace the base's, its ``[peak_flops]`` entries and its ``[[memory_tiers]]`` (by name)
+    replace or add to the base's, so a part sold in two sizes says only what differs."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -353,8 +362,25 @@ def load(path: str | Path, *, strict_sources: bool = False) -> AcceleratorSpec:
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path.name}: not valid TOML: {e}", where=str(path),
                         fix="fix the syntax at that line (strings in quotes, one key = value per line)") from None
-    values, sources = _split_sources(raw, path.name)
-    return _build(values, sources, origin=path.name, strict=strict_sources, where=str(path))
+    base_name = raw.pop("extends", None)
+    if base_name is None:
+        return raw
+    if not isinstance(base_name, str) or Path(base_name).name != base_name or not base_name.endswith(".toml"):
+        raise SpecError(f"{path.name}: extends = {base_name!r} must name a .toml file in the same folder",
+                        where=str(path), fix='e.g. extends = "a100.toml"')
+    if depth >= 3:
+        raise SpecError(f"{path.name}: extends goes more than 3 files deep", where=str(path),
+                        fix="extend the base file directly")
+    base = _read_toml(path.parent / base_name, depth + 1)
+    merged = {**base, **{k: v for k, v in raw.items() if k not in ("peak_flops", "memory_tiers", "sources")}}
+    merged["peak_flops"] = {**base.get("peak_flops", {}), **raw.get("peak_flops", {})}
+    tiers = {t.get("name"): t for t in base.get("memory_tiers", [])}
+    for t in raw.get("memory_tiers", []):
+        tiers[t.get("name")] = {**tiers.get(t.get("name"), {}), **t}
+    merged["memory_tiers"] = list(tiers.values())
+    if "sources" in base or "sources" in raw:
+        merged["sources"] = {**base.get("sources", {}), **raw.get("sources", {})}
+    return merged
 
 
 def _split_sources(raw: dict[str, Any], origin: str) -> tuple[dict[str, Any], dict[str, str]]:

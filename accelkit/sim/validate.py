@@ -133,6 +133,8 @@ _SHORT_LONG = ('the row says "short" prompt / "long" output: read as 128 tokens 
 _SN40L_SPLIT = ("the paper does not give the split over the 8 sockets: serve picks the fastest that holds "
                 "(tensor parallel 8)")
 _TRT = "TensorRT-LLM's fused kernels are modelled as accelkit's generic GPU kernels (one launch per fused kernel)"
+_POLARIS = ("the A100 runs are ALCF jobs, so Polaris' A100 SXM4 40 GB (1,555 GB/s): modelled as a100-40gb; "
+            + _TRT)
 
 CASES: dict[str, Case] = {
     "cs3-llama31-8b": _serve("llama3-8b", "wse3", 1, 1, 128, 512, _SHORT_LONG),
@@ -143,8 +145,8 @@ CASES: dict[str, Case] = {
     "sn40l8-llama3-8b-128-b1": _serve("llama3-8b", "sn40l", 8, 1, 128, 128, _SN40L_SPLIT),
     "sn40l8-llama3-8b-128-b16": _serve("llama3-8b", "sn40l", 8, 16, 128, 128, _SN40L_SPLIT),
     "sn40l8-llama3-70b-128-b1": _serve("llama3-70b", "sn40l", 8, 1, 128, 128, _SN40L_SPLIT),
-    "a100x1-llama3-8b-128-b1": _serve("llama3-8b", "a100", 1, 1, 128, 128, _TRT, precision="fp16"),
-    "a100x1-llama3-8b-128-b64": _serve("llama3-8b", "a100", 1, 64, 128, 128, _TRT, precision="fp16"),
+    "a100x1-llama3-8b-128-b1": _serve("llama3-8b", "a100-40gb", 1, 1, 128, 128, _POLARIS, precision="fp16"),
+    "a100x1-llama3-8b-128-b64": _serve("llama3-8b", "a100-40gb", 1, 64, 128, 128, _POLARIS, precision="fp16"),
     "h100x4-llama3-70b-128-b1": _serve("llama3-70b", "h100", 4, 1, 128, 128, _TRT, precision="fp16",
                                        parallel=Parallel(tensor=4)),
     "a100x8-gpt22b-tp8-full": Case(
