@@ -65,6 +65,19 @@ def test_the_table_prints_without_genz() -> None:
     assert "<table>" in result._repr_html_()
 
 
+def test_the_medians_are_over_the_cases_both_tools_predict() -> None:
+    rows = [PeerRow("a", "A100", L2, 128, 1, "vLLM", 1.0, 1.1, 1.3),  # accelkit +10%, GenZ +30%
+            PeerRow("b", "A100", L2, 128, 16, "vLLM", 1.0, 1.2, 0.6),  # accelkit +20%, GenZ -40%
+            PeerRow("c", "A100", L2, 1024, 64, "vLLM", 1.0, 3.0, None)]  # GenZ could not run it
+    result = PeersResult(rows, genz_version="0.0.16")
+    assert result.cases("A100") == 2 and result.cases("A100", shared=False) == 3
+    assert result.median_abs_error("accelkit", "A100") == pytest.approx(0.15)
+    assert result.median_abs_error("accelkit", "A100", shared=False) == pytest.approx(0.2)
+    assert result.median_abs_error("genz", "A100") == pytest.approx(0.35)
+    assert result.ahead("A100") is True
+    assert "medians over the 2 cases both tools predict; accelkit over all 3: 20%" in result.table()
+
+
 def test_compare_peers_without_genz_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(peers, "genz_version", lambda: None)
     monkeypatch.setattr(peers, "accelkit_latency", lambda case, model: 1.0)

@@ -280,14 +280,23 @@ class PeersResult:
     def systems(self) -> list[str]:
         return list(dict.fromkeys(r.system for r in self.rows))
 
-    def median_abs_error(self, tool: str, system: str | None = None) -> float | None:
+    def _rows(self, system: str | None, shared: bool) -> list[PeerRow]:
+        rows = [r for r in self.rows if system is None or r.system == system]
+        both = [r for r in rows if r.genz is not None]
+        return both if shared and both else rows
+
+    def median_abs_error(self, tool: str, system: str | None = None, *, shared: bool = True) -> float | None:
         """Median |error| of ``tool`` ('accelkit' or 'genz') over ``system``'s rows (all rows when None);
-        None when the tool has no prediction there."""
+        None when the tool has no prediction there. ``shared``: only the rows both tools predict (when
+        GenZ predicts any), so the two medians are over the same cases."""
         if tool not in TOOLS:
             raise ValueError(f"tool must be one of {TOOLS}, got {tool!r}")
-        errors = [e for r in self.rows if system is None or r.system == system
-                  if (e := r.error(tool)) is not None]
+        errors = [e for r in self._rows(system, shared) if (e := r.error(tool)) is not None]
         return statistics.median(abs(e) for e in errors) if errors else None
+
+    def cases(self, system: str | None = None, *, shared: bool = True) -> int:
+        """How many rows the medians of ``system`` are over."""
+        return len(self._rows(system, shared))
 
     @property
     def medians(self) -> dict[str, dict[str, float | None]]:
@@ -313,14 +322,25 @@ class PeersResult:
                                            "closer")]
         for s in self.systems:
             ak, gz, ahead = self.median_abs_error("accelkit", s), self.median_abs_error("genz", s), self.ahead(s)
-            summary.append((s, str(sum(r.system == s for r in self.rows)), _pct(ak), _pct(gz),
+            summary.append((s, str(self.cases(s)), _pct(ak), _pct(gz),
                             "-" if ahead is None else ("accelkit" if ahead else "GenZ")))
         out += _columns(summary, right={1, 2, 3})
+        out += self._left_out()
         if not self.genz_available:
             out += ["", f"GenZ is not installed: {INSTALL_HINT}"]
         if self.notes:
             out += ["", "notes:", *(f"- {n}" for n in self.notes)]
         return "\n".join(out)
+
+    def _left_out(self) -> list[str]:
+        """A line per system whose medians leave out cases GenZ could not run."""
+        out = []
+        for s in self.systems:
+            left = self.cases(s, shared=False) - self.cases(s)
+            if left:
+                out.append(f"{s}: medians over the {self.cases(s)} cases both tools predict; accelkit over all "
+                           f"{self.cases(s, shared=False)}: {_pct(self.median_abs_error('accelkit', s, shared=False))}")
+        return out
 
     def __str__(self) -> str:
         return self.table()
@@ -345,6 +365,7 @@ class PeersResult:
             parts.append(row((s, _pct(self.median_abs_error("accelkit", s)), _pct(self.median_abs_error("genz", s)),
                               "-" if ahead is None else ("accelkit" if ahead else "GenZ"))))
         parts.append("</table>")
+        parts += [f"<p>{html.escape(line)}</p>" for line in self._left_out()]
         if not self.genz_available:
             parts.append(f"<p>GenZ is not installed: <code>{html.escape(INSTALL_HINT)}</code></p>")
         if self.notes:
@@ -406,7 +427,7 @@ def compare_peers(rows: Sequence[PeerCase] | None = None, progress: bool = True,
             try:
                 gz = genz_latency(case)[2]
             except Exception as exc:  # a peer's failure is reported in the table, never raised
-                failed.append(f"{case.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                failed.append(f"{case.name}: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0].strip()}")
             if gz is not None and not (math.isfinite(gz) and gz > 0):
                 failed.append(f"{case.name}: GenZ gave {gz!r}")
                 gz = None
