@@ -37,6 +37,7 @@ def test_peer_rows_pick_the_best_framework_per_configuration(tmp_path: Path) -> 
     assert rows == [PeerCase("Nvidia A100 GPU", L3, 128, 16, 2.0, "TensorRT-LLM"),
                     PeerCase("Nvidia H100 GPU", L2, 1024, 1, 7.8, "vLLM")]
     assert rows[0].name == "A100 llama3-8b n=128 b=16"
+    assert peer_rows(path, frameworks=["vLLM"])[0] == PeerCase("Nvidia A100 GPU", L3, 128, 16, 2.2, "vLLM")
 
 
 def test_the_reference_dir_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

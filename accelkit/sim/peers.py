@@ -28,6 +28,7 @@ import os
 import statistics
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,10 +124,12 @@ class PeerCase:
         return f"{self.system.short} {MODELS[self.model].short} n={self.n} b={self.batch}"
 
 
-def peer_rows(path: str | Path | None = None) -> list[PeerCase]:
+def peer_rows(path: str | Path | None = None, frameworks: Iterable[str] | None = None) -> list[PeerCase]:
     """The measured cases both tools cover, one per configuration (hardware, model, n, batch), its
-    measured latency the minimum over frameworks; in a fixed order (hardware, model, n, batch)."""
+    measured latency the minimum over frameworks (only ``frameworks``, when given, e.g.
+    ``("TensorRT-LLM", "vLLM")``); in a fixed order (hardware, model, n, batch)."""
     path = Path(path) if path is not None else reference_csv()
+    allowed = None if frameworks is None else set(frameworks)
     if not path.exists():
         raise FileNotFoundError(f"{path} not found; set {REFERENCE_DIR_ENV} to the shared/reference directory")
     best: dict[tuple[str, str, int, int], tuple[float, str]] = {}
@@ -138,6 +141,8 @@ def peer_rows(path: str | Path | None = None) -> list[PeerCase]:
             except (KeyError, TypeError, ValueError):
                 continue
             hw, model = row["Hardware"].strip(), row["Model"].strip()
+            if allowed is not None and row["Framework"].strip() not in allowed:
+                continue
             if (hw not in SYSTEMS or model not in MODELS or chips != 1 or n not in LENGTHS or batch not in BATCHES
                     or not math.isfinite(latency) or latency <= 0):
                 continue
@@ -389,7 +394,8 @@ def _columns(lines: Sequence[tuple[str, ...]], right: set[int]) -> list[str]:
 
 def _notes(cases: Sequence[PeerCase], version: str | None) -> list[str]:
     notes = ["measured: LLM-Inference-Bench (arXiv 2411.00136) All_results.csv, end-to-end latency of the whole "
-             "batch (prefill of n tokens + n generated tokens); per configuration the minimum over frameworks"]
+             "batch (prefill of n tokens + n generated tokens); per configuration the minimum over frameworks ("
+             + ", ".join(f"{fw} {k}" for fw, k in Counter(c.framework for c in cases).most_common()) + ")"]
     for s in dict.fromkeys(c.system for c in cases):
         target = accelkit_target(s)
         notes.append(f"{s.short}: measured part {s.part}; GenZ given {s.tflops:g} TFLOPS, {s.mem_bw_GBps:,.0f} GB/s, "
