@@ -1,8 +1,11 @@
 """accelkit's performance model against published results: each case's error, and the two goals
-(median |error| <= 25%, every case within 2x). Runs ``accelkit.sim.validate.validate()`` (~30 s)."""
+(median |error| <= 25%, every case within 2x); then every LLM-Inference-Bench configuration of the systems
+accelkit has, per system (issue 11's goals: median |error| <= 15%, every row within 1.5x). Runs
+``accelkit.sim.validate.validate()`` (~2 min)."""
 
 from __future__ import annotations
 
+from accelkit.sim import bench
 from accelkit.sim.validate import GOAL_MAX_RATIO, GOAL_MEDIAN_ABS_ERROR, validate
 
 
@@ -21,6 +24,20 @@ def run() -> list[dict]:
     ]
     rows += [{"name": f"informational {r.case}: published / predicted", "value": round(r.gap, 2), "unit": "x",
               "goal": "", "ok": None} for r in result.informational]
+    if result.bench is not None:
+        print(result.bench.table(worst=10))
+        for s in result.bench.per_system():
+            rows += [{"name": f"measured rows {s.system} ({s.rows}): median |error|",
+                      "value": round(100 * s.median_abs_error, 1), "unit": "%",
+                      "goal": f"<= {bench.GOAL_MEDIAN_ABS_ERROR:.0%}", "ok": s.median_abs_error <= bench.GOAL_MEDIAN_ABS_ERROR},
+                     {"name": f"measured rows {s.system}: within {bench.GOAL_MAX_RATIO:g}x", "value": round(100 * s.within, 1),
+                      "unit": "%", "goal": "100%", "ok": s.within >= 1.0}]
+        b = result.bench
+        rows += [{"name": f"measured rows, all {len(b.rows)}: median |error|", "value": round(100 * b.median_abs_error, 1),
+                  "unit": "%", "goal": f"<= {bench.GOAL_MEDIAN_ABS_ERROR:.0%}",
+                  "ok": b.median_abs_error <= bench.GOAL_MEDIAN_ABS_ERROR},
+                 {"name": "measured rows, worst max(pred/meas, meas/pred)", "value": round(b.max_ratio, 2), "unit": "x",
+                  "goal": f"<= {bench.GOAL_MAX_RATIO:g}x", "ok": b.max_ratio <= bench.GOAL_MAX_RATIO}]
     rows.append({"name": "validate() wall time", "value": round(result.seconds, 1), "unit": "s", "goal": "",
                  "ok": None})
     return rows

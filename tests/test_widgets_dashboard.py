@@ -156,7 +156,7 @@ def test_a_row_per_target(compare: CompareTargets, gpt2: tuple[nn.Module, Inputs
     report = ak.compile(*gpt2, target="wse2", precision="bf16").report
     assert (row["step_time_s"], row["throughput"], row["mode"]) == \
         (report.step_time_s, report.throughput, report.mode)
-    assert compare.summary_text.startswith("MODELLED: GPT2LMHeadModel on 9 targets, sorted by step time")
+    assert compare.summary_text.startswith(f"MODELLED: GPT2LMHeadModel on {len(expected)} targets, sorted by step time")
 
 
 def test_sorting_orders_rows_table_and_bars(compare: CompareTargets) -> None:

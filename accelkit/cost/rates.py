@@ -32,13 +32,16 @@ class Rates:
     link_Bps: float
     launch_s: float
     clock_hz: float
+    hop_s: float = CHIP_HOP_LATENCY_S  # one chip-to-chip hop's latency
+    collective_s: float = 0.0  # the fixed start-up of one collective (a GPU's NCCL kernel), on top of the hops
 
 
 def allreduce_s(nbytes: float, n: int, r: Rates) -> float:
-    """Ring all-reduce: 2 (n-1)/n of the data over each chip's link, plus 2 log2(n) hop latencies."""
+    """Ring all-reduce: 2 (n-1)/n of the data over each chip's link, plus 2 log2(n) hop latencies and the
+    family's fixed start-up of a collective."""
     if n <= 1 or nbytes <= 0:
         return 0.0
-    return 2 * (n - 1) / n * nbytes / r.link_Bps + 2 * math.ceil(math.log2(n)) * CHIP_HOP_LATENCY_S
+    return 2 * (n - 1) / n * nbytes / r.link_Bps + 2 * math.ceil(math.log2(n)) * r.hop_s + r.collective_s
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from accelkit.constants import (
     BANDWIDTH_EFFICIENCY,
+    CHIP_HOP_LATENCY_S,
     COMPUTE_EFFICIENCY,
     DEFAULT_LINK_BPS,
     VECTOR_FRACTION_OF_16BIT_PEAK,
@@ -118,6 +119,8 @@ class ExecutionModel:
     family: str = ""
     modes: tuple[str, ...] = ()  # execution modes, fastest first (the memory plan tries them in order)
     launch: Constant | None = None  # the fixed start-up cost of one unit of work (kernel launch, superstep sync)
+    hop: Constant | None = None  # a chip-to-chip hop's latency when the family's links differ from the default
+    collective: Constant | None = None  # the fixed start-up of one collective (all-reduce), on top of its hops
     shades: tuple[str, ...] = ("#8c564b", "#c49c94", "#5a3630")  # the chips' colours; the first is the family's
     diagram: str = "processor"  # how viz.family_diagram draws a chip: processor, mesh, sections, tiles, slices
     placement_map: str = "stream"  # how viz.placement_map draws a program: stream, regions, sections, supersteps,
@@ -163,6 +166,8 @@ class ExecutionModel:
             link_Bps=(spec.chip_to_chip_Bps or DEFAULT_LINK_BPS) / 2,  # vendors quote both directions
             launch_s=launch,
             clock_hz=spec.clock_hz or 1e9,
+            hop_s=self.hop.value if self.hop else CHIP_HOP_LATENCY_S,
+            collective_s=self.collective.value if self.collective else 0.0,
         )
 
     def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,

@@ -35,9 +35,13 @@ def kernel_by_kernel(kernels: list[Kernel], ctx: TimingContext, *, cache_share: 
 
 FAMILY = "gpu"
 
-(KERNEL_LAUNCH,) = register(
+KERNEL_LAUNCH, COLLECTIVE = register(
     Constant("GPU_KERNEL_LAUNCH_S", 4e-6, "each GPU kernel costs a 4 µs launch",
              "typical of NVIDIA Nsight kernel traces; NVIDIA publishes no single figure", True, (FAMILY,)),
+    Constant("GPU_COLLECTIVE_S", 10e-6,
+             "each NCCL all-reduce starts with 10 µs of fixed latency, however small the message",
+             "nccl-tests all_reduce_perf on 2 x A100-SXM4-40GB over NVLink: a 32-byte all-reduce takes 10.1 µs "
+             "(NVIDIA/nccl issue 583, 2021)", False, (FAMILY,), when="multi-chip"),
 )
 
 
@@ -45,6 +49,7 @@ class GpuModel(ExecutionModel):
     family = FAMILY
     modes = ("hbm",)
     launch = KERNEL_LAUNCH
+    collective = COLLECTIVE
     shades = ("#2ca02c", "#98df8a", "#1a6b1a", "#5fd35f")
     vector_at_fp32_peak = True  # elementwise work runs on the CUDA cores at the fp32 rate
     model_split = "tensor"  # Megatron-style tensor parallelism over NVLink

@@ -24,9 +24,15 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "reconfigurable-dataflow"
 
-SECTION_SWITCH, _ = register(
+SECTION_SWITCH, P2P_HOP, _ = register(
     Constant("RDU_SECTION_SWITCH_S", 4e-6, "an RDU section switch (loading the next section's configuration) "
              "costs 4 µs", "SambaNova publishes no figure", True, (FAMILY,)),
+    Constant("RDU_P2P_HOP_S", 0.5e-6,
+             "a hop between SN40L sockets on their peer-to-peer links costs 0.5 µs (all-reduces in the dataflow "
+             "graph, no kernel launch)",
+             "SambaNova publishes no figure; bounded by LLM-Inference-Bench's SN40L decode: Llama-3-8B on 8 sockets "
+             "at 1.55 ms per token, about the time to read its weights from HBM at 80%, leaves little for the 64 "
+             "tensor-parallel all-reduces a token needs", True, (FAMILY,), when="multi-chip"),
     Constant("RDU_ACTIVATION_SRAM_SHARE", 0.5,
              "an RDU keeps activations in PMU SRAM while they take at most half of it, else they spill to HBM",
              "SambaNova publishes no threshold", True, (FAMILY,)),
@@ -55,6 +61,7 @@ class RduModel(ExecutionModel):
     family = FAMILY
     modes = ("on-chip", "hbm", "ddr")
     launch = SECTION_SWITCH
+    hop = P2P_HOP
     shades = ("#d62728", "#ff9896", "#8c1515")
     diagram = "sections"
     placement_map = "sections"

@@ -20,11 +20,9 @@ and the result says how to install it (``pip install -e '.[peers]'``); nothing r
 from __future__ import annotations
 
 import contextlib
-import csv
 import html
 import io
 import math
-import os
 import statistics
 import time
 import warnings
@@ -38,10 +36,15 @@ import torch
 from torch import nn
 
 from accelkit import hardware
+from accelkit.sim.bench import (
+    FILES,
+    FRAMEWORKS,
+    REFERENCE_DIR_ENV,
+    bench_rows,
+    reference_dir,
+    reference_files,
+)
 from accelkit.sim.serve import serve
-
-REFERENCE_DIR_ENV = "ACCELKIT_REFERENCE_DIR"
-"""Environment variable naming the ``shared/reference`` directory (default: ``<repo>/../shared/reference``)."""
 
 INSTALL_HINT = "install the [peers] extra: pip install -e '.[peers]'"
 GENZ_DIST = "genz-llm"
@@ -94,14 +97,9 @@ BATCHES = (1, 16, 64)
 # the measured rows
 # ---------------------------------------------------------------------------------------------
 def reference_csv() -> Path:
-    """LLM-Inference-Bench's ``All_results.csv``: under ``$ACCELKIT_REFERENCE_DIR`` when set, else
-    ``<repo>/../shared/reference``."""
-    env = os.environ.get(REFERENCE_DIR_ENV)
-    base = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "reference"
-    for candidate in (base / "llm_inference_bench" / "All_results.csv", base / "All_results.csv"):
-        if candidate.exists():
-            return candidate
-    return base / "llm_inference_bench" / "All_results.csv"
+    """LLM-Inference-Bench's ``All_results.csv`` (found as :func:`accelkit.sim.bench.reference_files` finds it)."""
+    found = [p for p in reference_files() if p.name == FILES[0]]
+    return found[0] if found else reference_dir() / "llm_inference_bench" / FILES[0]
 
 
 @dataclass(frozen=True)
@@ -124,35 +122,19 @@ class PeerCase:
         return f"{self.system.short} {MODELS[self.model].short} n={self.n} b={self.batch}"
 
 
-def peer_rows(path: str | Path | None = None, frameworks: Iterable[str] | None = None) -> list[PeerCase]:
+def peer_rows(path: str | Path | None = None, frameworks: Iterable[str] | None = FRAMEWORKS) -> list[PeerCase]:
     """The measured cases both tools cover, one per configuration (hardware, model, n, batch), its
-    measured latency the minimum over frameworks (only ``frameworks``, when given, e.g.
-    ``("TensorRT-LLM", "vLLM")``); in a fixed order (hardware, model, n, batch)."""
+    measured latency the minimum over ``frameworks`` (the serving frameworks the validation takes; None for
+    every one, llama.cpp too); in a fixed order (hardware, model, n, batch). The rows are read by
+    :func:`accelkit.sim.bench.bench_rows`, the one reader of LLM-Inference-Bench's CSVs."""
     path = Path(path) if path is not None else reference_csv()
-    allowed = None if frameworks is None else set(frameworks)
     if not path.exists():
         raise FileNotFoundError(f"{path} not found; set {REFERENCE_DIR_ENV} to the shared/reference directory")
-    best: dict[tuple[str, str, int, int], tuple[float, str]] = {}
-    with path.open(newline="") as f:
-        for row in csv.DictReader(f):
-            try:
-                chips, n, batch = int(row["Num of Hardware"]), int(row["Input Output Length"]), int(row["Batch Size"])
-                latency = float(row["Latency"])
-            except (KeyError, TypeError, ValueError):
-                continue
-            hw, model = row["Hardware"].strip(), row["Model"].strip()
-            if allowed is not None and row["Framework"].strip() not in allowed:
-                continue
-            if (hw not in SYSTEMS or model not in MODELS or chips != 1 or n not in LENGTHS or batch not in BATCHES
-                    or not math.isfinite(latency) or latency <= 0):
-                continue
-            key = (hw, model, n, batch)
-            if key not in best or latency < best[key][0]:
-                best[key] = (latency, row["Framework"].strip())
+    cases = [c for c in bench_rows([path], frameworks=frameworks, systems=SYSTEMS)
+             if c.model in MODELS and c.devices == 1 and c.n in LENGTHS and c.batch in BATCHES]
     order = {name: i for i, name in enumerate(SYSTEMS)} | {name: i for i, name in enumerate(MODELS)}
-    return [PeerCase(hw, model, n, batch, latency, framework)
-            for (hw, model, n, batch), (latency, framework)
-            in sorted(best.items(), key=lambda kv: (order[kv[0][0]], order[kv[0][1]], kv[0][2], kv[0][3]))]
+    return [PeerCase(c.hardware, c.model, c.n, c.batch, c.measured_s, c.framework)
+            for c in sorted(cases, key=lambda c: (order[c.hardware], order[c.model], c.n, c.batch))]
 
 
 # ---------------------------------------------------------------------------------------------

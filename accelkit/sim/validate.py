@@ -28,7 +28,7 @@ import csv
 import html
 import statistics
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,14 @@ from torch import nn
 from accelkit.compiler.program import Parallel, compile
 from accelkit.errors import UnknownNameError
 from accelkit.hardware.precision import element_bytes
+from accelkit.sim.bench import (
+    REFERENCE_DIR_ENV,
+    BenchValidation,
+    columns,
+    reference_dir,
+    reference_files,
+    validate_bench,
+)
 from accelkit.sim.serve import serve
 
 REFERENCE_CSV = Path(__file__).with_name("reference") / "published_results.csv"
@@ -297,6 +305,7 @@ class ValidationResult:
     rows: list[ValidationRow]
     informational: list[InformationalRow] = field(default_factory=list)
     seconds: float = 0.0
+    bench: BenchValidation | None = None  # LLM-Inference-Bench's measured rows, per system
 
     label = "modelled"
 
@@ -322,7 +331,7 @@ class ValidationResult:
         head = ("case", "metric", "published", "predicted", "error", "x")
         lines = [head] + [(r.case, r.metric, _num(r.published), _num(r.predicted), f"{r.error:+.0%}",
                            f"{r.ratio:.2f}") for r in self.rows]
-        out = ["accelkit (MODELLED) against published results", *_columns(lines, right={2, 3, 4, 5})]
+        out = ["accelkit (MODELLED) against published results", *columns(lines, right={2, 3, 4, 5})]
         out.append(f"median |error| {self.median_abs_error:.0%} (goal <= {GOAL_MEDIAN_ABS_ERROR:.0%}); "
                    f"worst {self.max_ratio:.2f}x (goal <= {GOAL_MAX_RATIO:g}x): "
                    + ("goals met" if self.ok else "goal MISSED"))
@@ -331,9 +340,11 @@ class ValidationResult:
             lines2 = [head2] + [(r.case, _num(r.published), _num(r.predicted), _num(r.bound), f"{r.gap:.1f}x",
                                  f"{r.required_Bps / 1e12:.0f} TB/s", f"{r.available_Bps / 1e12:.1f} TB/s")
                                 for r in self.informational]
-            out += ["", *_columns(lines2, right={1, 2, 3, 4, 5, 6}),
+            out += ["", *columns(lines2, right={1, 2, 3, 4, 5, 6}),
                     "bound: weights read once per token at the full peak bandwidth of the tier that holds them; "
                     "needs: weight reads per second the published figure implies"]
+        if self.bench is not None:
+            out += ["", self.bench.table()]
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -360,18 +371,13 @@ class ValidationResult:
                                   f"{i.required_Bps / 1e12:.0f} TB/s", f"{i.available_Bps / 1e12:.1f} TB/s "
                                   f"({i.tier})", i.source)))
             parts.append("</table>")
+        if self.bench is not None:
+            parts.append(self.bench._repr_html_())
         return "".join(parts)
 
 
 def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
-def _columns(lines: Sequence[tuple[str, ...]], right: set[int]) -> list[str]:
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths,
-                                                                                              strict=True))).rstrip()
-            for line in lines]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,12 +412,15 @@ def _bound(case: Case, model: nn.Module, est: Any) -> tuple[float, float, str, f
 
 
 def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
-             models: Mapping[str, nn.Module] | None = None) -> ValidationResult:
-    """Run every reference row (or only ``cases``, by name) and compare with the published figures.
+             models: Mapping[str, nn.Module] | None = None, bench: bool | None = None) -> ValidationResult:
+    """Run every reference row (or only ``cases``, by name) and compare with the published figures; with
+    ``bench`` (the default when no ``cases`` are named), also every LLM-Inference-Bench configuration of the
+    systems accelkit has (:func:`accelkit.sim.bench.validate_bench`, in ``result.bench``).
 
     Builds each model once per call (on the meta device) and reuses its captured graphs; ``models``
     (keyed like :data:`MODELS`) supplies models you already built, so their captured graphs are
-    reused too. Prints a line per case when ``progress`` (the whole table takes about 30 s on two cores).
+    reused too. Prints a line per case when ``progress`` (the published cases take about 30 s on two cores,
+    the measured rows 1-2 minutes more).
     """
     rows = reference_rows()
     by_name = {r["case"]: r for r in rows}
@@ -451,6 +460,12 @@ def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
         if progress:
             print(f"validate [{i:>2}/{len(names)}] {name:<30} predicted {_num(predicted)} {unit} vs published "
                   f"{_num(published)} ({said}), {time.perf_counter() - t0:.1f} s", flush=True)
+    run_bench = cases is None if bench is None else bench
+    if run_bench and (bench or reference_files()):  # by default only where the measured rows are at hand
+        result.bench = validate_bench(progress=progress)
+    elif run_bench and progress:
+        print(f"validate: no LLM-Inference-Bench rows under {reference_dir()} (set {REFERENCE_DIR_ENV}); "
+              "only the published cases ran")
     result.seconds = time.perf_counter() - start
     return result
 

@@ -323,4 +323,35 @@ def validation_chart(result: Any) -> go.Figure:
     return fig
 
 
-__all__ = ["MAX_MARKS", "comparison_bars", "roofline", "scaling_curves", "timeline", "validation_chart"]
+def bench_chart(result: Any) -> go.Figure:
+    """Measured against modelled end-to-end latency for every configuration of an
+    :class:`accelkit.sim.bench.BenchValidation`, one colour per system, log axes, the 1.5x band shaded."""
+    fig = go.Figure()
+    rows = list(result.rows)
+    if rows:
+        lo = min(min(r.case.measured_s, r.predicted_s) for r in rows) / 1.5
+        hi = max(max(r.case.measured_s, r.predicted_s) for r in rows) * 1.5
+        fig.add_trace(go.Scatter(x=[lo, hi, hi, lo], y=[lo * 1.5, hi * 1.5, hi / 1.5, lo / 1.5], fill="toself",
+                                 fillcolor="rgba(44,160,44,0.1)", line={"width": 0}, hoverinfo="skip",
+                                 name="within 1.5x"))
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "black", "width": 1},
+                                 hoverinfo="skip", name="modelled = measured"))
+    for s in result.per_system():
+        mine = [r for r in rows if r.case.hardware == s.system]
+        fig.add_trace(go.Scatter(
+            x=[r.case.measured_s for r in mine], y=[r.predicted_s for r in mine], mode="markers",
+            name=f"{s.system} ({s.rows}, median |error| {s.median_abs_error:.0%})", marker={"size": 6, "opacity": 0.7},
+            hovertext=[f"{r.case.name}<br>{r.case.framework}: measured {r.case.measured_s:.3g} s<br>modelled "
+                       f"{r.predicted_s:.3g} s ({r.error:+.0%})" for r in mine], hoverinfo="text"))
+    fig.update_layout(
+        title="accelkit (MODELLED) against LLM-Inference-Bench (MEASURED)",
+        title_subtitle_text=f"{len(rows)} configurations, best framework each; median |error| "
+                            f"{result.median_abs_error:.0%}; shaded: within 1.5x",
+        xaxis={"type": "log", "title": "measured end-to-end latency (s)"},
+        yaxis={"type": "log", "title": "modelled end-to-end latency (s)"}, height=520, margin={"t": 90},
+        legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+__all__ = ["MAX_MARKS", "bench_chart", "comparison_bars", "roofline", "scaling_curves", "timeline",
+           "validation_chart"]
