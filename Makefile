@@ -68,7 +68,13 @@ test-fast: setup
 test-browser: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/test_browser.py
 
-bench: setup
+# The benchmarks also compare with GenZ (the optional [peers] extra), installed once.
+PEERS_STAMP := $(VENV)/.accelkit-peers-installed
+$(PEERS_STAMP): $(STAMP)
+	$(PIP) install -q --disable-pip-version-check -c constraints.txt -e '.[dev,peers]'
+	@touch $(PEERS_STAMP)
+
+bench: setup $(PEERS_STAMP)
 	$(PY) benchmarks/run.py
 
 clean-notebooks: setup
