@@ -1,5 +1,5 @@
 """accelkit's performance model against published results: each case's error, and the two goals
-(median |error| <= 25%, every case within 2x); then every LLM-Inference-Bench configuration of the systems
+(median |error| <= 15%, every case within 1.5x); then every LLM-Inference-Bench configuration of the systems
 accelkit has, per system (issue 11's goals: median |error| <= 15%, every row within 1.5x). Runs
 ``accelkit.sim.validate.validate()`` (~2 min)."""
 

@@ -169,10 +169,10 @@ def test_ipu_superstep_is_compute_or_memory_plus_exchange_plus_sync(gpt2, target
     prog = ak.compile(model, x, target=target, precision="fp16")
     spec = prog.spec
     exchange_Bps = (spec.fabric_Bps or spec.on_chip_bandwidth_Bps) * 0.8
-    out_bytes = {k.name: k.out_bytes for k in prog.kernels}
+    moved = {k.name: max(0, k.bytes_read - k.param_bytes) + k.out_bytes for k in prog.kernels}
     for k in prog.report.kernels:
         assert k.overhead_s == families.model_for("bsp-tiles").launch.value  # the sync
-        assert k.comm_s == pytest.approx(out_bytes[k.name] / exchange_Bps)  # the exchange
+        assert k.comm_s == pytest.approx(moved[k.name] / exchange_Bps)  # the exchange: inputs in, results out
         assert k.time_s == pytest.approx(max(k.compute_s, k.memory_s) + k.comm_s + k.overhead_s, rel=1e-12)
     assert prog.report.step_time_s == pytest.approx(sum(k.time_s for k in prog.report.kernels))
 
@@ -328,3 +328,19 @@ def test_every_constant_is_registered_with_a_source_and_reports_list_the_ones_th
     many = ak.compile(nn.Linear(8, 8), (torch.randn(2, 8),), target="a100", chips=2).report
     assert constants.CONSTANTS["CHIP_HOP_LATENCY_S"].assumption() in many.assumptions
     assert set(one.assumptions) | set(many.assumptions) <= set(constants.assumptions())
+
+
+def test_a_tsp_matmul_runs_at_the_share_of_its_320_wide_unit_that_its_shape_fills():
+    """Groq's MXM multiplies 320 x 320 tiles: a 64-feature layer uses a fifth of it, a 320-feature one all of it."""
+    from accelkit.cost.rates import tile_fill
+
+    def cycles_per_flop(width: int) -> float:
+        model = nn.Sequential(nn.Linear(320, width)).eval()
+        prog = ak.compile(model, (torch.randn(64, 320),), target="tsp", precision="int8")
+        k = next(k for k in prog.kernels if k.kind == "matmul")
+        assert tile_fill(k, 320) == pytest.approx(width / 320 if width <= 320 else width / 640)
+        return next(r.compute_s for r in prog.report.kernels if r.name == k.name) / k.flops
+
+    narrow, full = cycles_per_flop(64), cycles_per_flop(320)
+    assert narrow == pytest.approx(5 * full, rel=1e-6)
+    assert cycles_per_flop(330) == pytest.approx(640 / 330 * full, rel=1e-6)  # 330 features pad to two tiles

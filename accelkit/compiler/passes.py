@@ -14,7 +14,7 @@ from typing import Any
 
 from accelkit.cost.kernel import Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.families import model_for
-from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
+from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, matmul_dims
 from accelkit.graph.ir import Graph, Node
 
 # Ops that only exist for tracing (asserts, symbolic sizes): never run on a chip.
@@ -154,6 +154,7 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a)
         flops=sum(n.flops for n in group), bytes_read=read, bytes_written=written,
         param_bytes=sum(n.param_bytes for n in group), out_bytes=group[-1].bytes_written,
         saved_bytes=sum(n.bytes_written for n in group),
+        extra=({"matmul_dims": list(dims)} if (dims := matmul_dims(lead.kind, list(lead.inputs))) else {}),
     )
 
 

@@ -3,6 +3,7 @@
     Rates                     what one chip delivers after the efficiency constants (``accelkit.families
                               .rates(spec, precision)`` makes one, as the chip's family says)
     Spill                     partial residency: the share of the on-chip state that streams from a slower tier
+    tile_fill(kernel, width)  the share of a width x width matrix unit a matmul keeps busy
     roofline(kernel, ...)     compute time (FLOPs over the units' rate) and memory time (bytes over the
                               tier's bandwidth) of one kernel
     kernel_time(...)          the two, plus communication and fixed latency, as a KernelTime
@@ -34,6 +35,20 @@ class Rates:
     clock_hz: float
     hop_s: float = CHIP_HOP_LATENCY_S  # one chip-to-chip hop's latency
     collective_s: float = 0.0  # the fixed start-up of one collective (a GPU's NCCL kernel), on top of the hops
+
+
+def tile_fill(k: Kernel, width: int) -> float:
+    """The share of a ``width x width`` matrix unit a matmul kernel keeps busy: its contraction and output
+    features each padded up to whole tiles (``K / (ceil(K / w) w) x N / (ceil(N / w) w)``); 1 for a kernel
+    whose dimensions the capture did not record, or that is not a matmul."""
+    dims = k.extra.get("matmul_dims") if k.kind == "matmul" else None
+    if not dims or width <= 1:
+        return 1.0
+    fill = 1.0
+    for d in dims:
+        d = max(1, int(d))
+        fill *= d / (math.ceil(d / width) * width)
+    return fill
 
 
 def allreduce_s(nbytes: float, n: int, r: Rates) -> float:

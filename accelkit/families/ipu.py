@@ -93,7 +93,9 @@ class IpuModel(ExecutionModel):
         for k in kernels:
             c, m = roofline(k, r, w, spec.memory_tiers[0].name, tensor=ctx.tensor,
                             opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
-            exchange = k.out_bytes / exchange_Bps
+            # the exchange phase moves the superstep's inputs to the tiles that need them and its results out
+            # (weights stay in their tiles' memory)
+            exchange = (max(0, k.bytes_read - k.param_bytes) + k.out_bytes) / exchange_Bps
             out.append(kernel_time(k, units, c, m, exchange, r.launch_s, ctx.peak * ctx.tensor))  # compute|sync|exchange
         return Timed(out, sum(k.time_s for k in out))
 

@@ -9,7 +9,7 @@ from typing import Any
 from accelkit import constants
 from accelkit.constants import CHIP_HOP_LATENCY_S, Constant, register
 from accelkit.cost.kernel import Kernel
-from accelkit.cost.rates import Rates, kernel_time
+from accelkit.cost.rates import Rates, kernel_time, tile_fill
 from accelkit.families.base import (
     CompileCost,
     ExecutionModel,
@@ -29,6 +29,11 @@ register(
              "a TSP instruction streams its operands across the slices for 100 cycles before results emerge "
              "(and no launch: the compiler schedules every cycle)",
              "ISCA 2020 'Think Fast' describes the stream pipeline but publishes no single figure", True, (FAMILY,)),
+    Constant("TSP_MXM_WIDTH", 320,
+             "a TSP's matrix unit multiplies 320 x 320 tiles: a layer whose contraction or output features do not "
+             "fill whole tiles leaves the rest of the unit idle (a 64-channel convolution uses a fifth of it)",
+             "Abts et al., ISCA 2020, 'Think Fast: A Tensor Streaming Processor': the MXM's 320 x 320 arrays of "
+             "multiply-accumulate cells", False, (FAMILY,)),
     Constant("TSP_MIN_WEIGHT_SHARE", 0.1,
              "a TSP gives weights at least 10% of its SRAM, however large the activations",
              "the GroqFlow compiler's packing is not published", True, (FAMILY,)),
@@ -37,9 +42,9 @@ register(
 
 def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
     """Cycles a TSP program spends on one kernel: its stream latency, then the larger of its compute and
-    its SRAM traffic. Fixed at compile time: the same program always takes the same cycles. A kernel whose
+    its SRAM traffic, a matmul at the share of the 320 x 320 matrix unit its shape fills. Fixed at compile time: the same program always takes the same cycles. A kernel whose
     weights span several chips runs its share on each chip in turn as the data passes through."""
-    rate = r.matmul_flops if k.kind == "matmul" else r.vector_flops
+    rate = r.matmul_flops * tile_fill(k, constants.value("TSP_MXM_WIDTH")) if k.kind == "matmul" else r.vector_flops
     busy = max(k.flops / rate, k.bytes / r.tier_bw[sram])
     return constants.value("TSP_STREAM_CYCLES") + math.ceil(busy * r.clock_hz)
 
@@ -123,7 +128,8 @@ class TspModel(ExecutionModel):
             act = max(0, k.bytes_read - k.param_bytes)
             hop = boundaries * (CHIP_HOP_LATENCY_S + act / r.link_Bps)
             prev_last = reg.chip + reg.units - 1
-            c = k.flops / (r.matmul_flops if k.kind == "matmul" else r.vector_flops)
+            c = k.flops / (r.matmul_flops * tile_fill(k, constants.value("TSP_MXM_WIDTH")) if k.kind == "matmul"
+                           else r.vector_flops)
             t = cycles / r.clock_hz + hop  # the schedule is fixed in cycles: deterministic
             out.append(kernel_time(k, f"{reg.slice} chip {reg.chip}" + (f"-{reg.chip + reg.units - 1}"
                                                                          if reg.units > 1 else ""),

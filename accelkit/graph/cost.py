@@ -65,6 +65,29 @@ _NORMALISATION = {  # per element: mean, variance, normalise, scale, shift
 GATHER_OPS = frozenset({"embedding", "index_select", "gather", "index", "take", "embedding_dense_backward",
                         "index_put", "scatter", "scatter_add", "index_add"})
 # Ops whose time on every architecture is dominated by the FLOP registry's work.
+def matmul_dims(kind: str, inputs: list[Any]) -> tuple[int, int] | None:
+    """(contraction, output features) of a matmul-type op from its input shapes: what a matrix unit's
+    tile must hold (``K`` and ``N`` of ``(M, K) @ (K, N)``; for a convolution ``Cin/groups x kh x kw`` and
+    ``Cout``). None where the op is not one of these or a shape is missing."""
+    shapes = [tuple(getattr(t, "shape", ()) or ()) for t in inputs]
+    try:
+        if kind in ("mm", "bmm", "matmul") and len(shapes) >= 2:
+            return int(shapes[0][-1]), int(shapes[1][-1])
+        if kind == "linear" and len(shapes) >= 2:  # x (..., K) and weight (N, K)
+            return int(shapes[0][-1]), int(shapes[1][0])
+        if kind in ("addmm", "baddbmm") and len(shapes) >= 3:
+            return int(shapes[1][-1]), int(shapes[2][-1])
+        if kind in ("convolution", "_convolution", "conv1d", "conv2d", "conv3d") and len(shapes) >= 2:
+            w = shapes[1]
+            k = 1
+            for d in w[1:]:
+                k *= int(d)
+            return k, int(w[0])
+    except (IndexError, TypeError, ValueError):
+        return None
+    return None
+
+
 MATMUL_KINDS = frozenset({
     "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "einsum", "conv1d", "conv2d", "conv3d",
     "convolution", "_convolution", "conv_transpose1d", "conv_transpose2d", "convolution_backward",

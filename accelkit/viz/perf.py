@@ -5,7 +5,7 @@
                                   chip's compute and bandwidth roofs (``accelkit.sim.estimate.rates``)
     comparison_bars(reports)      step time by section (or throughput) across targets / precisions
     scaling_curves(series)        a metric against chip count (or batch size), ideal linear scaling dashed
-    validation_chart(result)      predicted over published for every reference case (2x band shaded)
+    validation_chart(result)      predicted over published for every reference case (the goal's band shaded)
 
 Every function returns a ``plotly.graph_objects.Figure`` and never shows it. Every figure says in its
 title that its times are MODELLED. Figures stay light: at most :data:`MAX_MARKS` bars or points;
@@ -295,11 +295,12 @@ def _slowness(r: Any) -> float:
 def validation_chart(result: Any) -> go.Figure:
     """For each reference case (an :class:`accelkit.sim.validate.ValidationResult`), modelled time over
     published time (rates inverted, so above 1 always means the model is slower), on a log axis with
-    the 2x goal shaded; informational rows as hollow markers (not counted)."""
+    the goal's band shaded; informational rows as hollow markers (not counted)."""
     rows = list(result.rows)
     info = list(getattr(result, "informational", []))
     fig = go.Figure()
-    fig.add_vrect(x0=0.5, x1=2.0, fillcolor="#2ca02c", opacity=0.08, line_width=0)
+    goal = getattr(result, "goal_ratio", 2.0)
+    fig.add_vrect(x0=1 / goal, x1=goal, fillcolor="#2ca02c", opacity=0.08, line_width=0)
     fig.add_vline(x=1.0, line={"color": "black", "width": 1})
     fig.add_trace(go.Scatter(
         x=[_slowness(r) for r in rows], y=[r.case for r in rows], mode="markers", name="validate",
@@ -315,7 +316,7 @@ def validation_chart(result: Any) -> go.Figure:
     fig.update_layout(
         title="accelkit (MODELLED) over published figures",
         title_subtitle_text=f"median |error| {result.median_abs_error:.0%}, worst {result.max_ratio:.2f}x; "
-                            "shaded: within 2x",
+                            f"shaded: within {goal:g}x",
         xaxis={"type": "log", "title": "modelled time / published time (above 1: the model is slower)",
                "range": [math.log10(0.25), math.log10(8)], "tickvals": [0.25, 0.5, 1, 2, 4, 8],
                "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x", "8x"]},
