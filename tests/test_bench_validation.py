@@ -80,9 +80,10 @@ def test_the_reference_directory_comes_from_the_environment(tmp_path, monkeypatc
 @pytest.mark.slow
 @pytest.mark.skipif(not bench.reference_files(), reason="../shared/reference/llm_inference_bench is not present")
 def test_every_row_of_the_systems_accelkit_has_meets_the_median_goal():
-    """Issue 11's goal over the measured configurations: median |error| <= 15% (every third of about 540 rows,
-    in sorted order so every system, model and length is in; `make bench` runs them all)."""
-    result = validate_bench(bench_rows()[::3], progress=False)
-    assert len(result.rows) > 160 and {s.target for s in result.per_system()} >= {"a100-40gb", "h100", "sn40l"}
+    """Issue 11's goal over the measured configurations: median |error| <= 15%, here over every configuration with
+    128-token prompts (every system, model, device count and batch: one capture per model; `make bench` and
+    `ak.validate()` run all lengths)."""
+    result = validate_bench([c for c in bench_rows() if c.n == 128], progress=False)
+    assert len(result.rows) > 90 and {s.target for s in result.per_system()} >= {"a100-40gb", "h100", "sn40l"}
     assert result.median_abs_error <= bench.GOAL_MEDIAN_ABS_ERROR, result.table()
     assert result.within > 0.85, result.table()

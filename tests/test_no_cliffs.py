@@ -47,7 +47,7 @@ def _added_bytes_s(a: ak.CompiledProgram, b: ak.CompiledProgram) -> float:
     return max(0, added) * b.chips / slowest
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(target=st.sampled_from(TARGETS), tier=st.integers(0, 2), fill=st.floats(0.7, 1.3),
        chips=st.sampled_from([1, 2]), batch=st.sampled_from([1, 8]))
 def test_a_one_percent_bigger_model_takes_at_most_a_few_percent_longer(target, tier, fill, chips, batch):
