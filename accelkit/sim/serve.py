@@ -12,6 +12,7 @@ attention FLOPs over it, at the mean context length of the generation. The same 
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,7 +138,10 @@ def serve(
                           "mode": mode}
     # captured at one sequence (once per prompt length) and compiled for the batch: every kernel of a causal LM
     # scales with the sequences, so a sweep over batch sizes reuses the two captured graphs
-    prompt = torch.zeros(1, prompt_tokens, dtype=torch.long, device=device)
+    prompt: Any = torch.zeros(1, prompt_tokens, dtype=torch.long, device=device)
+    if "logits_to_keep" in inspect.signature(model.forward).parameters:
+        # a server computes the next-token logits of the last prompt position only, not of every one
+        prompt = {"input_ids": prompt, "logits_to_keep": 1}
     step = torch.zeros(1, 1, dtype=torch.long, device=device)
     decode = compile(model, (step,), batch_size=batch, **kw)
     prefill, chunks = _prefill(model, prompt, batch, kw)
@@ -172,13 +176,14 @@ def serve(
     )
 
 
-def _prefill(model: nn.Module, prompt: torch.Tensor, batch: int, kw: dict[str, Any]) -> tuple[Any, int]:
+def _prefill(model: nn.Module, prompt: Any, batch: int, kw: dict[str, Any]) -> tuple[Any, int]:
     """The prefill program and how many times it runs: the whole batch at once, or (when its activations do not
     fit beside the weights) the largest chunk of sequences that does, run one chunk after another."""
     chunk = batch
     while True:
         try:
-            return compile(model, (prompt,), batch_size=chunk, **kw), math.ceil(batch / chunk)
+            inputs = prompt if isinstance(prompt, dict) else (prompt,)
+            return compile(model, inputs, batch_size=chunk, **kw), math.ceil(batch / chunk)
         except ModeError:
             if chunk <= max(1, kw.get("chips") or 1):
                 raise
