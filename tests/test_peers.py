@@ -102,6 +102,14 @@ def test_a_genz_failure_is_a_note_not_an_error(monkeypatch: pytest.MonkeyPatch) 
     assert any("GenZ failed on H100 llama3-8b n=128 b=1: ValueError" in n for n in result.notes)
 
 
+def test_a_batch_accelkit_refuses_is_left_out_with_a_note() -> None:
+    """The real serve: Llama-2-7B (full multi-head KV, 1 GB per sequence) at batch 64 does not fit one A100 40 GB."""
+    case = PeerCase("Nvidia A100 GPU", "meta-llama/Llama-2-7b-hf", 1024, 64, 18.6, "TensorRT-LLM")
+    result = compare_peers([case], progress=False)
+    assert result.rows == []
+    assert any("accelkit refused A100 llama2-7b n=1024 b=64" in n and "does not fit" in n for n in result.notes)
+
+
 def test_one_genz_case_gives_a_positive_finite_latency() -> None:
     pytest.importorskip("GenZ")
     prefill, decode, total = peers.genz_latency(PeerCase("Nvidia A100 GPU", L2, 128, 16, 1.8, "TensorRT-LLM"))

@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from accelkit import hardware
+from accelkit.compiler.memory import ModeError
 from accelkit.sim.bench import (
     FILES,
     FRAMEWORKS,
@@ -44,7 +45,7 @@ from accelkit.sim.bench import (
     reference_dir,
     reference_files,
 )
-from accelkit.sim.serve import serve
+from accelkit.sim.serve import ServingCapacityError, serve
 
 INSTALL_HINT = "install the [peers] extra: pip install -e '.[peers]'"
 GENZ_DIST = "genz-llm"
@@ -409,7 +410,11 @@ def compare_peers(rows: Sequence[PeerCase] | None = None, progress: bool = True,
         model = built.get(case.model)
         if model is None:
             model = built[case.model] = build_model(case.model)
-        ak = accelkit_latency(case, model)
+        try:
+            ak = accelkit_latency(case, model)
+        except (ServingCapacityError, ModeError) as exc:  # the batch does not fit: left out, as validation does
+            result.notes.append(f"accelkit refused {case.name} (left out): {str(exc).splitlines()[0]}")
+            continue
         gz: float | None = None
         if version is not None:
             try:
