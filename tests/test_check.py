@@ -262,6 +262,33 @@ def test_non_tensor_output() -> None:
     assert f.source == line_of(BoxOut, "def forward")
 
 
+def test_the_output_check_runs_forward_once_per_model_and_input_signature() -> None:
+    """A sweep over sequence lengths checks outputs once; a changed model (a port swaps a module) or another
+    input dtype is checked afresh."""
+    from accelkit.porting.outputs import non_tensor_outputs
+
+    class Counted(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x: torch.Tensor):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return self.lin(x), "tag"
+
+    m = Counted()
+    for n in (3, 5, 9):
+        found = non_tensor_outputs(m, torch.randn(2, n, 4))
+        assert found is not None and found.count == 1
+    assert m.calls == 2  # the check, then the run that finds the ``return`` line
+    non_tensor_outputs(m, torch.randn(2, 3, 4).half())  # another dtype
+    assert m.calls == 4
+    m.lin = nn.Linear(4, 4)  # the model changed: checked again
+    non_tensor_outputs(m, torch.randn(2, 3, 4))
+    assert m.calls == 6
+
+
 def test_loss_outside_model_only_when_training_on_poptorch_like_targets() -> None:
     x = torch.randn(4, 4)
     [f] = check(Regressor(), x, "bow", training=True).find(kind="loss-outside-model")

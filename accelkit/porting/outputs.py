@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,8 +30,35 @@ class NonTensorOutputs:
     source: str | None
 
 
+_SEEN: weakref.WeakKeyDictionary[nn.Module, dict[Any, NonTensorOutputs | None]] = weakref.WeakKeyDictionary()
+
+
+def _signature(model: nn.Module, example_inputs: Any) -> Any:
+    """What decides the kinds of values forward returns: the model's modules (a port replaces some) and its
+    inputs' structure, dtypes and ranks; not their sizes, so a sweep over sequence lengths checks once."""
+    from torch.utils._pytree import tree_flatten
+
+    leaves, spec = tree_flatten(split_inputs(example_inputs))
+    kinds = tuple((t.dtype, t.dim(), t.device.type) if isinstance(t, torch.Tensor) else
+                  (type(t), t if isinstance(t, (int, float, str, bool, type(None))) else id(t)) for t in leaves)
+    modules = tuple((name, id(m), getattr(m.forward, "__func__", m.forward), m.training)
+                    for name, m in model.named_modules())
+    return str(spec), kinds, modules
+
+
 def non_tensor_outputs(model: nn.Module, example_inputs: Any) -> NonTensorOutputs | None:
-    """The non-tensor values forward returns on ``example_inputs`` (checked on fake tensors), or None."""
+    """The non-tensor values forward returns on ``example_inputs`` (checked on fake tensors), or None. Checked
+    once per model and input signature (see :func:`_signature`)."""
+    seen = _SEEN.setdefault(model, {})
+    key = _signature(model, example_inputs)
+    if key not in seen:
+        if len(seen) >= 8:  # a few signatures per model (serving alternates prefill and decode); drop the oldest
+            del seen[next(iter(seen))]
+        seen[key] = _non_tensor_outputs(model, example_inputs)
+    return seen[key]
+
+
+def _non_tensor_outputs(model: nn.Module, example_inputs: Any) -> NonTensorOutputs | None:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._pytree import keystr, tree_flatten_with_path, tree_map
 
