@@ -62,3 +62,25 @@ def test_a_kv_cache_beyond_on_chip_memory_spills_to_the_next_tier(llama8b):
     assert small.kv_tier == "sram" and small.max_batch >= 1
     big = ak.serve(llama8b, batch=small.max_batch + 1, **kw)
     assert big.kv_tier == "memoryx" and big.tpot_s > 5 * small.tpot_s
+
+
+def test_prefill_and_decode_sit_on_the_roofline_where_their_bounds_say(llama8b):
+    """Prefill is compute-bound (right of the HBM ridge), one decode step memory-bound (left of it, near the HBM
+    roof); a larger batch moves decode right. The figure draws both phases of every estimate."""
+    from accelkit.sim.estimate import rates
+    from accelkit.viz.perf import serving_roofline
+
+    kw = {"target": "h100", "prompt_tokens": 512, "output_tokens": 128}
+    one, many = (ak.serve(llama8b, batch=b, **kw) for b in (1, 32))
+    r = rates(ak.hardware.get("h100"), "bf16")
+    ridge = r.matmul_flops / r.tier_bw["hbm"]
+    assert one.prefill.intensity > ridge > many.decode.intensity > one.decode.intensity
+    assert one.prefill.time_s == one.ttft_s and one.decode.time_s == one.tpot_s
+    # decode reads every weight and the KV cache: its FLOP/s is close to the HBM roof at its intensity
+    assert 0.5 < one.decode.flops_per_s / (one.decode.intensity * r.tier_bw["hbm"]) <= 1.0
+    assert one.decode.bytes > one.weights_bytes_per_chip  # the weights, plus the KV cache
+    fig = serving_roofline([one, many])
+    names = [t.name for t in fig.data]
+    assert {"prefill, batch 1", "decode, batch 1", "prefill, batch 32", "decode, batch 32"} <= set(names)
+    with pytest.raises(ValueError, match="one target and precision"):
+        serving_roofline([one, ak.serve(llama8b, batch=1, target="a100", prompt_tokens=512, output_tokens=128)])

@@ -33,6 +33,27 @@ from accelkit.sim.estimate import rates
 
 
 @dataclass(frozen=True)
+class PhaseWork:
+    """One serving phase on one chip (modelled): the FLOPs it computes, the bytes it moves (weights, activations
+    and, when decoding, the KV cache) and its time. Where it sits on the chip's roofline says what bounds it."""
+
+    name: str  # "prefill" | "decode"
+    flops: float
+    bytes: float
+    time_s: float
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per byte moved."""
+        return self.flops / self.bytes if self.bytes else math.inf
+
+    @property
+    def flops_per_s(self) -> float:
+        """Achieved FLOP/s per chip (modelled)."""
+        return self.flops / self.time_s if self.time_s else 0.0
+
+
+@dataclass(frozen=True)
 class ServingEstimate:
     """Modelled serving figures for one configuration (never a measurement)."""
 
@@ -56,6 +77,8 @@ class ServingEstimate:
     notes: tuple[str, ...] = field(default_factory=tuple)
     kv_tier: str = ""  # the memory tier the KV cache lives in
     max_batch: int = 0  # the most sequences whose KV cache (at full context) ``kv_tier`` holds beside the weights
+    prefill: PhaseWork | None = None  # the whole batch's prompts, per chip (viz.serving_roofline draws both)
+    decode: PhaseWork | None = None  # one decode step, per chip
 
     label = "modelled"
 
@@ -162,6 +185,11 @@ def serve(
     bound = decode.report.bound_by
     decode_bound = "memory" if kv_s > attn_s and kv_s > constants.value("SERVE_MEMORY_BOUND_SHARE") * base else max(bound, key=lambda b: bound[b])
     kv_total = batch * (prompt_tokens + output_tokens) * kv_per_token
+    per_chip = shards  # a replica's kernels are the whole model's; its chips share them
+    phases = (PhaseWork("prefill", sum(k.flops for k in prefill.report.kernels) * chunks / per_chip,
+                        sum(k.bytes for k in prefill.report.kernels) * chunks / per_chip, ttft),
+              PhaseWork("decode", sum(k.flops for k in decode.report.kernels) / per_chip + attn_flops,
+                        sum(k.bytes for k in decode.report.kernels) / per_chip + kv_read, decode_s))
     notes = [f"KV cache {kv_per_token / 1e3:.0f} kB per token, read from {kv_tier}",
              *([f"prefill in {chunks} chunks of {prefill.batch_size} sequences: the whole batch's activations "
                 "do not fit at once (chunked prefill)"] if chunks > 1 else []),
@@ -173,6 +201,7 @@ def serve(
         tokens_per_s=batch / decode_s, latency_s=ttft + output_tokens * decode_s,
         weights_bytes_per_chip=decode.memory_plan.weights_bytes, kv_cache_bytes=int(kv_total),
         decode_bound=decode_bound, notes=tuple(notes), kv_tier=kv_tier, max_batch=max_batch,
+        prefill=phases[0], decode=phases[1],
     )
 
 

@@ -25,7 +25,7 @@ from plotly.colors import qualitative
 from accelkit.hardware import AcceleratorSpec, fmt_si, fmt_sig, get
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import PerfReport, TimelineEvent, fmt_s
-from accelkit.viz.style import chip_color, log_axis
+from accelkit.viz.style import chip_color, label_positions, log_axis
 
 MAX_MARKS = 1500
 """Most bars or points one figure draws."""
@@ -133,6 +133,25 @@ def timeline(report: PerfReport, *, max_marks: int = MAX_MARKS) -> go.Figure:
 
 
 # ---- roofline -------------------------------------------------------------------------------------
+def _roofs(r: Any, xs: Sequence[float]) -> go.Figure:
+    """A figure with the chip's roofs (matrix and vector compute, one bandwidth roof per memory tier) over an
+    intensity range that holds ``xs`` and every ridge point."""
+    fig = go.Figure()
+    ridges = [r.matmul_flops / bw for bw in r.tier_bw.values()]  # where a bandwidth roof meets compute
+    everything = [*xs, *ridges]
+    lo, hi = min(everything) / 3, max(everything) * 3
+    for name, rate, dash in (("matrix units", r.matmul_flops, "solid"), ("vector units", r.vector_flops, "dot")):
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[rate, rate], mode="lines", name=f"{name} {fmt_si(rate, 'FLOP/s')}",
+                                 line={"color": "black", "dash": dash, "width": 1.5}, hoverinfo="name"))
+    for tier, bw in r.tier_bw.items():
+        ridge = r.matmul_flops / bw
+        xs_roof = [lo, min(ridge, hi)]
+        fig.add_trace(go.Scatter(x=xs_roof, y=[bw * x for x in xs_roof], mode="lines",
+                                 name=f"{tier} {fmt_si(bw, 'B/s')}", line={"dash": "dash", "width": 1.5},
+                                 hoverinfo="name"))
+    return fig
+
+
 def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
              max_marks: int = MAX_MARKS) -> go.Figure:
     """Each kernel's arithmetic intensity (FLOPs per byte it moves) against the FLOP/s it achieves
@@ -154,19 +173,7 @@ def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
         key = (round(math.log10(x), 2), round(math.log10(y), 2), k.bound)
         points.setdefault(key, []).append(k.name)
     keys = sorted(points, key=lambda key: -len(points[key]))[:max_marks]
-    fig = go.Figure()
-    ridges = [r.matmul_flops / bw for bw in r.tier_bw.values()]  # where a bandwidth roof meets compute
-    xs = [10 ** key[0] for key in keys] + ridges
-    lo, hi = min(xs) / 3, max(xs) * 3
-    for name, rate, dash in (("matrix units", r.matmul_flops, "solid"), ("vector units", r.vector_flops, "dot")):
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[rate, rate], mode="lines", name=f"{name} {fmt_si(rate, 'FLOP/s')}",
-                                 line={"color": "black", "dash": dash, "width": 1.5}, hoverinfo="name"))
-    for tier, bw in r.tier_bw.items():
-        ridge = r.matmul_flops / bw
-        xs_roof = [lo, min(ridge, hi)]
-        fig.add_trace(go.Scatter(x=xs_roof, y=[bw * x for x in xs_roof], mode="lines",
-                                 name=f"{tier} {fmt_si(bw, 'B/s')}", line={"dash": "dash", "width": 1.5},
-                                 hoverinfo="name"))
+    fig = _roofs(r, [10 ** key[0] for key in keys])
     for bound, color in BOUND_COLORS.items():
         mine = [key for key in keys if key[2] == bound]
         if not mine:
@@ -187,6 +194,46 @@ def roofline(report: PerfReport, spec: AcceleratorSpec | str | None = None, *,
         yaxis=log_axis([10 ** key[1] for key in keys] + [r.matmul_flops, r.vector_flops], "FLOP/s",
                        title="achieved FLOP/s per chip (modelled)", pad=0.3),
         height=480, margin={"t": 90}, legend_title_text="roofs and kernels")
+    return fig
+
+
+def serving_roofline(estimates: Any) -> go.Figure:
+    """Prefill and decode of one or more :class:`~accelkit.sim.serve.ServingEstimate` (same target and precision)
+    on the chip's roofline: prefill is a few large matmuls over the whole prompt (far right, near the compute
+    roof), decode reads every weight and the KV cache for one token per sequence (far left, on a bandwidth roof);
+    a larger batch moves decode to the right. Per chip, modelled."""
+    ests = list(estimates) if isinstance(estimates, (list, tuple)) else [estimates]
+    if not ests or any(e.prefill is None or e.decode is None for e in ests):
+        raise ValueError("serving_roofline needs ServingEstimates from ak.serve (with their prefill and decode)")
+    if len({(e.target, e.precision) for e in ests}) > 1:
+        raise ValueError("serving_roofline draws one chip's roofs: give estimates of one target and precision "
+                         f"(got {sorted({(e.target, e.precision) for e in ests})})")
+    spec = get(ests[0].target)
+    r = rates(spec, ests[0].precision)
+    phases = [(e, p) for e in ests for p in (e.prefill, e.decode)]
+    fig = _roofs(r, [p.intensity for _, p in phases])
+    xaxis = log_axis([p.intensity for _, p in phases] + [r.matmul_flops / bw for bw in r.tier_bw.values()], "",
+                     title="arithmetic intensity (FLOPs per byte moved)", pad=0.3, si=False)
+    yaxis = log_axis([p.flops_per_s for _, p in phases] + [r.matmul_flops, r.vector_flops], "FLOP/s",
+                     title="achieved FLOP/s per chip (modelled)", pad=0.3)
+    labels = [f"{p.name} b={e.batch}" for e, p in phases]
+    where = label_positions([p.intensity for _, p in phases], [p.flops_per_s for _, p in phases], labels,
+                            x_range=tuple(xaxis["range"]), y_range=tuple(yaxis["range"]))  # type: ignore[arg-type]
+    symbols = {"prefill": "diamond", "decode": "circle"}
+    for i, ((e, p), label, pos) in enumerate(zip(phases, labels, where, strict=True)):
+        color = qualitative.Plotly[(i // 2) % len(qualitative.Plotly)]
+        fig.add_trace(go.Scatter(
+            x=[p.intensity], y=[p.flops_per_s], mode="markers+text", text=[label], textposition=pos,
+            name=f"{p.name}, batch {e.batch}", marker={"color": color, "size": 12, "symbol": symbols[p.name]},
+            hovertext=[f"{p.name}, batch {e.batch}: {p.intensity:.3g} FLOP/byte, "
+                       f"{fmt_si(p.flops_per_s, 'FLOP/s')} per chip, {fmt_s(p.time_s)}"], hoverinfo="text"))
+    first = ests[0]
+    fig.update_layout(
+        title=f"{first.model} on {first.chips} x {spec.name}, {first.precision}: prefill and decode on the roofline "
+              "(MODELLED)",
+        title_subtitle_text=f"{first.prompt_tokens} prompt tokens, {first.output_tokens} out; per chip; decode includes "
+                            "reading the KV cache",
+        xaxis=xaxis, yaxis=yaxis, height=480, margin={"t": 90}, legend_title_text="roofs and phases")
     return fig
 
 
@@ -354,5 +401,5 @@ def bench_chart(result: Any) -> go.Figure:
     return fig
 
 
-__all__ = ["MAX_MARKS", "bench_chart", "comparison_bars", "roofline", "scaling_curves", "timeline",
+__all__ = ["MAX_MARKS", "bench_chart", "comparison_bars", "roofline", "scaling_curves", "serving_roofline", "timeline",
            "validation_chart"]
