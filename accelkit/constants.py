@@ -30,7 +30,7 @@ class Constant:
     source: str  # the public basis, or why there is none
     illustrative: bool  # True: no public figure; a round number chosen to be plausible
     families: tuple[str, ...] = ALL  # the families whose results it changes (empty: every family)
-    when: str = "always"  # "always", or the feature that brings it in: "tensor", "pipeline", "data", "multi-chip"
+    when: str = "always"  # "always", or the feature that brings it in: "multi-chip", "serve", "generated"
 
     def assumption(self) -> str:
         return f"{self.meaning} ({'illustrative: ' if self.illustrative else ''}{self.source})"
@@ -90,8 +90,9 @@ def value(name: str) -> Any:
     return CONSTANTS[name].value
 
 
-def assumptions_for(family: str, *, chips: int = 1, serve: bool = False) -> list[str]:
-    """The assumptions behind a report for ``family`` on ``chips`` chips: the constants that apply to it."""
+def assumptions_for(family: str, *, chips: int = 1, serve: bool = False, generated: bool = False) -> list[str]:
+    """The assumptions behind a report for ``family`` on ``chips`` chips (``generated``: the program has
+    kernels the compiler generated): the constants that apply to it."""
     out = []
     for c in CONSTANTS.values():
         if c.families and family not in c.families:
@@ -99,6 +100,8 @@ def assumptions_for(family: str, *, chips: int = 1, serve: bool = False) -> list
         if c.when == "multi-chip" and chips <= 1:
             continue
         if c.when == "serve" and not serve:
+            continue
+        if c.when == "generated" and not generated:
             continue
         out.append(c.assumption())
     return out

@@ -82,18 +82,72 @@ def test_every_target_compiles_gpt2_with_invariants(gpt2, target):
     model, inputs = gpt2
     prog = compile(model, inputs, target=target, precision=precision_for(target))
     assert prog.mode in ak.compiler.MODES[prog.spec.family]
-    assert [p.name for p in prog.passes] == ["legality", "constant-folding", "dead-code", "fusion"]
+    assert [p.name for p in prog.passes] == ["legality", "constant-folding", "dead-code", "fusion", "kernel-matching"]
     assert prog.total_flops > 0 and prog.kernels
     _invariants(prog)
 
 
 def test_passes_say_what_they_changed():
     prog = compile(Tiny(), (torch.randn(8, 32),), target="a100")
-    fusion = prog.passes[-1]
+    fusion = {p.name: p for p in prog.passes}["fusion"]
     assert fusion.changed and fusion.nodes_after < fusion.nodes_before
     assert len(prog.kernels) == 5  # each linear + its relu is one kernel; the head is one
     assert all(k.kind == "matmul" for k in prog.kernels)
     assert prog.kernels[0].ops == ("linear", "relu")
+
+
+class Scan(nn.Module):
+    """A cumulative sum between two layers: an op no library kernel of the wafer covers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(64, 64), nn.Linear(64, 64)
+
+    def forward(self, x):
+        return self.b(torch.cumsum(self.a(x), dim=1))
+
+
+def test_an_op_outside_the_kernel_library_gets_a_generated_kernel_at_the_named_efficiency(tmp_path):
+    from accelkit.constants import value
+    from accelkit.cost.rates import roofline
+    from accelkit.families import rates
+
+    x = torch.randn(4, 32, 64)
+    prog = compile(Scan(), (x,), target="wse3")
+    [gen] = prog.generated_kernels
+    assert gen.extra["generated"] == ["cumsum"] and gen.source and "test_compile.py" in gen.source
+    matching = {p.name: p for p in prog.passes}["kernel-matching"]
+    assert matching.changed and "2 kernels from the library, 1 generated (for cumsum; " in matching.summary
+    assert "generated kernels" in prog.summary() and "k1_cumsum" in prog.summary()
+    # the cost layer computes it at the constant's share of the library's rate
+    eff = value("WAFER_GENERATED_KERNEL_EFFICIENCY")
+    assert gen.extra["efficiency"] == eff < 1  # a kernel of the generated op alone
+    r = rates(prog.spec, prog.precision)
+    as_generated, _ = roofline(gen, r, "sram", "sram")
+    as_library, _ = roofline(dataclasses.replace(gen, extra={}), r, "sram", "sram")
+    assert as_generated == pytest.approx(as_library / eff)
+    report = prog.report
+    assert any("generated code" in n and "cumsum" in n for n in report.notes)
+    assert any("kernel library does not cover" in a for a in report.assumptions)
+    assert not any("kernel library does not cover" in a for a in compile(Tiny(), (torch.randn(8, 32),),
+                                                                          target="wse3").report.assumptions)
+    # a GPU has a library kernel for every op; a saved artifact keeps which kernels were generated
+    assert compile(Scan(), (x,), target="h100").generated_kernels == []
+    loaded = load(prog.save(str(tmp_path / "scan.akp")))
+    assert [k.extra["generated"] for k in loaded.generated_kernels] == [["cumsum"]]
+    # a library matmul with a generated epilogue slows only by the epilogue's share of the FLOPs
+    class MishUp(nn.Module):  # the matmul and its activation in one module: fusion makes them one kernel
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(256, 64))
+
+        def forward(self, x):
+            return torch.nn.functional.mish(torch.nn.functional.linear(x, self.w))
+
+    mish = compile(MishUp(), (x,), target="wse3")
+    [fused] = mish.generated_kernels
+    assert fused.ops[0] == "linear" and fused.extra["generated"] == ["mish"]
+    assert eff < fused.extra["efficiency"] < 1
 
 
 def test_constant_folding_and_dead_code_act_on_what_they_should():
@@ -333,7 +387,7 @@ def test_each_pass_keeps_the_graph_after_it(gpt2, tmp_path):
     model, inputs = gpt2
     prog = compile(model, inputs, target="a100")
     names = [p.name for p in prog.passes]
-    assert names == ["legality", "constant-folding", "dead-code", "fusion"]
+    assert names == ["legality", "constant-folding", "dead-code", "fusion", "kernel-matching"]
     for p in prog.passes[:3]:
         assert p.graph is not None and len(p.graph.nodes) == p.nodes_after
     fusion = prog.passes[3]  # fusion groups the surviving nodes into kernels: its graph holds those nodes

@@ -3,7 +3,7 @@
 Each pass takes the working node list and returns a :class:`PassResult` saying whether it
 changed anything and what, so a notebook can show the graph after every pass.
 
-    legality -> constant folding -> dead-code elimination -> fusion (into kernels)
+    legality -> constant folding -> dead-code elimination -> fusion (into kernels) -> kernel matching
 """
 
 from __future__ import annotations
@@ -140,6 +140,41 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
         tuple(f"{k.name}: {'+'.join(k.ops[:6])}{'…' if len(k.ops) > 6 else ''}" for k in kernels[:200]))
 
 
+def kernel_matching(kernels: list[Kernel], *, family: str, nodes: list[Node] | None = None) -> tuple[
+        list[Kernel], PassResult]:
+    """Matches each fused kernel to the toolchain's hand-written kernel library (the family's
+    ``kernel_library``). A kernel with an op the library does not cover is left over: the compiler generates
+    code for it (the Cerebras stack's route for ops outside its kernel library), and it runs at the family's
+    ``generated_efficiency`` of a library kernel's rate: ``Kernel.extra["generated"]`` names the ops and
+    ``["efficiency"]`` is the factor the cost layer applies to the whole kernel, weighted by FLOPs (given the
+    ``nodes``), so a library matmul with a generated epilogue slows only by its epilogue's share. A family without
+    a library (GPU, CPU) has a library kernel for every op."""
+    model = model_for(family)
+    library = model.kernel_library
+    if library is None:
+        return kernels, PassResult("kernel-matching", False, "every op has a library kernel", len(kernels),
+                                   len(kernels))
+    eff = model.generated_efficiency.value if model.generated_efficiency else 1.0
+    by_name = {n.name: n for n in nodes or ()}
+    out, details = [], []
+    for k in kernels:
+        left = sorted({op for op in k.ops if op not in library and op not in VIEW_OPS and op not in _TRACE_ONLY})
+        if left:
+            # without the nodes, the whole kernel counts as generated
+            gen = sum(by_name[n].flops for n in k.nodes if n in by_name and by_name[n].kind in left) \
+                if by_name else k.flops
+            share = k.flops / (k.flops - gen + gen / eff) if k.flops else eff
+            k = replace(k, extra={**k.extra, "generated": left, "efficiency": share})
+            details.append(f"{k.name} [{k.module or '<root>'}] {k.source or ''}: generated for {', '.join(left)}")
+        out.append(k)
+    n = len(details)
+    ops = sorted({op for k in out for op in k.extra.get("generated", ())})
+    summary = (f"{len(out) - n} kernels from the library, {n} generated"
+               + (f" (for {', '.join(ops[:5])}{'…' if len(ops) > 5 else ''}; those ops at {eff:.0%} of a library "
+                  "kernel's rate)" if n else ""))
+    return out, PassResult("kernel-matching", bool(n), summary, len(kernels), len(out), tuple(details))
+
+
 def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a) -> Kernel:
     lead = next((n for n in group if n.kind in MATMUL_KINDS), group[0])
     kind = "matmul" if lead.kind in MATMUL_KINDS else ("vector" if any(n.flops for n in group) else "memory")
@@ -173,4 +208,6 @@ def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any]) 
         results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))
     kernels, res = fusion(nodes, family=family, level=level)
     results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))  # fusion groups nodes into kernels
+    kernels, res = kernel_matching(kernels, family=family, nodes=nodes)
+    results.append(replace(res, graph=results[-1].graph))  # matching labels kernels; the nodes stay as fused
     return nodes, kernels, results

@@ -88,6 +88,13 @@ class CompiledProgram:
     def total_flops(self) -> int:
         return sum(k.flops for k in self.kernels)
 
+    @property
+    def generated_kernels(self) -> list[Kernel]:
+        """The kernels the toolchain's kernel library does not cover, which the compiler generates (modelled at
+        the family's lower ``generated_efficiency``); ``k.extra["generated"]`` names the ops, ``k.source`` the
+        line. Empty on a GPU or CPU, where every op has a library kernel."""
+        return [k for k in self.kernels if "generated" in k.extra]
+
     def summary(self) -> str:
         lines = [
             f"CompiledProgram: {self.graph.model_name} on {self.chips} x {self.spec.name} "
@@ -98,6 +105,11 @@ class CompiledProgram:
             f"{self.total_flops / 1e9:,.2f} GFLOP per step (counted, not timed)",
             "passes:",
             *(f"  {p}" for p in self.passes),
+            *(["generated kernels (no library kernel for an op; modelled at a lower rate):"]
+              + [f"  {k.name} [{k.module or '<root>'}] {', '.join(k.extra['generated'])}"
+                 + (f" ({k.source})" if k.source else "") for k in self.generated_kernels[:5]]
+              + ([f"  ... and {len(self.generated_kernels) - 5} more"] if len(self.generated_kernels) > 5 else [])
+              if self.generated_kernels else []),
             "memory plan:",
             *(f"  {line}" for line in self.memory_plan.summary().splitlines()),
             "placement:",

@@ -133,6 +133,12 @@ class ExecutionModel:
     schedule_charges_hops: bool = False  # the compiled schedule already counts every chip boundary (TSP)
     lane_label: str = "{section}"  # a timeline lane per unit group: "section {group}", "region {group}", ...
     model_split: str = "pipeline"  # how more chips split a model too big for one: "tensor" or "pipeline"
+    # the ops the toolchain's hand-written kernels cover: the compiler's kernel matching gives a fused kernel with
+    # any other op a generated kernel, timed at ``generated_efficiency`` of the library's rate. None: every op has
+    # a library kernel (cuBLAS / cuDNN / ATen's own kernels on a GPU or CPU)
+    kernel_library: frozenset[str] | None = None
+    kernel_library_source: str = ""
+    generated_efficiency: Constant | None = None
 
     def split(self, chips: int) -> Parallel:
         """The model-parallel split this family uses over ``chips`` (tensor on GPUs and RDUs, whose vendors

@@ -27,13 +27,47 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "wafer-dataflow"
 
-REGION_HANDOFF, _ = register(
+REGION_HANDOFF, _, GENERATED = register(
     Constant("WAFER_REGION_HANDOFF_S", 1.5e-6, "handing a sample from one wafer region to the next costs 1.5 µs",
              "Cerebras publishes no figure", True, (FAMILY,)),
     Constant("WAFER_MAX_REPLICAS", 64,
              "a wafer holds at most 64 copies of a small model (multi-replica inference)",
              "Cerebras describes multi-replica mode but publishes no limit", True, (FAMILY,)),
+    Constant("WAFER_GENERATED_KERNEL_EFFICIENCY", 0.5,
+             "a kernel the Cerebras compiler generates for ops its kernel library does not cover computes at half "
+             "the rate of a hand-written library kernel",
+             "Cerebras says its graph compiler matches subgraphs to kernels from a library of hand-optimized kernels "
+             "(cerebras.net glossary, 'Cerebras Graph Compiler') and supports PyTorch ops as the Model Zoo uses "
+             "them; it publishes no figure for the kernels it generates for the rest", True, (FAMILY,),
+             when="generated"),
 )
+
+# The ops the Cerebras kernel library covers, as accelkit models it: those of the Cerebras Model Zoo's transformer
+# and CNN models, plus data movement and the optimizers' elementwise updates.
+LIBRARY = frozenset({
+    # matrix work
+    "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "einsum", "conv1d", "conv2d", "convolution",
+    "_convolution", "conv_transpose2d", "convolution_backward", "scaled_dot_product_attention",
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
+    # normalisation, activations, losses
+    "layer_norm", "native_layer_norm", "native_layer_norm_backward", "rms_norm", "batch_norm", "native_batch_norm",
+    "native_batch_norm_backward", "_native_batch_norm_legit_no_training", "softmax", "_softmax", "log_softmax",
+    "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data", "gelu", "gelu_backward", "relu", "relu_",
+    "threshold_backward", "leaky_relu", "leaky_relu_backward", "silu", "silu_backward", "sigmoid",
+    "sigmoid_backward", "tanh", "tanh_backward", "cross_entropy_loss", "nll_loss", "nll_loss_forward",
+    "nll_loss_backward", "mse_loss", "mse_loss_backward", "dropout", "native_dropout", "native_dropout_backward",
+    "max_pool2d", "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
+    "adaptive_avg_pool2d",
+    # elementwise arithmetic and reductions
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "pow", "sqrt", "rsqrt", "exp", "log", "abs",
+    "sum", "mean", "amax", "max", "min", "where", "masked_fill", "clamp", "addcdiv_", "addcmul_", "lerp_", "__and__",
+    "eq", "ne", "lt", "gt", "le", "ge",
+    # lookups and data movement
+    "embedding", "embedding_dense_backward", "index", "index_select", "gather", "select_backward", "cat", "stack",
+    "copy_", "clone", "to", "_to_copy", "getitem", "ones_like", "zeros_like", "full", "fill_", "new_empty_strided",
+    "new_zeros", "arange", "_local_scalar_dense", "_record_function_enter_new", "_record_function_exit",
+})
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
@@ -104,6 +138,10 @@ class WaferModel(ExecutionModel):
     fusion_unit = "regions (layers)"
     compile_cost = CompileCost(180.0, 4.0, "a Cerebras executable (modelzoo `run.py --compile_only`)")
     lane_label = "region {group}"
+    kernel_library = LIBRARY
+    kernel_library_source = ("Cerebras matches subgraphs to its kernel library (cerebras.net glossary, 'Cerebras Graph "
+                             "Compiler'); the library's list is not published: here, the Model Zoo's ops")
+    generated_efficiency = GENERATED
 
     def layouts(self, ctx: MemoryContext) -> list[Layout]:
         sram, ext = ctx.tier(0), ctx.tier(1)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s  # noqa: F401 - re-exported for older imports
-from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown
+from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
 from accelkit.families import TimingContext, model_for, rates
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
 from accelkit.families.tsp import tsp_cycles  # noqa: F401 - re-exported: the TSP placement reads it
@@ -162,9 +162,21 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     if first is not None and first.dtype.startswith("int") and len(first.shape) == 2:
         tokens = throughput * first.shape[1]
     energy = spec.power_w * step_s * prog.chips if spec.power_w else None
+    generated = {k.name: k.extra["efficiency"] for k in kernels if "generated" in k.extra}
+    if generated:
+        mine = [kt for kt in all_kt if kt.name in generated]
+        ops = sorted({op for k in kernels for op in k.extra.get("generated", ())})
+        eff = model.generated_efficiency.value if model.generated_efficiency else 1.0
+        # what they would take as library kernels: the same roofline at the library's rate
+        as_library = sum(max(kt.compute_s * generated[kt.name], kt.memory_s) + kt.comm_s + kt.overhead_s
+                         for kt in mine)
+        notes.append(f"{len(generated)} kernel(s) with generated code (no library kernel for {', '.join(ops[:5])}; "
+                     f"those ops compute at {eff:.0%} of a library kernel's rate): "
+                     f"{fmt_s(sum(kt.time_s for kt in mine))} per pass, {fmt_s(as_library)} had the library "
+                     "covered them")
     return PerfReport(
         target=spec.name, family=fam, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
         chips=prog.chips, parallel=par, training=prog.training, breakdown=bd, throughput=throughput,
         tokens_per_s=tokens, kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
-        events=events, assumptions=assumptions_for(fam, chips=prog.chips), notes=notes, latency_s=latency,
+        events=events, assumptions=assumptions_for(fam, chips=prog.chips, generated=bool(generated)), notes=notes, latency_s=latency,
     )
