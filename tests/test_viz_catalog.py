@@ -80,6 +80,23 @@ def test_scatter_one_trace_per_chip_grouped_by_family() -> None:
     assert not any("e+" in t or "10" in t and "¹" in t for t in fig.layout.yaxis.ticktext)
 
 
+def test_spectrum_places_every_chip_in_its_family_column_in_rank_order() -> None:
+    from accelkit.hardware import FAMILY_INFO
+    from accelkit.viz import spectrum
+
+    specs = hw.catalog()
+    fig = spectrum()
+    families = [t.replace("<b>", "").replace("</b>", "") for t in fig.layout.xaxis.ticktext]
+    assert families == sorted({s.family for s in specs}, key=lambda f: FAMILY_INFO[f].rank)
+    column = {t.text[0]: families[int(t.x[0])] for t in fig.data}
+    assert column == {s.name: s.family for s in specs}  # every chip once, in its family's column
+    said = " ".join(a.text.replace("<br>", " ") for a in fig.layout.annotations)
+    for f in families:  # what each family trades is said beneath it
+        assert FAMILY_INFO[f].trades and FAMILY_INFO[f].trades in said
+    assert [t.replace("<b>", "").replace("</b>", "") for t in spectrum(["tsp", "a100"]).layout.xaxis.ticktext] \
+        == ["gpu", "static-schedule"]
+
+
 def test_label_positions_keep_labels_apart() -> None:
     from accelkit.viz.style import label_positions
 

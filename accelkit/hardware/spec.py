@@ -57,6 +57,7 @@ class Family:
     unit_name: str
     execution_model: str
     host: bool = False  # the host accelkit runs on is a chip of this family
+    trades: str = ""  # what the family gains and gives up, in a sentence (the spectrum figure says it)
 
 
 def _read_families() -> dict[str, Family]:
@@ -66,7 +67,7 @@ def _read_families() -> dict[str, Family]:
             raw = tomllib.load(f)
         try:
             out.append(Family(raw["name"], int(raw["rank"]), raw["unit_name"], raw["execution_model"],
-                              bool(raw.get("host", False))))
+                              bool(raw.get("host", False)), str(raw.get("trades", ""))))
         except (KeyError, TypeError, ValueError) as e:  # a broken file shipped with the package
             raise SpecError(f"{path}: a family file needs name, rank, unit_name and execution_model ({e})",
                             fix="compare it with accelkit/hardware/families/gpu.toml") from None

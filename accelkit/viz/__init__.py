@@ -8,6 +8,7 @@ from accelkit.viz.catalog import (
     catalog_scatter,
     family_diagram,
     memory_tiers_chart,
+    spectrum,
 )
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "catalog_scatter",
     "family_diagram",
     "memory_tiers_chart",
+    "spectrum",
 ]

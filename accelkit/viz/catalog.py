@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ import plotly.graph_objects as go
 
 from accelkit.errors import UnknownNameError
 from accelkit.families import model_for
-from accelkit.hardware import AcceleratorSpec, catalog, fmt_bytes, fmt_si, get
+from accelkit.hardware import FAMILY_INFO, AcceleratorSpec, catalog, fmt_bytes, fmt_si, get
 from accelkit.viz.style import FAMILY_COLORS, chip_color, label_positions, log_axis
 
 MAX_CELLS = 400
@@ -168,6 +169,44 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
         )
     fig.update_layout(title=f"{my.label} vs {mx.label}", xaxis=xaxis, yaxis=yaxis,
                       legend={"groupclick": "toggleitem"}, margin={"t": 70})
+    return fig
+
+
+def spectrum(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
+    """Every chip placed on the spectrum from general-purpose and programmable (left) to specialised and
+    compiler-scheduled (right): one column per family in its rank order (``hardware/families/<family>.toml``),
+    its chips as points, and what the family trades (its ``trades`` sentence) beneath. Hover a chip for its
+    peak, on-chip memory and execution model."""
+    specs = _specs(names)
+    families = sorted({s.family for s in specs}, key=lambda f: (FAMILY_INFO[f].rank, f))
+    tallest = max((sum(s.family == f for s in specs) for f in families), default=1)  # the most chips in a column
+    wrap = max(16, 150 // max(1, len(families)) + 4)  # characters per line of the text under a column
+    fig = go.Figure()
+    for x, fam in enumerate(families):
+        for i, s in enumerate(s for s in specs if s.family == fam):
+            p16, peak = s.peak_16bit()
+            fig.add_scatter(
+                x=[x], y=[-i], mode="markers+text", text=[s.name], textposition="middle right",
+                name=s.name, legendgroup=fam, showlegend=False, cliponaxis=False,
+                marker={"size": 14, "color": chip_color(s), "line": {"color": "white", "width": 1}},
+                customdata=[[s.full_name, fmt_si(peak, "FLOP/s"), p16, fmt_bytes(s.on_chip_memory_bytes)]],
+                hovertemplate=("<b>%{customdata[0]}</b><br>%{customdata[1]} (%{customdata[2]})<br>"
+                               "on chip: %{customdata[3]}<extra></extra>"))
+        info = FAMILY_INFO[fam]
+        fig.add_annotation(x=x, y=-tallest + 0.5, xref="x", yref="y", yanchor="top",
+                           xanchor="center", showarrow=False, align="left", font={"size": 11},
+                           text="<br>".join(textwrap.wrap(info.trades or info.execution_model, wrap, break_on_hyphens=False)))
+    fig.add_annotation(x=len(families) - 0.5, y=0.6, ax=-0.3, ay=0.6, xref="x", yref="y", axref="x", ayref="y",
+                       showarrow=True, arrowhead=2, arrowwidth=1.5, arrowcolor="#888", text="")
+    fig.update_layout(
+        title={"text": "The spectrum: general-purpose and programmable (left) to specialised and "
+                       "compiler-scheduled (right)",
+               "subtitle": {"text": "one column per family, in its rank order; beneath it, what the family trades"}},
+        xaxis={"tickvals": list(range(len(families))), "ticktext": [f"<b>{f}</b>" for f in families],
+               "side": "top", "range": [-0.4, len(families) - 0.2], "showgrid": False, "zeroline": False},
+        yaxis={"visible": False, "range": [-tallest - 1.8, 0.8]},
+        plot_bgcolor="white", height=220 + 50 * (tallest + 2), margin={"t": 120, "b": 10, "l": 20, "r": 20},
+    )
     return fig
 
 
