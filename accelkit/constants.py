@@ -55,6 +55,17 @@ _ENTRIES = (
     Constant("DEFAULT_LINK_BPS", 32e9,
              "a chip whose spec gives no chip-to-chip bandwidth links at 32 GB/s per direction",
              "PCIe Gen4 x16", False, when="multi-chip"),
+    Constant("HOST_LINK_BPS", 64e9,
+             "a system whose spec gives no host-link bandwidth moves tensors between host and chip at 64 GB/s "
+             "(both directions together, 32 GB/s each way)",
+             "PCIe 4.0 x16: 16 GT/s per lane x 16 lanes, 128b/130b coding, ~31.5 GB/s per direction (PCI-SIG, PCI "
+             "Express Base Specification 4.0); that a given system uses PCIe 4.0 x16 is the assumption", True,
+             when="host-fallback"),
+    Constant("HOST_TRANSFER_LATENCY_S", 10e-6,
+             "each transfer between host and chip (a host partition's inputs, or its results) costs 10 µs of fixed "
+             "latency (a DMA set-up and a synchronisation) plus bytes / host-link bandwidth",
+             "no vendor publishes a figure; PCIe round trips are ~1 µs, runtimes add queueing and a sync", True,
+             when="host-fallback"),
     Constant("ALLREDUCE_RING", "2 (n-1)/n",
              "ring all-reduce moves 2 (n-1)/n of the data over each chip's links",
              "the ring algorithm (Patarasuk & Yuan 2009)", False, when="multi-chip"),
@@ -90,9 +101,10 @@ def value(name: str) -> Any:
     return CONSTANTS[name].value
 
 
-def assumptions_for(family: str, *, chips: int = 1, serve: bool = False, generated: bool = False) -> list[str]:
+def assumptions_for(family: str, *, chips: int = 1, serve: bool = False, generated: bool = False,
+                    fallback: bool = False) -> list[str]:
     """The assumptions behind a report for ``family`` on ``chips`` chips (``generated``: the program has
-    kernels the compiler generated): the constants that apply to it."""
+    kernels the compiler generated; ``fallback``: it runs some ops on the host CPU): the constants that apply to it."""
     out = []
     for c in CONSTANTS.values():
         if c.families and family not in c.families:
@@ -102,6 +114,8 @@ def assumptions_for(family: str, *, chips: int = 1, serve: bool = False, generat
         if c.when == "serve" and not serve:
             continue
         if c.when == "generated" and not generated:
+            continue
+        if c.when == "host-fallback" and not fallback:
             continue
         out.append(c.assumption())
     return out

@@ -97,6 +97,8 @@ def _load(root: Path, reading: list[Path]) -> Any:
     opts = manifest["options"]
     for key in ("batch_size", "micro_batch", "example_batch", "chips"):
         _positive_int(opts, key, mpath)
+    if opts.get("fallback") not in (None, "host"):
+        raise ArtifactError(f"{mpath}: options.fallback is {opts.get('fallback')!r}, not None or 'host'", fix=_FIX)
     graph = graph_from_dict(manifest["graph"])
     weights = None
     winfo = manifest["weights"]
@@ -124,6 +126,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         reading[0] = mpath
     pl = dict(manifest["placement"])
     pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])
+    pl["host_regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl.get("host_regions", ()))
     pl["grid"] = tuple(pl["grid"])
     pl["notes"] = tuple(pl["notes"])
     pl["stages"] = tuple(tuple(s) for s in pl["stages"])
@@ -133,6 +136,9 @@ def _load(root: Path, reading: list[Path]) -> Any:
         precision=opts["precision"], batch_size=opts["batch_size"], micro_batch=opts["micro_batch"],
         example_batch=opts["example_batch"], chips=opts["chips"], parallel=Parallel(**opts["parallel"]),
         host=HostMeasurements.from_dict(manifest["host"]) if manifest.get("host") is not None else None,
+        host_spec=AcceleratorSpec.from_dict(manifest["host_spec"], origin=f"{mpath}: host_spec")
+        if manifest.get("host_spec") is not None else None,
+        fallback=opts.get("fallback"),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel(**k) for k in manifest["kernels"]],

@@ -98,6 +98,7 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
             "precision": prog.precision, "batch_size": prog.batch_size, "micro_batch": prog.micro_batch,
             "example_batch": prog.example_batch, "chips": prog.chips, "parallel": asdict(prog.parallel),
             "training": prog.training, "recompute": prog.recompute, "fusion_level": prog.fusion_level,
+            "fallback": prog.fallback,
         },
         "graph": graph_to_dict(prog.graph),
         "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no
@@ -105,6 +106,8 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
         "memory_plan": prog.memory_plan.to_dict(),
         "placement": placement,
         "host": prog.host.to_dict() if prog.host is not None else None,  # what this host measured
+        # the host CPU that runs a fallback program's host partitions (its measured rates, as compiled)
+        "host_spec": prog.host_spec.to_dict() if prog.host_spec is not None else None,
         "weights": {"file": WEIGHTS if weights_sha else None, "sha256": weights_sha, "aliases": aliases},
     }
     manifest = {**body, "checksum": hashlib.sha256(_canonical(body)).hexdigest()}

@@ -42,13 +42,17 @@ class PassResult:
 
 # ---------------------------------------------------------------------------------------------
 def legality(nodes: list[Node], *, findings: list[Any]) -> tuple[list[Node], PassResult]:
-    """Refuses nothing itself: lists what the compatibility check found (errors stop compile earlier)."""
-    warn = [f"{f.kind}: {f.op} ({f.source or f.module or '?'}) {f.fix}" for f in findings]
+    """Refuses nothing itself: lists what the compatibility check found (errors stop compile earlier, except
+    those ``compile(..., fallback="host")`` hands to the host CPU)."""
+    warn = [f"{'host CPU: ' if f.severity == 'error' else ''}{f.kind}: {f.op} ({f.source or f.module or '?'}) {f.fix}"
+            for f in findings]
     kinds: dict[str, int] = {}
     for f in findings:
         kinds[f.kind] = kinds.get(f.kind, 0) + 1
-    summary = "every op is supported" if not warn else f"{len(warn)} warning(s): " + ", ".join(
-        f"{n} {k}" for k, n in kinds.items())
+    to_host = sum(f.severity == "error" for f in findings)
+    summary = "every op is supported" if not warn else (
+        f"{len(warn) - to_host} warning(s)" + (f", {to_host} error(s) the host CPU takes over" if to_host else "")
+        + ": " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
     return nodes, PassResult("legality", False, summary, len(nodes), len(nodes), tuple(warn))
 
 
@@ -89,7 +93,8 @@ def dead_code(nodes: list[Node], *, output_names: set[str]) -> tuple[list[Node],
                             tuple(f"{n.name}: {n.kind}" for n in reversed(dropped)))
 
 
-def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[Kernel], PassResult]:
+def fusion(nodes: list[Node], *, family: str, level: str = "o1",
+           host: frozenset[str] = frozenset()) -> tuple[list[Kernel], PassResult]:
     """Groups nodes into kernels, and kernels into layers (``Kernel.group``).
 
     A matmul-type op starts a kernel and the elementwise ops after it fuse into it as an epilogue
@@ -101,6 +106,8 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
     - ``wafer-dataflow``: each layer becomes one region of the mesh.
     - ``bsp-tiles``: each kernel is a set of codelets on the tiles (one superstep);
       ``static-schedule``: a block of the static schedule; ``gpu``/``cpu``: one launched kernel.
+
+    Nodes in ``host`` (``compile(..., fallback="host")``) never share a kernel with nodes that are not.
     """
     model = model_for(family)
     # a family with fusion levels fuses nothing at its first (SambaFlow o0: every op a section of its own)
@@ -114,6 +121,8 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1") -> tuple[list[K
         starts = not joins and (unfused or n.kind in MATMUL_KINDS
                                 or not groups or (groups[-1][0].section, layer_of(groups[-1][0].module))
                                 != (n.section, layer_of(n.module)))
+        if groups and (n.name in host) != (groups[-1][-1].name in host):
+            starts = True
         if starts:
             groups.append([n])
         else:
@@ -193,7 +202,8 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a)
     )
 
 
-def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any]) -> tuple[
+def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any],
+                 host: frozenset[str] = frozenset()) -> tuple[
         list[Node], list[Kernel], list[PassResult]]:
     """The named pipeline; returns the surviving nodes, the kernels and each pass's result."""
     steps: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
@@ -206,7 +216,7 @@ def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any]) 
     for _name, fn, kw in steps:
         nodes, res = fn(nodes, **kw)
         results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))
-    kernels, res = fusion(nodes, family=family, level=level)
+    kernels, res = fusion(nodes, family=family, level=level, host=host)
     results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))  # fusion groups nodes into kernels
     kernels, res = kernel_matching(kernels, family=family, nodes=nodes)
     results.append(replace(res, graph=results[-1].graph))  # matching labels kernels; the nodes stay as fused

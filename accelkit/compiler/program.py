@@ -21,6 +21,16 @@ import torch
 from torch import nn
 
 from accelkit import hardware
+from accelkit.compiler.fallback import (
+    FALLBACKS,
+    device_kernels,
+    host_fixable,
+    host_nodes,
+    partition,
+    partitions,
+    where,
+    with_host,
+)
 from accelkit.compiler.manifest import save as save_artifact
 from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_options
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
@@ -64,6 +74,8 @@ class CompiledProgram:
     weights: dict[str, torch.Tensor] | None = field(default=None, repr=False)
     model: nn.Module | None = field(default=None, repr=False)
     host: HostMeasurements | None = None  # measured on this host at compile time, for a measured target
+    host_spec: AcceleratorSpec | None = None  # fallback="host": the host CPU that runs the host partitions
+    fallback: str | None = None  # None (refuse what the target cannot run) or "host"
     _report: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -95,6 +107,11 @@ class CompiledProgram:
         line. Empty on a GPU or CPU, where every op has a library kernel."""
         return [k for k in self.kernels if "generated" in k.extra]
 
+    @property
+    def host_partitions(self) -> int:
+        """How many partitions of the program run on the host CPU (``fallback="host"``; 0 otherwise)."""
+        return partitions(self.kernels)
+
     def summary(self) -> str:
         lines = [
             f"CompiledProgram: {self.graph.model_name} on {self.chips} x {self.spec.name} "
@@ -103,6 +120,10 @@ class CompiledProgram:
             + (", training" if self.training else ", inference"),
             f"  parallel {self.parallel}; mode {self.mode!r}; {len(self.kernels)} kernels; "
             f"{self.total_flops / 1e9:,.2f} GFLOP per step (counted, not timed)",
+            *([f"  fallback 'host': {sum(where(k) == 'host' for k in self.kernels)} kernel(s) in "
+               f"{self.host_partitions} host partition(s) on {self.host_spec.full_name if self.host_spec else 'the host'}"
+               f", {sum(where(k) == 'link' for k in self.kernels)} transfer(s) over the host link"]
+              if self.host_partitions else []),
             "passes:",
             *(f"  {p}" for p in self.passes),
             *(["generated kernels (no library kernel for an op; modelled at a lower rate):"]
@@ -169,7 +190,10 @@ def _example_batch(graph: Graph) -> int:
 _FINDINGS: weakref.WeakKeyDictionary[nn.Module, dict[Any, tuple[Graph, Any]]] = weakref.WeakKeyDictionary()
 
 
-def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec) -> list[Any]:
+def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec,
+                       fallback: str | None = None) -> list[Any]:
+    """The check's findings the compiler carries on (warnings; with ``fallback="host"`` also the errors the
+    host takes over); the first error it cannot get past is raised as a :class:`CompileError`."""
     try:
         from accelkit.porting import check
     except ImportError:  # pragma: no cover - the porting package ships with accelkit
@@ -187,13 +211,19 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
             del cache[stale]
         hit = cache[key] = (graph, check(model, example_inputs, target=spec, graph=graph))
     report = hit[1]
-    errors = [f for f in report.findings if f.severity == "error" and f.kind != "too-large"]
+    errors = [f for f in report.findings if f.severity == "error" and f.kind != "too-large"
+              and not (fallback == "host" and host_fixable(f))]
     if errors:
         f = errors[0]
+        port = f"ak.port(model, inputs, target={spec.name!r}) applies the rewrites"
+        host = (f"; or compile with fallback='host' to run {'it' if len(errors) == 1 else 'them'} on the host CPU"
+                if fallback is None and all(host_fixable(e) for e in errors) else
+                f"; fallback='host' does not help: the host CPU takes over ops the chip lacks, not a {f.kind}"
+                if fallback == "host" else "")
         raise CompileError(
             f"{len(errors)} op(s) of {graph.model_name} cannot run on {spec.name}; first: {f.kind} "
             f"{f.op} in {f.module or '<root>'} ({f.source or 'no source line'}): {f.reason}",
-            where=f.source, fix=f"{f.fix} (ak.port(model, inputs, target={spec.name!r}) applies the rewrites)")
+            where=f.source, fix=f"{f.fix} ({port}{host})")
     return [f for f in report.findings if f.kind != "too-large"]
 
 
@@ -211,6 +241,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     parallel: Parallel | None = None,
     recompute: str = "none",
     fusion: str = "o1",
+    fallback: str | None = None,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -221,6 +252,9 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     model (data parallel) when one chip holds it, else split it into pipeline stages.
     ``mode="auto"`` picks the fastest execution mode that holds; naming one forces it.
     ``fusion`` is the RDU's level: ``"o0"`` one op per section, ``"o1"`` one layer per section.
+    ``fallback="host"`` runs the ops the target refuses on the host CPU instead of refusing them: the graph is
+    split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
+    every tensor that crosses goes over the host link, both ways (see :mod:`accelkit.compiler.fallback`).
     """
     spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
     spec.peak(precision)  # PrecisionError listing the ones the chip has
@@ -229,6 +263,9 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
                            fix=f"use one of {list(RECOMPUTE)}")
     if fusion not in ("o0", "o1"):
         raise CompileError(f"fusion={fusion!r} is not a fusion level", fix="use 'o0' or 'o1'")
+    if fallback not in FALLBACKS:
+        raise CompileError(f"fallback={fallback!r} is not a fallback",
+                           fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
     if not isinstance(chips, int) or chips < 1:
         raise CompileError(f"chips must be a whole number ≥ 1, got {chips!r}", fix="e.g. chips=4")
     if parallel is not None and parallel.chips != chips:
@@ -260,12 +297,20 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
         raise CompileError(f"batch_size {batch} is not divisible by micro_batch {micro}",
                            fix=f"use a micro_batch that divides {batch}, e.g. "
                                f"{[d for d in range(1, batch + 1) if batch % d == 0][-2:]}")
-    findings = _legality_findings(model, example_inputs, graph, spec)
-    _nodes, kernels, passes = run_pipeline(graph, family=spec.family, level=fusion, findings=findings)
+    findings = _legality_findings(model, example_inputs, graph, spec, fallback)
+    host = host_nodes(graph, findings, spec.dtypes) if fallback == "host" else frozenset()
+    _nodes, kernels, passes = run_pipeline(graph, family=spec.family, level=fusion, findings=findings, host=host)
+    if fallback == "host":
+        kernels, res = partition(kernels, graph, host)
+        passes.append(res)
+    host_spec = hardware.get("host") if host else None
     captured_bytes = max((m.nbytes // max(1, m.numel) for m in graph.params.values()), default=4) or 4
     elem = element_bytes(precision)
     byte_scale = elem / captured_bytes
-    weights = int(graph.param_bytes * byte_scale)
+    # the host holds the weights of the ops it runs; the chip holds the rest
+    host_weights = sum(k.param_bytes for k in kernels if where(k) == "host" and k.section == "fwd")
+    weights = int(max(0, graph.param_bytes - host_weights) * byte_scale)
+    on_device = device_kernels(kernels)
     # per chip: data parallel replicas each see batch / data; memory holds one micro-batch
     plan_for: dict[Parallel, list[MemoryPlan]] = {}  # each split that holds, with its memory plans worth timing
     options: list[Parallel] = [parallel] if parallel is not None else [Parallel(data=chips)] + (
@@ -273,7 +318,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     error: ModeError | None = None
     for par in options:
         act_batch = (micro if training else batch) / par.data
-        mem_kernels = [k.scaled(act_batch / example_batch, byte_scale) for k in kernels]
+        mem_kernels = [k.scaled(act_batch / example_batch, byte_scale) for k in on_device]
         fp: Footprint = footprint(mem_kernels, weights_bytes=weights, training=training, recompute=recompute,
                                   elem_bytes=elem)
         try:
@@ -289,7 +334,10 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
 
     def build(par: Parallel, plan: MemoryPlan) -> CompiledProgram:
         step_kernels = [k.scaled(batch / par.data / example_batch, byte_scale) for k in kernels]
-        placement = place(step_kernels, spec, plan, chips=chips, pipeline=par.pipeline, precision=precision)
+        placement = place(device_kernels(step_kernels), spec, plan, chips=chips, pipeline=par.pipeline,
+                          precision=precision)
+        if host_spec is not None:
+            placement = with_host(placement, step_kernels, host_spec.full_name)
         check_placement(placement, step_kernels, spec, plan)
         return CompiledProgram(
             graph=graph, spec=spec, precision=precision, batch_size=batch, micro_batch=micro,
@@ -297,6 +345,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
             fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
             weights=state, model=model if isinstance(model, nn.Module) else None,
             host=host_measure(graph) if model_for(spec.family).measured_rates else None,
+            host_spec=host_spec, fallback=fallback,
         )
 
     # Without an explicit split, every split that holds is a candidate: replicating the model (data

@@ -49,6 +49,12 @@ class Kernel:
         return self.bytes_read + self.bytes_written
 
     @property
+    def runs_on(self) -> str:
+        """``"device"``; ``"host"`` when ``compile(..., fallback="host")`` put it on the host CPU; ``"link"`` for
+        a transfer over the host link (``extra["direction"]`` says which way)."""
+        return str(self.extra.get("on", "device"))
+
+    @property
     def intensity(self) -> float:
         """FLOPs per byte moved: above the chip's ridge point a kernel is compute bound."""
         return self.flops / self.bytes if self.bytes else float("inf")

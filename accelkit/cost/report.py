@@ -130,6 +130,9 @@ class PerfReport:
     assumptions: list[str]
     notes: list[str] = field(default_factory=list)
     latency_s: float | None = None  # one sample's path through a spatial pipeline, where it differs
+    host_s: float = 0.0  # fallback="host": seconds per step the host CPU runs its partitions (in fwd / bckwd)
+    transfer_s: float = 0.0  # ... and moving tensors over the host link, both ways (in fwd / bckwd)
+    host_partitions: int = 0  # ... how many partitions run on the host
 
     label = "modelled"
 
@@ -183,6 +186,9 @@ class PerfReport:
             + (f"; energy {self.energy_j:.3g} J per step" if self.energy_j else ""),
             "  sections: " + ", ".join(f"{k} {fmt_s(v)}" for k, v in self.sections_s.items() if v),
             "  utilization: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items()),
+            *([f"  host fallback: {self.host_partitions} partition(s) on the host CPU, {fmt_s(self.host_s)} per step; "
+               f"transfers over the host link {fmt_s(self.transfer_s)} per step (both inside the sections above)"]
+              if self.host_partitions else []),
             "  bound by: " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(self.bound_by.items(), key=lambda kv: -kv[1])),
             f"  slowest kernels (of {len(self.kernels)}):",
         ]

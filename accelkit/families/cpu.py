@@ -9,7 +9,7 @@ from typing import Any
 from accelkit.constants import Constant, register, value
 from accelkit.cost import host
 from accelkit.cost.kernel import Kernel
-from accelkit.cost.rates import Rates
+from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
 from accelkit.families.gpu import kernel_by_kernel
@@ -37,6 +37,21 @@ def host_profiled(prog: Any, kernels: list[Kernel], scale: float) -> dict[str, f
         times = [prog.host.op_s.get(name) for name in k.nodes]
         if times and all(t is not None for t in times):
             out[k.name] = sum(t for t in times if t is not None) * scale
+    return out
+
+
+def host_partition_times(kernels: list[Kernel], host_spec: Any) -> list[KernelTime]:
+    """The kernels a fallback program runs on the host CPU (``compile(..., fallback="host")``), timed as the
+    host runs them: eager PyTorch in fp32 at ``host_spec``'s measured rates, each kernel the larger of its
+    compute and its DRAM traffic plus one dispatch per op."""
+    r = MODEL.rates(host_spec, "fp32")
+    dram = host_spec.memory_tiers[-1].name
+    peak = host_spec.peak("fp32")
+    units = f"host CPU ({host_spec.compute_units} core{'s' if host_spec.compute_units != 1 else ''})"
+    out = []
+    for k in kernels:
+        c, m = roofline(k, r, dram, dram)
+        out.append(kernel_time(k, units, c, m, 0.0, r.launch_s * len(k.ops), peak))
     return out
 
 

@@ -47,6 +47,7 @@ class Placement:
     notes: tuple[str, ...] = ()
     stages: tuple[tuple[str, ...], ...] = ()  # pipeline stages (layers per chip) when pipelined
     extra: dict[str, Any] = field(default_factory=dict)
+    host_regions: tuple[Region, ...] = ()  # compile(..., fallback="host"): host kernels and host-link transfers
 
     def region_of(self, kernel: str) -> Region:
         for r in self.regions:
@@ -62,6 +63,10 @@ class Placement:
             lines.append(f"  chip {r.chip} {r.name:<28} {len(r.kernels):>3} kernel(s)  {where}")
         if len(self.regions) > limit:
             lines.append(f"  ... {len(self.regions) - limit} more")
+        for r in self.host_regions[:limit]:
+            lines.append(f"  {r.slice:<6} {r.name:<28} {r.where}")
+        if len(self.host_regions) > limit:
+            lines.append(f"  ... {len(self.host_regions) - limit} more on the host")
         return "\n".join(lines)
 
 

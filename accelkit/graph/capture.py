@@ -369,6 +369,12 @@ def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], di
 # ------------------------------------------------------------------------------------------
 # training: backward and optimizer recorded on meta tensors
 # ------------------------------------------------------------------------------------------
+def grad_of(autograd_name: str) -> str:
+    """The forward op an autograd function differentiates, normalised for matching an op's kind:
+    ``"SpecialErfcxBackward0"`` -> ``"specialerfcx"`` (compare ``kind.replace("_", "")``)."""
+    return re.sub(r"Backward\d*$", "", autograd_name.rsplit("::", 1)[-1]).replace("_", "").lower()
+
+
 class _Recorder(TorchDispatchMode):
     def __init__(self, section: str, tracker: Any, root: str, param_ids: set[int],
                  owner: dict[int, str] | None = None) -> None:
@@ -420,11 +426,15 @@ class _Recorder(TorchDispatchMode):
                 if module and id(t) not in self.owner:
                     self.owner[id(t)] = module  # optimizer state belongs to its parameter's module
                 self.keep.append(t)
+        # the autograd function whose backward this op belongs to ("SpecialErfcxBackward0" -> "specialerfcx"),
+        # so a forward op placed on the host takes its gradient with it (compile(..., fallback="host"))
+        grad_fn = torch._C._current_autograd_node() if self.section == "bckwd" else None
+        extra = {"grad_of": grad_of(grad_fn.name())} if grad_fn is not None else {}
         self.nodes.append(Node(
             name=name, op=str(func), kind=kind, inputs=ins, outputs=outs, args=args,
             module=module, flops=int(flops), flops_from=frm, bytes_read=br, bytes_written=bw,
             param_inputs=flags, param_bytes=sum(m.nbytes for m, f in zip(ins, flags, strict=False) if f),
-            section=self.section,
+            section=self.section, extra=extra,
         ))
         return out
 

@@ -99,6 +99,7 @@ _NUMBERS: dict[str, str] = {
     "on_chip_bandwidth_Bps": "a number of bytes per second",
     "fabric_Bps": "a number of bytes per second",
     "chip_to_chip_Bps": "a number of bytes per second",
+    "host_link_Bps": "a number of bytes per second",
     "bandwidth_Bps": "a number of bytes per second",
     "clock_hz": "a number of hertz (cycles per second)",
     "power_w": "a number of watts",
@@ -177,6 +178,7 @@ class AcceleratorSpec:
     fabric_Bps: float | None = None
     clock_hz: float | None = None
     chip_to_chip_Bps: float | None = None
+    host_link_Bps: float | None = None  # the link to the host CPU (PCIe...), both directions, as vendors quote it
     power_w: float | None = None
     max_chips: int | None = None
     notes: str = ""
@@ -260,6 +262,8 @@ class AcceleratorSpec:
             extras.append(f"clock {fmt_si(self.clock_hz, 'Hz')}{mark('clock_hz')}")
         if self.chip_to_chip_Bps:
             extras.append(f"links {fmt_si(self.chip_to_chip_Bps, 'B/s')}{mark('chip_to_chip_Bps')}")
+        if self.host_link_Bps:
+            extras.append(f"host link {fmt_si(self.host_link_Bps, 'B/s')}{mark('host_link_Bps')}")
         if self.power_w:
             extras.append(f"{self.power_w:g} W")
         if self.max_chips:
@@ -323,7 +327,7 @@ class AcceleratorSpec:
 # Fields that hold a figure (and so want a source), in file order.
 _FIGURE_FIELDS = ("compute_units", "mesh_shape", "pcus", "pmus", "functional_slices",
                   "on_chip_memory_bytes", "memory_per_unit_bytes", "on_chip_bandwidth_Bps", "fabric_Bps",
-                  "clock_hz", "chip_to_chip_Bps", "power_w", "max_chips", "dtypes")
+                  "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w", "max_chips", "dtypes")
 _TEXT_FIELDS = ("name", "vendor", "family", "full_name", "unit_name", "execution_model", "notes")
 _REQUIRED = {
     "name": "a short name, e.g. \"my_chip\"",
@@ -509,8 +513,8 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     v["execution_model"] = v["execution_model"] or EXECUTION_MODELS[family]
     for key in ("compute_units", "on_chip_memory_bytes", "on_chip_bandwidth_Bps"):
         v[key] = num(key, values[key], key)
-    for key in ("pcus", "pmus", "fabric_Bps", "clock_hz", "chip_to_chip_Bps", "power_w", "max_chips",
-                "memory_per_unit_bytes"):
+    for key in ("pcus", "pmus", "fabric_Bps", "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w",
+                "max_chips", "memory_per_unit_bytes"):
         v[key] = None if values.get(key) is None else num(key, values[key], key)
 
     if v["memory_per_unit_bytes"] is None:

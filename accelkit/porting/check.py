@@ -68,6 +68,7 @@ class Finding:
     modules: tuple[str, ...] = ()
     input_name: str | None = None  # the forward argument it is about (dtype, dynamic-shape, in-place)
     chips_needed: int | None = None  # too-large: chips whose memory tiers together hold the parameters
+    nodes: tuple[str, ...] = ()  # the graph nodes it covers (what compile(..., fallback="host") runs on the host)
 
     @property
     def evidence(self) -> str:
@@ -247,6 +248,7 @@ class _Hit:
     rule_source: str
     input_name: str | None = None
     chips_needed: int | None = None
+    node: str | None = None  # the graph node it is about
 
 
 def _hit_from_rule(rule: Rule, op: str, module: str, source: str | None, *, reason: str | None = None,
@@ -268,7 +270,8 @@ def _group(hits: list[_Hit]) -> list[Finding]:
         modules = tuple(dict.fromkeys(x.module for x in hs))
         out.append(Finding(kind=h.kind, op=h.op, count=len(hs), module=h.module, source=h.source, reason=h.reason,
                            fix=h.fix, severity=h.severity, recipe=h.recipe, rule_source=h.rule_source,
-                           modules=modules, input_name=h.input_name, chips_needed=h.chips_needed))
+                           modules=modules, input_name=h.input_name, chips_needed=h.chips_needed,
+                           nodes=tuple(dict.fromkeys(x.node for x in hs if x.node))))
     order = {"error": 0, "warning": 1}
     return sorted(out, key=lambda f: order.get(f.severity, 2))  # stable: errors first, then graph order
 
@@ -341,6 +344,7 @@ def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
     for n in graph.nodes:
         if n.section != "fwd":
             continue
+        first = len(hits)
         module = n.module or "<root>"
         kwargs = n.extra.get("kwargs", {})
         rule = table.op_rule(n.op, n.kind, kwargs)
@@ -363,6 +367,8 @@ def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
         for meta in {m.dtype for m in n.outputs}:
             if meta not in supported:
                 hits.append(_dtype_hit(table, meta, n.op, module, n.source))
+        for h in hits[first:]:
+            h.node = n.name
     for name, src in graph.mutated_inputs.items():
         if not any(h.kind == "inplace-on-input" and h.source == src for h in hits):
             hits.append(_hit_from_rule(inplace_rule, f"in-place write to input {name}", "<root>", src, input_name=name))

@@ -138,6 +138,7 @@ class Session:
         parallel: Any = None,
         mode: str = "auto",
         log_dir: str | os.PathLike[str] | None = None,
+        fallback: str | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -163,6 +164,7 @@ class Session:
         self.chips = chips
         self.parallel = parallel
         self.mode = mode
+        self.fallback = fallback  # "host": ops the target refuses run on the host CPU (ak.compile's fallback)
         self.steps = 0
         self.samples = 0
         self.simulated_time_s = 0.0
@@ -189,7 +191,7 @@ class Session:
         micro = program.micro_batch if program.training and program.micro_batch != program.batch_size else None
         session = cls(model, target=program.target, optimizer=optimizer, loss_fn=loss_fn, precision=program.precision,
                       batch_size=program.batch_size, micro_batch=micro, chips=program.chips,
-                      parallel=program.parallel, mode=program.mode)
+                      parallel=program.parallel, mode=program.mode, fallback=program.fallback)
         session._fixed_program = program
         session._programs["fixed"] = program
         return session
@@ -206,7 +208,8 @@ class Session:
             micro = self.micro_batch if training else None
             self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
                 self.model, inputs, target=self.spec, precision=self.precision, batch_size=batch,
-                micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training)
+                micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training,
+                fallback=self.fallback)
         return self._programs[key]
 
     def require_compiled(self, what: str = "this") -> CompiledProgram:

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for
+from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
-from accelkit.cost.rates import Rates, allreduce_s  # noqa: F401 - re-exported for older imports
+from accelkit.cost.rates import Rates, allreduce_s, kernel_time  # noqa: F401 - re-exported for older imports
 from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
 from accelkit.families import TimingContext, model_for, rates
+from accelkit.families.cpu import host_partition_times
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
 from accelkit.families.tsp import tsp_cycles  # noqa: F401 - re-exported: the TSP placement reads it
 from accelkit.hardware.spec import AcceleratorSpec
@@ -69,15 +70,35 @@ def estimate(prog: CompiledProgram) -> PerfReport:
 
     model = model_for(fam)
 
+    link_Bps = (spec.host_link_Bps or value("HOST_LINK_BPS")) / 2  # vendors quote both directions together
+    link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
+
     def times(ks: list[Kernel], samples: int) -> tuple[list[KernelTime], float]:
         nonlocal latency
         if not ks:
             return [], 0.0
-        ctx = TimingContext(spec, r, plan, prog.placement, tensor, peak, samples, prog, micro / prog.example_batch)
-        timed = model.time(ks, ctx)
-        if timed.latency_s is not None and latency is None:
-            latency = timed.latency_s
-        return timed.kernels, timed.step_s
+        on_device = [k for k in ks if k.runs_on == "device"]
+        kts: list[KernelTime] = []
+        step = 0.0
+        if on_device:
+            ctx = TimingContext(spec, r, plan, prog.placement, tensor, peak, samples, prog,
+                                micro / prog.example_batch)
+            timed = model.time(on_device, ctx)
+            if timed.latency_s is not None and latency is None:
+                latency = timed.latency_s
+            kts, step = timed.kernels, timed.step_s
+        if len(on_device) == len(ks):
+            return kts, step
+        # fallback="host": the host partitions run on the host CPU and every crossing goes over the host link,
+        # one after another with the device's work (the device waits for the host's results)
+        host_kt = host_partition_times([k for k in ks if k.runs_on == "host"], prog.host_spec)
+        link_kt = [kernel_time(k, "host link", 0.0, 0.0, k.bytes_read / link_Bps, value("HOST_TRANSFER_LATENCY_S"),
+                               peak) for k in ks if k.runs_on == "link"]
+        by_name = {kt.name: kt for kt in (*kts, *host_kt, *link_kt)}
+        ordered = [by_name[k.name] for k in ks if k.name in by_name]
+        named = {k.name for k in ks}
+        ordered += [kt for kt in kts if kt.name not in named]  # a family's own extra rows (eager views)
+        return ordered, step + sum(k.time_s for k in (*host_kt, *link_kt))
 
     samples = max(1, int(round(micro)))
     fwd_kt, fwd_s = times([k for k in step_kernels if k.section == "fwd"], samples)
@@ -129,7 +150,23 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         notes.append(f"data parallel over {par.data} replicas: gradient all-reduce {dp_s * 1e3:.3g} ms per step")
     step_s += dp_s + opt_s
     all_kt = fwd_kt + bwd_kt + opt_kt
-    lane = model.lane  # timeline: one lane per unit group the family exposes
+    runs_on = {k.name: k.runs_on for k in kernels}
+    off_device = {"host": "host CPU", "link": "host link"}
+
+    def lane(k: KernelTime) -> str:  # timeline: one lane per unit group the family exposes, then the host's
+        return off_device.get(runs_on.get(k.name, "device")) or model.lane(k)
+
+    host_s = sum(k.time_s for k in fwd_kt + bwd_kt if runs_on.get(k.name) == "host") * scale
+    transfer_s = sum(k.time_s for k in fwd_kt + bwd_kt if runs_on.get(k.name) == "link") * scale
+    n_parts = max((int(k.extra.get("partition", 0)) for k in kernels if k.runs_on != "device"), default=0)
+    if n_parts:
+        n_host = sum(1 for k in kernels if k.runs_on == "host")
+        n_link = sum(1 for k in kernels if k.runs_on == "link")
+        host_name = prog.host_spec.full_name if prog.host_spec is not None else "the host"
+        notes.append(f"fallback 'host': {n_host} kernel(s) in {n_parts} partition(s) run on the host CPU ({host_name}, "
+                     f"eager fp32 at the rates measured on this machine): {fmt_s(host_s)} per step; {n_link} "
+                     f"transfer(s) over the host link at {link_Bps * 2 / 1e9:.3g} GB/s ({link_source}) take "
+                     f"{fmt_s(transfer_s)} per step; the device waits while the host works (no overlap modelled)")
     events, t = _events(fwd_kt + bwd_kt, lane)
     if comm_s + dp_s:
         events.append(TimelineEvent("all-reduce", "comm", "links", t, comm_s + dp_s))
@@ -178,5 +215,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         target=spec.name, family=fam, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
         chips=prog.chips, parallel=par, training=prog.training, breakdown=bd, throughput=throughput,
         tokens_per_s=tokens, kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
-        events=events, assumptions=assumptions_for(fam, chips=prog.chips, generated=bool(generated)), notes=notes, latency_s=latency,
+        events=events, assumptions=assumptions_for(fam, chips=prog.chips, generated=bool(generated),
+                                                   fallback=bool(n_parts)), notes=notes,
+        latency_s=latency, host_s=host_s, transfer_s=transfer_s, host_partitions=n_parts,
     )
