@@ -15,7 +15,7 @@ import accelkit as ak
 from accelkit import hardware as hw
 from accelkit.errors import AccelkitError, PrecisionError, SpecError, UnknownNameError
 
-CATALOG = ["a100", "a100-40gb", "bow", "gc200", "h100", "sn30", "sn40l", "tsp", "wse2", "wse3"]
+CATALOG = ["a100", "a100-40gb", "bow", "gc200", "h100", "inf2", "sn30", "sn40l", "trn1", "tsp", "wse2", "wse3"]
 calibrate_module = importlib.import_module("accelkit.hardware.calibrate")
 
 
@@ -76,6 +76,9 @@ def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -
     ("a100", lambda s: (s.compute_units, s.peak("bf16"), s.peak("fp32"), s.power_w), (108, 312e12, 19.5e12, 400)),
     ("h100", lambda s: s.peak("bf16"), 989e12),
     ("h100", lambda s: (s.peak("fp8"), s.tier("hbm").bandwidth_Bps, s.compute_units), (1979e12, 3.35e12, 132)),
+    # AWS Neuron docs, Inferentia2 / Trainium Architecture: 2 NeuronCore-v2, 190 bf16 / 47.5 fp32 TFLOPS, 32 GiB HBM
+    *[(n, lambda s: (s.compute_units, s.peak("bf16"), s.peak("fp32"), s.tier("hbm").capacity_bytes,
+                     s.tier("hbm").bandwidth_Bps), (2, 190e12, 47.5e12, 32 * 2**30, 820e9)) for n in ("inf2", "trn1")],
 ])
 def test_figures_match_the_reference_sheet(name: str, getter, expected) -> None:  # type: ignore[no-untyped-def]
     assert getter(hw.get(name)) == expected
@@ -90,7 +93,7 @@ def test_unpublished_figures_are_marked() -> None:
     assert not hw.get("h100").is_illustrative("peak_flops.bf16")
     for name in CATALOG:  # fp32 has a figure everywhere; where unpublished it says so
         src = hw.get(name).source("peak_flops.fp32")
-        assert src.startswith(("illustrative", "unconfirmed", "NVIDIA")), (name, src)
+        assert src.startswith(("illustrative", "unconfirmed", "NVIDIA", "AWS")), (name, src)
 
 
 def test_ipus_have_no_bf16_and_peak_says_what_they_have() -> None:
@@ -228,7 +231,7 @@ def test_memory_tiers_default_to_on_chip_sram(tmp_path: Path) -> None:
     (('vendor = "Me"\n', ""), r"mychip.toml: missing required field 'vendor'"),
     (("[peak_flops]", "[peak_flop]"), r"mychip.toml: missing required field 'peak_flops'"),
     (('family = "gpu"', 'family = "tpu"'),
-     r"mychip.toml: field 'family' must be one of cpu, gpu, bsp-tiles, reconfigurable-dataflow, "
+     r"mychip.toml: field 'family' must be one of cpu, gpu, neuron, bsp-tiles, reconfigurable-dataflow, "
      r"wafer-dataflow, static-schedule \(got 'tpu'\)"),
     (("bf16 = {", "bfloat16 = {"), r"mychip.toml: field 'peak_flops.bfloat16': unknown precision"),
     (('dtypes = ["float32", "bfloat16"]', 'dtypes = ["float32", "brain16"]'),

@@ -182,6 +182,9 @@ PROOF_POINTS = {
     "sn40l": [_bert, _gpt2],
     "gc200": [_bert, _gpt2],
     "a100": [_bert, _gpt2, _resnet],
+    # AWS's Inf2 / Trn1 performance pages (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/benchmarks/
+    # inf2/inf2-performance.html): BERT, RoBERTa, DistilBERT, GPT-2, ResNet-50, ViT compiled with torch-neuronx
+    "inf2": [_bert, _distilbert, _roberta, _gpt2, _resnet, _deit],
 }
 CASES = [pytest.param(t, b, id=f"{t}-{b.__name__.strip('_')}") for t, bs in PROOF_POINTS.items() for b in bs]
 

@@ -217,7 +217,7 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
         f = errors[0]
         port = f"ak.port(model, inputs, target={spec.name!r}) applies the rewrites"
         host = (f"; or compile with fallback='host' to run {'it' if len(errors) == 1 else 'them'} on the host CPU"
-                if fallback is None and all(host_fixable(e) for e in errors) else
+                if fallback is None and all(host_fixable(e) for e in errors) and "fallback" not in f.fix else
                 f"; fallback='host' does not help: the host CPU takes over ops the chip lacks, not a {f.kind}"
                 if fallback == "host" else "")
         raise CompileError(

@@ -145,6 +145,11 @@ class ExecutionModel:
         shard each layer; pipeline stages elsewhere)."""
         return Parallel(tensor=chips) if self.model_split == "tensor" else Parallel(pipeline=chips)
 
+    def peak(self, spec: AcceleratorSpec, precision: str) -> float:
+        """The peak FLOP/s a program at ``precision`` is measured against (its matmuls' rate, e.g. a Neuron
+        fp32 program's matmuls run at bf16)."""
+        return spec.peak(precision)
+
     def launch_s(self) -> float:  # pragma: no cover - only a measured family overrides it
         raise NotImplementedError
 

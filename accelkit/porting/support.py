@@ -26,6 +26,17 @@ Three sections, all optional in a family file::
     [[dtypes]]                     # what happens to a dtype the chip lacks (catalog's ``dtypes``)
     dtype = "int64"
     severity = "warning"
+
+A vendor that publishes the ops it *supports* (AWS Neuron) gets an allow-list instead of (or beside) ``[[ops]]``:
+groups of ATen kinds, each with its evidence, and one ``[unlisted]`` entry for an op on no list (views and
+tracing bookkeeping are never listed: every compiler folds them)::
+
+    [[supported]]
+    ops = ["addmm", "mm", "_softmax"]
+    source = "AWS Neuron docs, 'Supported Operators' (https://...)"
+
+    [unlisted]
+    reason = "..."; fix = "..."; source = "derived: ..."
 """
 
 from __future__ import annotations
@@ -37,8 +48,13 @@ from pathlib import Path
 from typing import Any
 
 from accelkit.errors import SpecError
+from accelkit.graph.cost import VIEW_OPS
 
 TABLES_DIR = Path(__file__).with_name("tables")
+
+# Kinds no allow-list names: views and tracing bookkeeping, which every compiler folds away
+_NEVER_LISTED = VIEW_OPS | {"getitem", "_assert_tensor_metadata", "_assert_scalar", "_assert_async", "sym_size",
+                            "sym_numel", "sym_stride", "sym_constrain_range_for_size", "lift_fresh_copy"}
 
 SEVERITIES = ("error", "warning", "none")
 EVIDENCE = ("vendor", "derived", "unconfirmed", "illustrative")  # strongest first
@@ -111,6 +127,14 @@ class OpRule:
 
 
 @dataclass(frozen=True)
+class SupportedOps:
+    """A group of ATen kinds (``"addmm"``) or overloads a family runs, with where the list comes from."""
+
+    ops: frozenset[str]
+    source: str
+
+
+@dataclass(frozen=True)
 class DtypeRule:
     """What a family does with a dtype its chips lack (``float64``, ``int64``...)."""
 
@@ -132,13 +156,25 @@ class SupportTable:
     rules: dict[str, Rule]
     ops: tuple[OpRule, ...]
     dtypes: dict[str, DtypeRule]
+    supported: tuple[SupportedOps, ...] = ()  # an allow-list (empty: every op not in ``ops`` runs)
+    unlisted: OpRule | None = None  # what an op on no ``supported`` list gets
 
     def rule(self, name: str) -> Rule:
         return self.rules[name]
 
+    def listed(self, op: str, kind: str) -> SupportedOps | None:
+        """The allow-list group that names this op (by kind or overload), or None."""
+        return next((g for g in self.supported if kind in g.ops or op in g.ops), None)
+
     def op_rule(self, op: str, kind: str, kwargs: dict[str, Any]) -> OpRule | None:
-        """The first entry that says this op (with these keyword arguments) does not run here."""
-        return next((r for r in self.ops if r.severity != "none" and r.matches(op, kind, kwargs)), None)
+        """The first entry that says this op (with these keyword arguments) does not run here; with an
+        allow-list, :attr:`unlisted` for an op on no list (views and tracing bookkeeping excepted)."""
+        rule = next((r for r in self.ops if r.severity != "none" and r.matches(op, kind, kwargs)), None)
+        if rule is not None or self.unlisted is None or self.unlisted.severity == "none":
+            return rule
+        if kind in _NEVER_LISTED or not op.startswith("aten.") or self.listed(op, kind) is not None:
+            return None
+        return replace(self.unlisted, ops=(op,))
 
     def entries(self) -> list[dict[str, str]]:
         """Every entry as a flat row (for a notebook table): what, severity, recipe, source."""
@@ -149,6 +185,11 @@ class SupportTable:
                   "source": r.source} for r in self.ops]
         rows += [{"what": f"dtype {d.dtype}", "severity": d.severity, "recipe": d.recipe or "",
                   "evidence": evidence(d.source), "source": d.source} for d in self.dtypes.values()]
+        rows += [{"what": f"supported: {len(g.ops)} ops ({', '.join(sorted(g.ops)[:6])}, ...)", "severity": "none",
+                  "recipe": "", "evidence": evidence(g.source), "source": g.source} for g in self.supported]
+        if self.unlisted is not None:
+            rows.append({"what": "any op on no supported list", "severity": self.unlisted.severity, "recipe": "",
+                         "evidence": evidence(self.unlisted.source), "source": self.unlisted.source})
         return rows
 
 
@@ -221,6 +262,16 @@ def _load_ops(raw: list[Any], origin: str) -> list[OpRule]:
     return out
 
 
+def _load_supported(raw: list[Any], origin: str) -> list[SupportedOps]:
+    out = []
+    for i, e in enumerate(raw):
+        ops = e.get("ops")
+        if not isinstance(ops, list) or not ops or not all(isinstance(o, str) for o in ops):
+            raise SpecError(f"{origin}: [[supported]] entry {i + 1} needs ops = [\"addmm\", ...]", where=origin)
+        out.append(SupportedOps(frozenset(ops), _text(e, "source", origin)))
+    return out
+
+
 def _load_dtypes(raw: list[Any], origin: str) -> dict[str, DtypeRule]:
     out = {}
     for e in raw:
@@ -237,6 +288,8 @@ def load_table(family: str | None, chip: str | None = None) -> SupportTable:
     rules: dict[str, Rule] = {}
     ops: list[OpRule] = []
     dtypes: dict[str, DtypeRule] = {}
+    supported: list[SupportedOps] = []
+    unlisted: OpRule | None = None
     files = []
     sdk = ""
     for stem in ("common", family, chip):
@@ -253,13 +306,19 @@ def load_table(family: str | None, chip: str | None = None) -> SupportTable:
         _merge_rules(rules, raw.get("rules", {}), path.name)
         ops = _load_ops(raw.get("ops", []), path.name) + ops  # the more specific file is matched first
         dtypes.update(_load_dtypes(raw.get("dtypes", []), path.name))
+        supported += _load_supported(raw.get("supported", []), path.name)
+        if "unlisted" in raw:
+            unlisted = _load_ops([{**raw["unlisted"], "ops": ["*"]}], path.name)[0]
     missing = [n for n in RULE_NAMES if n not in rules]
     if missing:
         raise SpecError(f"common.toml lacks rule(s) {', '.join(missing)}")
     rules = {n: replace(r, severity=_capped(r.severity, r.source)) for n, r in rules.items()}
     ops = [replace(o, severity=_capped(o.severity, o.source)) for o in ops]
     dtypes = {n: replace(d, severity=_capped(d.severity, d.source)) for n, d in dtypes.items()}
-    return SupportTable(family=family or "any", sdk=str(sdk), files=tuple(files), rules=rules, ops=tuple(ops), dtypes=dtypes)
+    if unlisted is not None:
+        unlisted = replace(unlisted, severity=_capped(unlisted.severity, unlisted.source))
+    return SupportTable(family=family or "any", sdk=str(sdk), files=tuple(files), rules=rules, ops=tuple(ops),
+                        dtypes=dtypes, supported=tuple(supported), unlisted=unlisted)
 
 
 def table_for(spec: Any) -> SupportTable:
@@ -267,5 +326,5 @@ def table_for(spec: Any) -> SupportTable:
     return load_table(spec.family, spec.name.lower())
 
 
-__all__ = ["EVIDENCE", "RULE_NAMES", "SEVERITIES", "DtypeRule", "OpRule", "Rule", "SupportTable", "evidence", "load_table",
-           "table_for"]
+__all__ = ["EVIDENCE", "RULE_NAMES", "SEVERITIES", "DtypeRule", "OpRule", "Rule", "SupportTable", "SupportedOps",
+           "evidence", "load_table", "table_for"]

@@ -48,7 +48,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     """Model one step of ``prog`` (a CompiledProgram). Pure: no printing, no plotting, no I/O."""
     spec: AcceleratorSpec = prog.spec
     r = rates(spec, prog.precision, prog.host)  # a host program carries what was measured when it compiled
-    peak = spec.peak(prog.precision)
+    peak = model_for(spec.family).peak(spec, prog.precision)
     par = prog.parallel
     plan = prog.memory_plan
     fam = spec.family

@@ -95,6 +95,16 @@ def _bert_large() -> nn.Module:
         return BertForPreTraining(cfg)
 
 
+def _bert_encoder(hidden: int, layers: int, heads: int, vocab: int) -> nn.Module:
+    """A BERT encoder without a head (transformers' ``BertModel``: the benchmarks' "Raw Output (AutoModel)")."""
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                     intermediate_size=4 * hidden, vocab_size=vocab)
+    with torch.device("meta"):
+        return BertModel(cfg).eval()
+
+
 def _resnet50() -> nn.Module:
     """ResNet-50 v1.5 (transformers' ResNetConfig defaults: depths 3-4-6-3, 1000 classes)."""
     from transformers import ResNetConfig, ResNetForImageClassification
@@ -107,6 +117,8 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     **{name: (lambda name=name: _llama(name)) for name in LLAMA_SHAPES},  # type: ignore[misc]
     "gpt-22b": _gpt22b,
     "bert-large": _bert_large,
+    "bert-base-cased": lambda: _bert_encoder(768, 12, 12, 28996),
+    "bert-large-uncased": lambda: _bert_encoder(1024, 24, 16, 30522),
     "resnet50": _resnet50,
 }
 """Builders for the models the reference rows name; each returns a model on the meta device."""
@@ -121,7 +133,8 @@ class Case:
 
     ``call`` is ``"serve"`` (:func:`accelkit.serve` with ``kwargs``), ``"train"``
     (:func:`accelkit.compile` with ``training=True``, example inputs of shape ``inputs`` and
-    ``kwargs``) or ``"infer"`` (:func:`accelkit.compile` on images of shape ``inputs``). ``assumption`` says what the row leaves open and how it was filled in.
+    ``kwargs``) or ``"infer"`` (:func:`accelkit.compile` on images of shape ``inputs``, or on token ids
+    when ``inputs`` is (batch, sequence)). ``assumption`` says what the row leaves open and how it was filled in.
     """
 
     model: str
@@ -152,6 +165,9 @@ _SN40L_SPLIT = ("the paper does not give the split over the 8 sockets: serve pic
 _TRT = "TensorRT-LLM's fused kernels are modelled as accelkit's generic GPU kernels (one launch per fused kernel)"
 _POLARIS = ("the A100 runs are ALCF jobs, so Polaris' A100 SXM4 40 GB (1,555 GB/s): modelled as a100-40gb; "
             + _TRT)
+
+_NEURON_DP = ("AWS runs one copy of the model per NeuronCore (data parallel); accelkit models the chip's 2 "
+              "NeuronCores as one")
 
 CASES: dict[str, Case] = {
     "cs3-llama31-8b": _serve("llama3-8b", "wse3", 1, 1, 128, 512, _SHORT_LONG),
@@ -188,6 +204,22 @@ CASES: dict[str, Case] = {
         "resnet50", "infer", {"target": "tsp", "chips": 1, "precision": "int8"}, inputs=(1, 3, 224, 224),
         assumption="int8 weights and activations, batch 1, 224 x 224 images; the paper's figure is images per "
                    "second at batch 1, i.e. one over the latency"),
+    "trn1x16-bert-large-ph1": Case(
+        "bert-large", "train", {"target": "trn1", "chips": 16, "parallel": Parallel(data=16), "batch_size": 16384,
+                                "micro_batch": 512, "precision": "fp32"}, inputs=(32, 128),
+        assumption=_NEURON_DP + "; one trn1.32xlarge: 16 chips, each running 2 NeuronCores x micro-batch 16 = 32 "
+                   "sequences of 128 tokens at a time, gradients accumulated to the global batch of 16,384; "
+                   "AWS's BF16 autocast with stochastic rounding is modelled as bf16"),
+    "inf2x1-bert-base-b4": Case(
+        "bert-base-cased", "infer", {"target": "inf2", "chips": 1, "precision": "fp32"}, inputs=(8, 128),
+        assumption=_NEURON_DP + "; the benchmark's batch 4 runs on each of the chip's 2 NeuronCores, so 8 "
+                   "sequences of 128 tokens per chip; the FP32 model's matmuls run at the BF16 rate "
+                   "(neuronx-cc's default autocast, NEURON_AUTOCAST)"),
+    "inf2x1-bert-large-b4": Case(
+        "bert-large-uncased", "infer", {"target": "inf2", "chips": 1, "precision": "fp32"}, inputs=(8, 128),
+        assumption=_NEURON_DP + "; the benchmark's batch 4 runs on each of the chip's 2 NeuronCores, so 8 "
+                   "sequences of 128 tokens per chip; the FP32 model's matmuls run at the BF16 rate "
+                   "(neuronx-cc's default autocast, NEURON_AUTOCAST)"),
     # informational rows: published figures beyond a weights-from-memory bound (not counted)
     "sambanova-cloud-llama31-70b": _serve(
         "llama3-70b", "sn40l", 16, 1, 128, 512,
@@ -407,10 +439,11 @@ def run_case(case: Case, model: nn.Module) -> Any:
         assert case.inputs is not None, "a training case needs its example input shape"
         ids = torch.zeros(*case.inputs, dtype=torch.long, device="meta")
         return compile(model, (ids,), training=True, **case.kwargs).report
-    if case.call == "infer":  # an image model: inputs is (batch, channels, height, width)
+    if case.call == "infer":  # images (batch, channels, height, width) or token ids (batch, sequence)
         assert case.inputs is not None, "an inference case needs its example input shape"
-        images = torch.zeros(*case.inputs, device="meta")
-        return compile(model, (images,), **case.kwargs).report
+        text = len(case.inputs) == 2
+        x = torch.zeros(*case.inputs, dtype=torch.long if text else torch.float32, device="meta")
+        return compile(model, (x,), **case.kwargs).report
     raise ValueError(f"unknown call {case.call!r}")
 
 

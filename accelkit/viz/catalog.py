@@ -252,6 +252,8 @@ def family_diagram(name: str | AcceleratorSpec) -> go.Figure:
     WSE: the core mesh in blocks, with an illustrative pipelined placement (one rectangle per layer).
     RDU: the PCU/PMU checkerboard, split into sections. IPU: the tile grid, and one superstep.
     TSP: the functional slices as columns. GPU / CPU: the SMs or cores over L2 / cache and HBM / DRAM.
+    NeuronCore: each core's Tensor, Vector, Scalar and GpSimd engines over its state buffer, the HBM, and the
+    host CPU over the host link (where ``fallback="host"`` runs the ops the chip lacks).
     """
     spec = name if isinstance(name, AcceleratorSpec) else get(name)
     kind = model_for(spec.family).diagram
@@ -449,11 +451,70 @@ def _processor(spec: AcceleratorSpec) -> go.Figure:
     return fig
 
 
+_ENGINES = (("Tensor Engine", "systolic array: matmuls, convolutions", 0.46),
+            ("Vector Engine", "reductions, normalisation, pooling", 0.18),
+            ("Scalar Engine", "elementwise: activations, exp", 0.18),
+            ("GpSimd", "custom operators", 0.18))
+
+
+def _neuron(spec: AcceleratorSpec) -> go.Figure:
+    """NeuronCores side by side, each its four engines over its share of the on-chip state buffer; the HBM
+    below; the host CPU beside, over the host link that a fallback program's transfers cross."""
+    cores = max(1, spec.compute_units)
+    color = FAMILY_COLORS[spec.family]
+    fig = go.Figure()
+    width, gap = 4.0, 0.6
+    sbuf = spec.memory_tiers[0]
+    hover_x: list[float] = []
+    hover_y: list[float] = []
+    hover: list[str] = []
+    for c in range(cores):
+        x0 = c * (width + gap)
+        fig.add_shape(type="rect", x0=x0, x1=x0 + width, y0=0, y1=4, line={"color": color, "width": 2})
+        fig.add_annotation(x=x0 + width / 2, y=4, yshift=10, text=f"{spec.unit_name} {c}", showarrow=False)
+        x = x0 + 0.1
+        for name, what, share in _ENGINES:
+            w = (width - 0.2) * share
+            fig.add_shape(type="rect", x0=x, x1=x + w - 0.05, y0=1.4, y1=3.7, fillcolor=color,
+                          opacity=0.9 if name == "Tensor Engine" else 0.45, line={"width": 0})
+            fig.add_annotation(x=x + w / 2, y=2.55, text=name.replace(" ", "<br>"), showarrow=False,
+                               font={"size": 10, "color": "white" if name == "Tensor Engine" else "black"},
+                               )
+            hover_x.append(x + w / 2)
+            hover_y.append(2.55)
+            hover.append(f"{spec.unit_name} {c}: {name}, {what}")
+            x += w
+        fig.add_shape(type="rect", x0=x0 + 0.1, x1=x0 + width - 0.1, y0=0.2, y1=1.2, fillcolor="#f2f2f2",
+                      line={"color": "#888888"})
+        fig.add_annotation(x=x0 + width / 2, y=0.7, showarrow=False, font={"size": 10},
+                           text=f"state buffer {fmt_bytes(sbuf.capacity_bytes / cores)}")
+    total = cores * width + (cores - 1) * gap
+    for i, t in enumerate(spec.memory_tiers[1:]):
+        y1 = -0.4 - i * 1.1
+        fig.add_shape(type="rect", x0=0, x1=total, y0=y1 - 0.9, y1=y1, fillcolor="#dddddd", line={"color": "#888888"})
+        fig.add_annotation(x=total / 2, y=y1 - 0.45, text=str(t), showarrow=False)
+    hx = total + 1.6
+    fig.add_shape(type="rect", x0=hx, x1=hx + 2.4, y0=1, y1=3, fillcolor="#b0b0b0", line={"color": "#4d4d4d"})
+    fig.add_annotation(x=hx + 1.2, y=2, text="host CPU<br>(fallback ops)", showarrow=False, font={"size": 10})
+    link = spec.host_link_Bps
+    fig.add_annotation(x=total + 0.05, y=2, ax=hx - 0.05, ay=2, xref="x", yref="y", axref="x", ayref="y",
+                       showarrow=True, arrowhead=2, arrowside="end+start", text="")
+    fig.add_annotation(x=(total + hx) / 2, y=2, yshift=14, showarrow=False, font={"size": 9},
+                       text="host link" + (f" {fmt_si(link, 'B/s')}" if link else " (PCIe)"))
+    if spec.chip_to_chip_Bps:
+        fig.add_annotation(x=total / 2, y=4.9, showarrow=False, font={"size": 10},
+                           text=f"NeuronLink to the other chips: {fmt_si(spec.chip_to_chip_Bps, 'B/s')}")
+    fig.add_trace(go.Scatter(x=hover_x, y=hover_y, mode="markers", marker={"size": 18, "opacity": 0},
+                             hovertext=hover, hoverinfo="text"))
+    return fig
+
+
 _DIAGRAMS: dict[str, Callable[[AcceleratorSpec], go.Figure]] = {
     "mesh": _wafer,
     "sections": _rdu,
     "tiles": _ipu,
     "slices": _tsp,
     "processor": _processor,
+    "neuroncores": _neuron,
 }
 """How each kind of diagram is drawn; a family's model names its kind (``ExecutionModel.diagram``)."""
