@@ -214,6 +214,25 @@ def test_groqit_refuses_what_changes_the_numbers(tmp_path):
     with pytest.raises(GroqFlowError, match="sequence"):
         groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=["export", "compile"])
 
+    from accelkit.groqflow import stages
+
+    class Quantize(stages.Stage):
+        pass
+
+    odd = stages.Sequence("odd", "", [stages.ExportPytorchModel(), Quantize(), stages.CompileOnnx(), stages.Assemble()])
+    with pytest.raises(GroqFlowError, match="stage Quantize is not one accelkit can follow"):
+        groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=odd)
+    export_only = stages.Sequence("export_only", "", [stages.ExportPytorchModel(), stages.ConvertOnnxToFp16()])
+    with pytest.raises(GroqFlowError, match="has no CompileOnnx or Assemble"):
+        groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=export_only)
+
+
+def test_groqflow_sequence_example_builds_fp32_through_onnxflow_stages(tmp_path):
+    out = vendor_run(tmp_path, "groqflow_sequence.py", synthetic=False).stdout
+    assert "built 'groqflow_sequence' for 1 x tsp (fp32" in out  # no ConvertOnnxToFp16: an fp32 build
+    assert "onnxflow.justbuildit.stage" in out and "groqflow.justgroqit.compile" in out  # answered for the run
+    assert "groqit(sequence='onnx_sequence') accepted" in out and "MODELLED on tsp" in out
+
 
 # ---- the launcher ---------------------------------------------------------------------------------
 def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sdk(tmp_path, monkeypatch):
@@ -241,8 +260,15 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module("poptorch.optim")  # never patched into a real SDK
         assert "poptorch" not in finder.served
+        (tmp_path / "site" / "onnxflow").mkdir()
+        (tmp_path / "site" / "onnxflow" / "__init__.py").write_text("REAL = True\n")
+        importlib.invalidate_caches()
+        assert getattr(importlib.import_module("onnxflow"), "REAL", False)  # a real onnxflow wins too
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("onnxflow.justbuildit.stage")
     assert "sambaflow" not in _sys.modules and "sambaflow.samba" not in _sys.modules  # gone after the run
     _sys.modules.pop("poptorch", None)
+    _sys.modules.pop("onnxflow", None)
 
 
 def test_python_dash_m_launcher_passes_argv_and_reports_an_unknown_option(tmp_path):

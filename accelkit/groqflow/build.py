@@ -185,8 +185,9 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     (github.com/groq/groqflow, groqflow/justgroqit/api.py and docs/user_guide.md). ``groqview``,
     ``compiler_flags`` and ``assembler_flags`` only matter to Groq's tool chain: accepted, recorded (they are
     part of the build's key, as in GroqFlow) and explained in the run's report. ``quantization_samples``
-    (post-training int8 quantization) and ``sequence`` (a custom build sequence) change what is built and
-    computed, so they are refused with an error naming them.
+    (post-training int8 quantization) changes what is computed, so it is refused with an error naming it.
+    ``sequence`` (GroqFlow's custom build stages, accelkit.groqflow.stages) is read for the precision it
+    builds: without ``ConvertOnnxToFp16`` the build is fp32; a stage accelkit cannot follow is refused.
     """
     from accelkit._version import __version__
     from accelkit.compiler.artifact import ArtifactError, load
@@ -198,9 +199,13 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
                             "numbers accelkit does not emulate", fix="drop quantization_samples: the build is then fp16, "
                             "GroqFlow's default")
     if sequence is not None:
-        raise GroqFlowError("groqit(sequence=...) replaces GroqFlow's build stages (ONNX export, optimisation, "
-                            "compile, assemble), which accelkit does not have",
-                            fix="drop sequence; accelkit's build is capture -> fp16 -> compile for the TSP")
+        from accelkit.groqflow.stages import read_sequence
+
+        precision, stage_names = read_sequence(sequence)
+        facade_log.accept("GroqFlow", f"groqit(sequence={sequence.unique_name!r})",
+                          f"GroqFlow's build stages {', '.join(stage_names)}: accelkit has no ONNX step, so it reads "
+                          f"the sequence for the precision it builds ({precision}"
+                          + ("" if precision == "fp16" else ": no ConvertOnnxToFp16") + ") and records the rest")
     rebuild = rebuild or "if_needed"
     for name, value in (("groqview", groqview), ("compiler_flags", compiler_flags),
                         ("assembler_flags", assembler_flags)):

@@ -48,10 +48,20 @@ ALIASES: dict[str, str | None] = {
     "cerebras.framework.torch": "accelkit.cerebras.cbtorch",
     # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
     "groqflow": "accelkit.groqflow",
+    # its build stages (groqflow/justgroqit/{export,compile}.py) and the ONNX half GroqFlow ships beside it,
+    # onnxflow (onnxflow/justbuildit/{stage,export}.py), which GroqFlow's examples/sequence.py imports
+    "groqflow.justgroqit": None,
+    "groqflow.justgroqit.export": "accelkit.groqflow.stages",
+    "groqflow.justgroqit.compile": "accelkit.groqflow.stages",
+    "onnxflow": None,
+    "onnxflow.justbuildit": None,
+    "onnxflow.justbuildit.stage": "accelkit.groqflow.stages",
+    "onnxflow.justbuildit.export": "accelkit.groqflow.stages",
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "groqflow")
+SDK_ROOTS = ("poptorch", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "groqflow",
+             "onnxflow")
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 
 
