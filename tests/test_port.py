@@ -378,3 +378,86 @@ def test_exercise_check_passes_the_solution_and_fails_the_original(capsys: pytes
     assert not exercise_check(GatedMLP())
     out = capsys.readouterr().out
     assert "[FAIL]" in out and "data-dependent" in out
+
+
+# ---- gradients: a port that keeps the outputs must keep the gradients for training ----------------
+class SqrtIfPositive(nn.Module):
+    """Issue 15: where-for-if gives forward error 0, but the untaken sqrt branch makes the gradients NaN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        if h.min() > 0:
+            return torch.sqrt(h)
+        return h
+
+
+class ScaleByMax(nn.Module):
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h * h.abs().max().item()
+
+
+class ItemScale(nn.Module):
+    """Issue 15: keep-on-device lets the gradient flow through what `.item()` cut off."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.scale = ScaleByMax()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scale(self.fc(x))
+
+
+@pytest.mark.parametrize(("model_cls", "recipe", "what"), [(SqrtIfPositive, "where-for-if", "turns gradients NaN"),
+                                                         (ItemScale, "keep-on-device", "changes gradients")])
+def test_a_recipe_that_changes_gradients_is_inference_only(model_cls: type[nn.Module], recipe: str,
+                                                           what: str) -> None:
+    torch.manual_seed(0)
+    model, x = model_cls(), torch.randn(3, 4)
+    result = port(model, x, "tsp")  # inference: ported, and the result says plainly it is inference-only
+    assert recipe in result.recipes
+    assert any(n.startswith(f"inference only: recipe {recipe} is inference-only") and what in n for n in result.notes)
+    assert "inference only" in str(result)
+    before = copy.deepcopy(model.state_dict())
+    try:  # for training the recipe is refused (or, for .item() under training capture, never applied)
+        trained = port(model, x, "tsp", training=True)
+        assert recipe not in trained.recipes
+    except PortError as err:
+        assert err.recipe == recipe and err.fix and f"{recipe} is inference-only" in str(err)
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())  # the caller's model untouched
+
+
+def test_where_for_if_with_nan_gradients_is_refused_for_training() -> None:
+    torch.manual_seed(0)
+    with pytest.raises(PortError, match="where-for-if is inference-only: .* turns gradients NaN for fc.weight"):
+        port(SqrtIfPositive(), torch.randn(3, 4), "tsp", training=True)
+
+
+def test_a_port_for_training_keeps_the_gradients() -> None:
+    torch.manual_seed(0)
+    model, x = WithGate(), torch.randn(3, 4)
+    result = port(model, x, "tsp", training=True)
+    assert result.recipes == ["where-for-if"] and not result.notes
+    for m in (model, result.model):
+        m.zero_grad()
+        m(x).sum().backward()
+    for (n, p), q in zip(model.named_parameters(), result.model.parameters(), strict=True):
+        assert torch.allclose(p.grad, q.grad), n  # type: ignore[arg-type]
+
+
+class HalveWhileBig(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        while x.abs().sum() > 1:
+            x = x / 2
+        return x
+
+
+def test_a_loop_on_a_tensor_is_refused_with_its_line_not_a_hang() -> None:
+    with pytest.raises(PortError, match="loop whose condition is a tensor") as err:
+        port(HalveWhileBig(), torch.randn(2, 3) * 10, "tsp")
+    assert "test_port.py" in (err.value.where or "") and "while x.abs().sum() > 1" in (err.value.where or "")
+    assert err.value.recipe == "where-for-if" and "range(N)" in (err.value.fix or "")

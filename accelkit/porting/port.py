@@ -238,6 +238,56 @@ def _compare(got: list[Any], ref: list[Any], tol: Tolerance, recipe: str) -> tup
     return worst, ok
 
 
+def _grads(model: nn.Module, sample: Sample, convert: Callable[[Sample], Sample]) -> dict[str, torch.Tensor] | None:
+    """Parameter gradients (by name, float64) of the sum of forward's float outputs, in train mode.
+
+    Runs on a copy (train mode updates BatchNorm statistics; the caller's model is never touched),
+    with the same seed for every model compared; None when no output carries a gradient.
+    """
+    work = copy.deepcopy(model).train()
+    s = convert(_clone(sample))
+    torch.manual_seed(1234)
+    with torch.enable_grad():
+        outs = [t for t in tensor_leaves(work(*s.args, **s.kwargs)) if t.requires_grad and t.is_floating_point()]
+        if not outs:
+            return None
+        sum(o.double().sum() for o in outs).backward()  # type: ignore[union-attr]
+    return {n: p.grad.detach().double() for n, p in work.named_parameters() if p.grad is not None}
+
+
+def _by_name(name: str, grads: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    """The gradient of parameter ``name`` of the model before a step, in the model after it (wrappers add prefixes)."""
+    hits = [g for n, g in grads.items() if n == name or n.endswith("." + name)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _compare_grads(got: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], tol: Tolerance
+                   ) -> tuple[float, list[str]]:
+    """Largest gradient difference and the parameters whose gradients turned NaN/inf or moved beyond ``tol``."""
+    worst, bad = 0.0, []
+    for name, r in ref.items():
+        g = _by_name(name, got)
+        if g is None or g.shape != r.shape:
+            continue
+        newly_bad = ~torch.isfinite(g) & torch.isfinite(r)
+        if bool(newly_bad.any()):
+            bad.append(f"{name} (NaN/inf)")
+            worst = math.inf
+            continue
+        fin = torch.isfinite(g) & torch.isfinite(r)
+        d = float((g - r).abs()[fin].max()) if bool(fin.any()) else 0.0
+        worst = max(worst, d)
+        if not tol.allows(g[fin], r[fin]):
+            bad.append(name)
+    return worst, bad
+
+
+def _grad_tolerance(tol: Tolerance) -> Tolerance:
+    return Tolerance(max(10 * tol.atol, 1e-5), max(10 * tol.rtol, 1e-4),
+                     "gradients pass the rewritten ops twice (forward and backward): ten times the outputs' "
+                     "tolerance, at least float32 reassociation (1e-5 + 1e-4 relative)")
+
+
 def _has_meta(model: nn.Module, sample: Sample) -> bool:
     tensors = [*model.parameters(), *model.buffers(), *tensor_leaves((sample.args, sample.kwargs))]
     return any(t.device.type == "meta" for t in tensors)
@@ -293,6 +343,7 @@ def port(
     if not numeric:
         notes.append("the model (or its inputs) is on the meta device: no numbers to compare")
     ref = _run(model, samples, lambda s: s) if numeric else []
+    prev_model: nn.Module = model
     prev = ref
     changes: list[Change] = []
     applied: list[str] = []
@@ -329,8 +380,16 @@ def port(
                     f"tolerance {tol} ({tol.why})", recipe=step, error=err, tolerance=str(tol), where=where,
                     fix="leave this finding for a person, or pass a looser tolerance= if the difference is acceptable")
             prev = got
+            if len(ctx.ref_hooks) == hooks_before:  # same outputs expected: the gradients must match too
+                bad_grads = _check_grads(prev_model, candidate, example, convert_before, ctx.convert, tol, step,
+                                         new_changes)
+                if bad_grads and training:
+                    raise bad_grads
+                if bad_grads:
+                    notes.append(f"inference only: {bad_grads.message}; port with training=True refuses it")
         changes += [replace(c, max_abs_error=err) for c in new_changes]
         work = candidate
+        prev_model = candidate
         report = check(work, _as_inputs(ctx.convert(_clone(example))), spec, training=training,
                        dynamic_dims=ctx.dynamic_dims, name=model_name)
     total = override or _total_tolerance(applied)
@@ -352,6 +411,35 @@ def port(
                       max_abs_error=max_err, tolerance=total, verified=verified,
                       example_inputs=_as_inputs(ctx.convert(_clone(example))), samples_checked=len(samples) if numeric else 0,
                       notes=notes, _ctx=ctx)
+
+
+def _check_grads(before: nn.Module, after: nn.Module, example: Sample, convert_before: list[Callable[[Sample], Sample]],
+                 convert_after: Callable[[Sample], Sample], tol: Tolerance, step: str, changes: list[Change]
+                 ) -> PortError | None:
+    """Why ``step`` is not safe to train through: a backward on the same inputs and seed, in train mode, gives
+    other parameter gradients (or fails). None when the gradients agree."""
+    ref = _grads(before, example, lambda s: _convert_with(convert_before, s))
+    if ref is None:
+        return None
+    try:
+        got = _grads(after, example, convert_after)
+    except Exception as exc:
+        return PortError(f"recipe {step} breaks training: backward through the rewritten model fails "
+                        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})", recipe=step,
+                        fix="use the ported model for inference only, or rewrite this part by hand")
+    gtol = _grad_tolerance(tol)
+    worst, bad = _compare_grads(got or {}, ref, gtol)
+    if bad:
+        where = "; ".join(f"{c.module} at {c.source or '?'}" for c in changes if c.source) or None
+        what = "turns gradients NaN" if math.isinf(worst) else f"changes gradients by up to {worst:.3g} (max abs)"
+        return PortError(
+            f"recipe {step} is inference-only: its outputs match, but it {what} for {', '.join(bad[:4])}"
+            f"{' ...' if len(bad) > 4 else ''} (train mode, the same inputs and seed; gradient tolerance {gtol}), "
+            f"so a model trained after it would not learn what the original learns", recipe=step,
+            error=worst, tolerance=str(gtol), where=where,
+            fix="rewrite this part by hand so both branches are safe to differentiate (e.g. clamp before sqrt), "
+                "or port for inference only with the original model kept for training")
+    return None
 
 
 def _next_recipe(name: str, applied: list[str]) -> str:

@@ -20,6 +20,8 @@ a rewrite that goes beyond it.
 from __future__ import annotations
 
 import math
+import os
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -419,12 +421,30 @@ class _Decide(TorchFunctionMode):
         self.decisions = decisions
         self.conds: list[torch.Tensor] = []
 
+    limit = 64  # conditions asked in one forward: more means a loop on a tensor (`while t > 1:`), not an `if`
+
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         if func is torch.Tensor.__bool__:
             self.conds.append(args[0])
             i = len(self.conds) - 1
+            if i >= self.limit:
+                raise PortError(f"forward asked for the truth of a tensor more than {self.limit} times in one call: "
+                                "a loop whose condition is a tensor (`while t ...:`), which both-branches cannot "
+                                "turn into torch.where (its number of steps depends on the data)",
+                                recipe="where-for-if", where=_user_line(),
+                                fix="bound the loop by a Python number of steps (for _ in range(N)) and select "
+                                    "with torch.where inside it, or keep this part on the host")
             return self.decisions[i] if i < len(self.decisions) else True
         return func(*args, **(kwargs or {}))
+
+
+def _user_line() -> str | None:
+    """The innermost frame outside accelkit and torch: the user's source line asking the question."""
+    skip = (os.sep + "accelkit" + os.sep, os.sep + "torch" + os.sep)
+    for fr in reversed(traceback.extract_stack()):
+        if not any(p in fr.filename for p in skip):
+            return f"{fr.filename}:{fr.lineno}: {(fr.line or '').strip()}"
+    return None
 
 
 class BothBranches(nn.Module):
