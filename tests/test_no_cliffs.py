@@ -1,6 +1,8 @@
 """No cliffs (Hypothesis): growing a model by about 1% changes its modelled time by a few percent, plus the time
 to read the bytes it added from the chip's slowest tier (what they cost if they no longer fit where the rest
-lives), unless it crosses a stated boundary (more chips needed: a ``ModeError``). The old plan broke this by
+lives), unless it crosses a stated boundary: more chips needed (a ``ModeError``), or a layer one tile wider on a
+family whose matrix unit multiplies fixed tiles (a TSP's 320 x 320, a NeuronCore's 128 x 128): a 1% wider
+layer may need one more pass of the unit, at most ``(n + 1)^2 / n^2`` for ``n`` tiles a side. The old plan broke this by
 up to 500x: a model 0.2% too big for the wafer's SRAM streamed all of its weights.
 
 The models straddle each chip's memory: their weights are drawn between 70% and 130% of one of its tiers
@@ -11,12 +13,13 @@ memory plan switched mode (Llama-3.1-70B on four CS-3: 0.85 tokens/s instead of 
 from __future__ import annotations
 
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
 import accelkit as ak
 from accelkit.compiler.memory import ModeError
+from accelkit.families import model_for
 from accelkit.hardware.capacity import holding_tiers, usable_bytes
 
 TARGETS = [n for n in ak.hardware.names() if n != "host"]
@@ -38,6 +41,15 @@ def _width_for(nbytes: float, elem: float) -> int:
     return max(8, int((nbytes / elem / DEPTH) ** 0.5))
 
 
+def _tile_step(a: ak.CompiledProgram, b: ak.CompiledProgram) -> float:
+    """How much more of the matrix unit the grown model's matmuls pad to, kernel by kernel (1 on a family
+    without a fixed tile): the stated boundary of crossing a tile."""
+    model = model_for(a.spec.family)
+    steps = [model.tile_fill(ka) / model.tile_fill(kb)
+             for ka, kb in zip(a.kernels, b.kernels, strict=True) if ka.kind == "matmul"]
+    return max([1.0, *steps])
+
+
 def _added_bytes_s(a: ak.CompiledProgram, b: ak.CompiledProgram) -> float:
     """The time to read the bytes the growth added from the chip's slowest tier: the most that growing by them
     may cost when they no longer fit where the rest lives (every pass reads the weights once)."""
@@ -47,9 +59,11 @@ def _added_bytes_s(a: ak.CompiledProgram, b: ak.CompiledProgram) -> float:
     return max(0, added) * b.chips / slowest
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(target=st.sampled_from(TARGETS), tier=st.integers(0, 2), fill=st.floats(0.7, 1.3),
        chips=st.sampled_from([1, 2]), batch=st.sampled_from([1, 8]))
+@example(target="tsp", tier=0, fill=0.75, chips=2, batch=1)  # a 28 -> 29 tile step of the MXM (CI, 2026-11-23)
 def test_a_one_percent_bigger_model_takes_at_most_a_few_percent_longer(target, tier, fill, chips, batch):
     spec = ak.hardware.get(target)
     precision = _precision(spec)
@@ -68,7 +82,7 @@ def test_a_one_percent_bigger_model_takes_at_most_a_few_percent_longer(target, t
             return
     a, b = times
     ta, tb = a.report.step_time_s, b.report.step_time_s
-    allowed = ta * (1 + SLACK) + _added_bytes_s(a, b)
+    allowed = ta * (1 + SLACK) * _tile_step(a, b) + _added_bytes_s(a, b)
     assert tb <= allowed, (f"{target} x{chips}: {a.mode}{' partial' if a.memory_plan.partial else ''} "
                            f"{ta:.3g} s -> {b.mode}{' partial' if b.memory_plan.partial else ''} {tb:.3g} s")
     assert tb >= ta * (1 - SLACK), f"{target} x{chips}: a bigger model got faster ({ta:.3g} s -> {tb:.3g} s)"

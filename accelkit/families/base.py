@@ -17,10 +17,11 @@ from accelkit.constants import (
     DEFAULT_LINK_BPS,
     VECTOR_FRACTION_OF_16BIT_PEAK,
     Constant,
+    value,
 )
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
-from accelkit.cost.rates import Rates, Spill
+from accelkit.cost.rates import Rates, Spill, tile_fill
 from accelkit.cost.report import KernelTime
 from accelkit.families.placement import Placement, Region
 from accelkit.hardware.spec import AcceleratorSpec
@@ -133,12 +134,19 @@ class ExecutionModel:
     schedule_charges_hops: bool = False  # the compiled schedule already counts every chip boundary (TSP)
     lane_label: str = "{section}"  # a timeline lane per unit group: "section {group}", "region {group}", ...
     model_split: str = "pipeline"  # how more chips split a model too big for one: "tensor" or "pipeline"
+    # the constant naming the width of the square matrix unit a matmul is padded to (cost.rates.tile_fill); None:
+    # the family's matmul rate does not depend on the layer's shape
+    matrix_unit: str | None = None
     # the ops the toolchain's hand-written kernels cover: the compiler's kernel matching gives a fused kernel with
     # any other op a generated kernel, timed at ``generated_efficiency`` of the library's rate. None: every op has
     # a library kernel (cuBLAS / cuDNN / ATen's own kernels on a GPU or CPU)
     kernel_library: frozenset[str] | None = None
     kernel_library_source: str = ""
     generated_efficiency: Constant | None = None
+
+    def tile_fill(self, k: Kernel) -> float:
+        """The share of the family's matrix unit kernel ``k`` keeps busy (1 without a matrix unit)."""
+        return tile_fill(k, int(value(self.matrix_unit))) if self.matrix_unit else 1.0
 
     def split(self, chips: int) -> Parallel:
         """The model-parallel split this family uses over ``chips`` (tensor on GPUs and RDUs, whose vendors

@@ -12,7 +12,7 @@ from typing import Any
 
 from accelkit.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel
-from accelkit.cost.rates import Rates, kernel_time, roofline, tile_fill
+from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import CompileCost, ExecutionModel, Timed, TimingContext
 from accelkit.hardware.spec import AcceleratorSpec
@@ -62,6 +62,7 @@ def _engine(k: Kernel) -> str:
 
 class NeuronModel(ExecutionModel):
     family = FAMILY
+    matrix_unit = "NEURON_PE_WIDTH"
     modes = ("hbm",)  # weights and activations in HBM, staged through the state buffer kernel by kernel
     launch = KERNEL_OVERHEAD
     shades = ("#e377c2", "#f7b6d2", "#a1306e")
@@ -97,7 +98,7 @@ class NeuronModel(ExecutionModel):
             stage = roofline(replace(k, flops=0, bytes_read=k.param_bytes, bytes_written=0), r, w, a,
                              tensor=ctx.tensor, spill=ctx.spill)[1] * copies if k.section != "opt" else 0.0
             if k.kind == "matmul":
-                c /= tile_fill(k, value("NEURON_PE_WIDTH"))
+                c /= self.tile_fill(k)
             if k.section == "opt":  # an update reads and writes its state where it lives, as on every chip
                 c, act = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=plan.placement.get("optimizer"),
                                   spill=ctx.spill)

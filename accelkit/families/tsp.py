@@ -9,7 +9,7 @@ from typing import Any
 from accelkit import constants
 from accelkit.constants import CHIP_HOP_LATENCY_S, Constant, register
 from accelkit.cost.kernel import Kernel
-from accelkit.cost.rates import Rates, kernel_time, tile_fill
+from accelkit.cost.rates import Rates, kernel_time
 from accelkit.families.base import (
     CompileCost,
     ExecutionModel,
@@ -44,7 +44,7 @@ def tsp_cycles(k: Kernel, r: Rates, sram: str) -> int:
     """Cycles a TSP program spends on one kernel: its stream latency, then the larger of its compute and
     its SRAM traffic, a matmul at the share of the 320 x 320 matrix unit its shape fills. Fixed at compile time: the same program always takes the same cycles. A kernel whose
     weights span several chips runs its share on each chip in turn as the data passes through."""
-    rate = r.matmul_flops * tile_fill(k, constants.value("TSP_MXM_WIDTH")) if k.kind == "matmul" else r.vector_flops
+    rate = r.matmul_flops * MODEL.tile_fill(k) if k.kind == "matmul" else r.vector_flops
     busy = max(k.flops / rate, k.bytes / r.tier_bw[sram])
     return constants.value("TSP_STREAM_CYCLES") + math.ceil(busy * r.clock_hz)
 
@@ -95,6 +95,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 class TspModel(ExecutionModel):
     family = FAMILY
+    matrix_unit = "TSP_MXM_WIDTH"
     modes = ("sram",)
     shades = ("#ff7f0e", "#ffbb78", "#a64d00")
     diagram = "slices"
@@ -128,7 +129,7 @@ class TspModel(ExecutionModel):
             act = max(0, k.bytes_read - k.param_bytes)
             hop = boundaries * (CHIP_HOP_LATENCY_S + act / r.link_Bps)
             prev_last = reg.chip + reg.units - 1
-            c = k.flops / (r.matmul_flops * tile_fill(k, constants.value("TSP_MXM_WIDTH")) if k.kind == "matmul"
+            c = k.flops / (r.matmul_flops * self.tile_fill(k) if k.kind == "matmul"
                            else r.vector_flops)
             t = cycles / r.clock_hz + hop  # the schedule is fixed in cycles: deterministic
             out.append(kernel_time(k, f"{reg.slice} chip {reg.chip}" + (f"-{reg.chip + reg.units - 1}"
