@@ -120,6 +120,9 @@ def test_family_diagrams_are_aggregated_and_light(name: str) -> None:
     assert isinstance(fig, go.Figure) and fig.data
     assert 1 <= _points(fig) <= MAX_POINTS
     assert hw.get(name).family in fig.layout.title.text
+    # the execution-model sentence is wrapped (plotly does not wrap a subtitle: a long one ran off the figure)
+    lines = fig.layout.title.subtitle.text.split("<br>")
+    assert " ".join(lines) == hw.get(name).execution_model and max(map(len, lines)) <= 140
 
 
 def test_wafer_blocks_cover_the_cores() -> None:

@@ -258,10 +258,11 @@ def family_diagram(name: str | AcceleratorSpec) -> go.Figure:
     spec = name if isinstance(name, AcceleratorSpec) else get(name)
     kind = model_for(spec.family).diagram
     fig = _DIAGRAMS[kind](spec)
+    lines = textwrap.wrap(spec.execution_model, 140, break_on_hyphens=False)  # plotly does not wrap a subtitle
     fig.update_layout(
-        title={"text": f"{spec.full_name} [{spec.family}]", "subtitle": {"text": spec.execution_model}},
+        title={"text": f"{spec.full_name} [{spec.family}]", "subtitle": {"text": "<br>".join(lines)}},
         xaxis={"visible": False}, yaxis={"visible": False},
-        plot_bgcolor="white", margin={"t": 90, "l": 10, "r": 10, "b": 10}, showlegend=False,
+        plot_bgcolor="white", margin={"t": 72 + 18 * len(lines), "l": 10, "r": 10, "b": 10}, showlegend=False,
     )
     if kind == "slices":
         fig.update_layout(height=360)  # a strip of slices: cells need not be square
