@@ -366,3 +366,92 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
     opt.step()
     for p, q in zip(net.parameters(), reference.parameters(), strict=True):
         assert torch.equal(p, q)  # counting the Blocks ran forward without touching the weights or the step
+
+
+# ---- in one process: the launcher's Python entry point (no interpreter start per script) ------------------
+def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: str,
+               *args: str, synthetic: bool = True) -> str:
+    """Run ``script`` through :func:`accelkit.vendor.run_script`, as `accelkit vendor-run` does; its stdout."""
+    from accelkit.vendor import run_script
+
+    monkeypatch.chdir(tmp_path)
+    run = run_script(SCRIPTS / script, args, synthetic_data=synthetic)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{script}: {run.error}\n{out}"
+    return out
+
+
+def test_poptorch_mnist_and_pipelining_tutorials(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_mnist.py", "--batch-size", "16",
+                     "--device-iterations", "10", "--test-batch-size", "50", "--lr", "0.1")
+    falls(out)  # the script also asserts OutputMode.All returns every device iteration's predictions and losses
+    assert float(re.search(r"Accuracy on test set: (\d+\.\d+)%", out).group(1)) > 60
+    assert "trainingModel(TrainingModelWithLoss on 1 x gc200)" in out and "deviceIterations 10" in out
+    assert "120 steps, 1920 samples" in out  # 12 calls of 10 device iterations: one weight update each
+
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_pipelining.py")
+    falls(out)
+    train, infer = out.split("trainingModel(")[1].split("inferenceModel(")
+    # Block("B1")..("B4") in forward (and "B4" again for the loss) placed by the PipelinedExecution's Stages
+    assert "pipeline over 4 IPUs: IPU 0 (B1); IPU 1 (B2); IPU 2 (B3); IPU 3 (B4)" in train and "bubble" in train
+    assert "4 x gc200" in infer and "deviceIterations 10" in infer  # options cloned from training's strategy
+    assert "poptorch.set_available_memory(..., 0.3) accepted" in out
+    assert "setOptimizerLocation(poptorch.TensorLocationSettings().useOnChipStorage(False)) accepted" in out
+    assert "poptorch.DataLoader(num_workers=16) accepted" in out
+
+
+def test_poptorch_device_iterations_clone_strategy_distributed_and_refusals(monkeypatch):
+    import torch
+    from torch import nn
+
+    import accelkit.poptorch as poptorch
+
+    class WithLoss(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+
+        def forward(self, x, labels):
+            out = self.body(x)
+            return out, nn.functional.cross_entropy(out, labels)
+
+    torch.manual_seed(0)
+    net, ref = WithLoss(), WithLoss()
+    ref.load_state_dict(net.state_dict())
+    opts = poptorch.Options().deviceIterations(3)
+    model = poptorch.trainingModel(net, opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.2))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.2)
+    x, y = torch.randn(12, 6), torch.randint(0, 3, (12,))
+    _, loss = model(x, y)  # one call, three device iterations: three weight updates of 4 samples each
+    for xs, ys in zip(x.chunk(3), y.chunk(3), strict=True):
+        ref_opt.zero_grad()
+        ref_loss = ref(xs, ys)[1]
+        ref_loss.backward()
+        ref_opt.step()
+    assert torch.allclose(loss, ref_loss.detach())  # OutputMode.Default in training: the last iteration's loss
+    assert all(torch.allclose(p, q) for p, q in zip(net.parameters(), ref.parameters(), strict=True))
+    assert model._session is not None and model._session.steps == 3
+
+    strategy = poptorch.PipelinedExecution(poptorch.Stage("enc").ipu(0), poptorch.Stage("dec", "head").ipu(1))
+    base = poptorch.Options()
+    base.setExecutionStrategy(strategy)
+    copy = base.clone().deviceIterations(5)
+    assert base.device_iterations == 1 and copy.block_ipus() == {"enc": 0, "dec": 1, "head": 1}
+    layers = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4))
+    layers[1] = poptorch.BeginBlock(layers[1], "dec")  # no ipu_id: the strategy's Stage places it
+    layers[2] = poptorch.BeginBlock(layers[2], "head")
+    assert poptorch.pipeline_plan(layers, copy.block_ipus()).ipus == 2
+    assert poptorch.pipeline_plan(layers).ipus == 3  # without the strategy: one IPU after another
+
+    assert poptorch.Options().Distributed.numProcesses == 1
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")
+    with pytest.raises(poptorch.PopTorchError, match=r"replicationFactor\(processes x replicas"):
+        poptorch.Options()  # mpirun -np 4: four processes, which accelkit does not start
+    monkeypatch.delenv("OMPI_COMM_WORLD_SIZE")
+    assert poptorch.Options().Distributed.configureProcessId(0, 1).processId == 0
+    x = torch.randn(2, 3)
+    assert poptorch.set_available_memory(x, 0.2) is x
+    with pytest.raises(poptorch.PopTorchError, match="between 0 and 1"):
+        poptorch.set_available_memory(x, 2)
+    with pytest.raises(poptorch.PopTorchError, match="Stages, block ids or an AutoStage"):
+        poptorch.PipelinedExecution(3)

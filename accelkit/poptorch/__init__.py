@@ -4,6 +4,7 @@
     opts = poptorch.Options().replicationFactor(2).deviceIterations(4)
     opts.Training.gradientAccumulation(8)
     model.layer2 = poptorch.BeginBlock(model.layer2, ipu_id=1)      # pipeline: layer2 onwards on IPU 1
+    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), ...))  # Blocks by user_id
     train = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
     output, loss = train(x, labels)                        # the model returns its loss, PopTorch style
     infer = poptorch.inferenceModel(model)
@@ -23,6 +24,7 @@ from accelkit.poptorch.blocks import (
     PipelineStage,
     identity_loss,
     pipeline_plan,
+    set_available_memory,
 )
 from accelkit.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
 from accelkit.poptorch.options import (
@@ -62,5 +64,6 @@ __all__ = [
     "inferenceModel",
     "optim",
     "pipeline_plan",
+    "set_available_memory",
     "trainingModel",
 ]

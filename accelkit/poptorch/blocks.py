@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from accelkit.poptorch.options import PopTorchError
+from accelkit.runtime import facade_log
 
 BLOCK_ATTR = "_poptorch_begin_block"  # (user_id, ipu_id) on a module that starts a block
 LOSS_ATTR = "_poptorch_identity_loss"  # set on the tensor identity_loss returns
@@ -66,19 +67,38 @@ class PipelinePlan:
         if self.ipus == 1:
             return "1 IPU (no BeginBlock: the whole model on one IPU)"
         return f"pipeline over {self.ipus} IPUs: " + "; ".join(
-            f"IPU {s.ipu}{f' ({s.user_id})' if s.user_id else ''}: {', '.join(s.layers) or '-'}" for s in self.stages)
+            f"IPU {s.ipu}{f' ({s.user_id})' if s.user_id else ''}{': ' + ', '.join(s.layers) if s.layers else ''}"
+            for s in self.stages)
 
 
-def pipeline_plan(model: nn.Module) -> PipelinePlan:
-    """The stages ``BeginBlock`` marked in ``model``, in the order its layers are registered."""
+def block_ipu(user_id: str | None, ipu_id: int | None, block_ipus: dict[str, int], seen: dict[str, int],
+              previous: int | None) -> int:
+    """The IPU a block runs on, as PopTorch decides it: the execution strategy's stage for its ``user_id``
+    (``block_ipus``), else its own ``ipu_id``, else the IPU of an earlier block with the same ``user_id``
+    (``seen``), else the IPU after the previous block's (0 for the first)."""
+    if user_id is not None and user_id in block_ipus:
+        return block_ipus[user_id]
+    if ipu_id is not None:
+        return ipu_id
+    if user_id is not None and user_id in seen:
+        return seen[user_id]
+    return 0 if previous is None else previous + 1
+
+
+def pipeline_plan(model: nn.Module, block_ipus: dict[str, int] | None = None) -> PipelinePlan:
+    """The stages ``BeginBlock`` marked in ``model``, in the order its layers are registered; ``block_ipus``
+    (``Options.block_ipus()``, from ``setExecutionStrategy``) places blocks by their ``user_id``."""
     stages: list[tuple[int, str | None, list[str]]] = [(0, None, [])]  # (ipu, user_id, layers)
+    seen: dict[str, int] = {}
     for name, m in model.named_modules():
         block = getattr(m, BLOCK_ATTR, None)
         if block is not None:
             user_id, ipu_id = block
             prev_ipu, prev_uid, prev_layers = stages[-1]
             started = bool(prev_layers) or prev_uid is not None or len(stages) > 1
-            ipu = ipu_id if ipu_id is not None else prev_ipu + (1 if started else 0)
+            ipu = block_ipu(user_id, ipu_id, block_ipus or {}, seen, prev_ipu if started else None)
+            if user_id is not None:
+                seen.setdefault(user_id, ipu)
             stages.append((ipu, user_id, []))
         if not any(True for _ in m.children()) and any(True for _ in m.parameters(recurse=False)):
             stages[-1][2].append(name or "<root>")
@@ -101,7 +121,7 @@ class Block:
     (:func:`blocks_in_forward`). The compiler's own placement then balances the work over those IPUs.
     """
 
-    _seen: list[int] | None = None  # the IPUs of the Blocks entered while blocks_in_forward records
+    _seen: list[tuple[str | None, int | None]] | None = None  # Blocks entered while blocks_in_forward records
 
     def __init__(self, user_id: str | None = None, ipu_id: int | None = None) -> None:
         if ipu_id is not None and (not isinstance(ipu_id, int) or ipu_id < 0):
@@ -110,9 +130,8 @@ class Block:
         self.ipu_id = ipu_id
 
     def __enter__(self) -> Block:
-        seen = Block._seen
-        if seen is not None:
-            seen.append(self.ipu_id if self.ipu_id is not None else (seen[-1] + 1 if seen else 0))
+        if Block._seen is not None:
+            Block._seen.append((self.user_id, self.ipu_id))
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -123,10 +142,12 @@ class Block:
         """PopTorch numbers blocks without a ``user_id`` automatically; so does accelkit (nothing to set)."""
 
 
-def blocks_in_forward(model: nn.Module, args: tuple[Any, ...]) -> list[int]:
-    """The IPU of every :class:`Block` that ``model(*args)`` enters (one forward, no gradients, weights untouched)."""
-    seen: list[int] = []
-    Block._seen = seen
+def blocks_in_forward(model: nn.Module, args: tuple[Any, ...],
+                      block_ipus: dict[str, int] | None = None) -> list[tuple[str | None, int]]:
+    """``(user_id, IPU)`` of every :class:`Block` that ``model(*args)`` enters (one forward, no gradients,
+    weights untouched), each placed by :func:`block_ipu`."""
+    entered: list[tuple[str | None, int | None]] = []
+    Block._seen = entered
     was = model.training
     try:
         with torch.no_grad(), torch.random.fork_rng():
@@ -134,7 +155,27 @@ def blocks_in_forward(model: nn.Module, args: tuple[Any, ...]) -> list[int]:
     finally:
         Block._seen = None
         model.train(was)
-    return seen
+    placed: list[tuple[str | None, int]] = []
+    seen: dict[str, int] = {}
+    for user_id, ipu_id in entered:
+        ipu = block_ipu(user_id, ipu_id, block_ipus or {}, seen, placed[-1][1] if placed else None)
+        if user_id is not None:
+            seen.setdefault(user_id, ipu)
+        placed.append((user_id, ipu))
+    return placed
+
+
+def set_available_memory(tensor: torch.Tensor, available_memory_proportion: float) -> torch.Tensor:
+    """``poptorch.set_available_memory(tensor, available_memory_proportion)``: on the IPU, the share of tile
+    memory (0 to 1) the convolution / matmul that produced ``tensor`` may use for temporaries. It trades cycles
+    for memory on the chip and changes no value: accepted, recorded, and ``tensor`` returned unchanged."""
+    if not isinstance(available_memory_proportion, (int, float)) or not 0 <= available_memory_proportion <= 1:
+        raise PopTorchError(f"available_memory_proportion must be between 0 and 1, got {available_memory_proportion!r}",
+                            fix="e.g. poptorch.set_available_memory(x, 0.3)")
+    facade_log.accept("PopTorch", f"poptorch.set_available_memory(..., {available_memory_proportion})",
+                      "the share of each tile's memory the IPU compiler may give this convolution / matmul for "
+                      "temporaries (a cycles-for-memory trade on the chip); the values are the same")
+    return tensor
 
 
 def identity_loss(x: torch.Tensor, reduction: str = "none") -> torch.Tensor:

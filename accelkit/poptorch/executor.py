@@ -97,7 +97,7 @@ class PoplarExecutor:
         self.options = options if options is not None else Options()
         self.optimizer = optimizer if training else None
         self.training = training
-        self.pipeline: PipelinePlan = pipeline_plan(model)
+        self.pipeline: PipelinePlan = pipeline_plan(model, self.options.block_ipus())
         self._session: Session | None = None
         self._bound: BoundKeywords | None = None  # the first call's keyword layout, when it used keywords
         self._combined_batch: int | None = None
@@ -134,10 +134,11 @@ class PoplarExecutor:
         step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
         runs: nn.Module = self._bound if self._bound is not None else self.model
         if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
-            blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0])
-            if blocks and max(blocks) > 0:
-                self.pipeline = PipelinePlan(tuple(PipelineStage(i, "Block in forward", ())
-                                                   for i in sorted(set(blocks))))
+            blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0], o.block_ipus())
+            if blocks and max(ipu for _, ipu in blocks) > 0:
+                on = {ipu: [u or "Block" for u, i in blocks if i == ipu] for ipu in sorted({i for _, i in blocks})}
+                self.pipeline = PipelinePlan(tuple(PipelineStage(ipu, ", ".join(dict.fromkeys(uids)), ())
+                                                   for ipu, uids in on.items()))
         r, ipus = o.replication_factor, self.pipeline.ipus
         scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
         self._session = Session(

@@ -14,7 +14,9 @@ Three numbers multiply into the samples one call consumes (PopTorch calls it the
 
 from __future__ import annotations
 
+import copy
 import enum
+import os
 from typing import Any
 
 import torch
@@ -64,15 +66,25 @@ class ReductionType(enum.IntEnum):
 
 
 class Stage:
-    """``poptorch.Stage(*block_ids)``: the blocks (``BeginBlock(..., user_id=)``) that form one pipeline stage."""
+    """``poptorch.Stage(*block_ids)``: the blocks (``poptorch.Block(user_id)`` / ``BeginBlock(..., user_id=)``)
+    that form one stage of an execution strategy; ``.ipu(n)`` puts the stage on IPU ``n``."""
 
     def __init__(self, *block_ids: str) -> None:
+        if not all(isinstance(b, str) for b in block_ids):
+            raise PopTorchError(f"Stage takes block ids (strings), got {block_ids!r}", fix='e.g. poptorch.Stage("B1")')
         self.blocks = list(block_ids)
         self.ipu_id: int | None = None
 
-    def ipu(self, ipu_id: int) -> Stage:
-        self.ipu_id = ipu_id
+    def ipu(self, ipu: int) -> Stage:
+        """Run this stage on IPU ``ipu``."""
+        if not isinstance(ipu, int) or isinstance(ipu, bool) or ipu < 0:
+            raise PopTorchError(f"Stage.ipu needs a whole number ≥ 0, got {ipu!r}", fix="e.g. .ipu(1)")
+        self.ipu_id = ipu
         return self
+
+    def __repr__(self) -> str:
+        return f"Stage({', '.join(map(repr, self.blocks))})" + (f".ipu({self.ipu_id})" if self.ipu_id is not None
+                                                                 else "")
 
 
 class AutoStage(enum.IntEnum):
@@ -83,19 +95,42 @@ class AutoStage(enum.IntEnum):
 
 
 class _ExecutionStrategy:
-    def __init__(self, *stages: Any) -> None:
-        self.stages = list(stages)
+    """A PopTorch execution strategy: ``Stage`` objects, block ids (each its own stage) or an ``AutoStage``."""
+
+    def __init__(self, *args: Any) -> None:
+        self.stages: list[Stage] = []
+        self.auto_stage = AutoStage.SameAsIpu
+        for a in args:
+            if isinstance(a, AutoStage):
+                self.auto_stage = a
+            elif isinstance(a, Stage):
+                self.stages.append(a)
+            elif isinstance(a, str):
+                self.stages.append(Stage(a))
+            else:
+                raise PopTorchError(f"poptorch.{type(self).__name__} takes Stages, block ids or an AutoStage, "
+                                    f"not {type(a).__name__}",
+                                    fix='e.g. poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), '
+                                        'poptorch.Stage("B2").ipu(1))')
+
+    def block_ipus(self) -> dict[str, int]:
+        """The IPU of every block id the stages name: the stage's ``.ipu(n)``, else the stage's position
+        (PopTorch: "Create a 4 stages pipeline based on user_id, 4 IPUs will be used")."""
+        return {b: (s.ipu_id if s.ipu_id is not None else i) for i, s in enumerate(self.stages) for b in s.blocks}
 
     def __repr__(self) -> str:
         return f"poptorch.{type(self).__name__}({', '.join(map(repr, self.stages))})"
 
 
 class PipelinedExecution(_ExecutionStrategy):
-    """``poptorch.PipelinedExecution(*stages)``: the blocks run as a pipeline over their IPUs."""
+    """``poptorch.PipelinedExecution(*args)``: the stages run as a pipeline over their IPUs, micro-batches
+    overlapping (PopTorch's default once the model has blocks). Honoured: the stages' IPUs are the pipeline's."""
 
 
 class ShardedExecution(_ExecutionStrategy):
-    """``poptorch.ShardedExecution(*stages)``: the blocks run one after another over their IPUs."""
+    """``poptorch.ShardedExecution(*args)``: the stages run one after another over their IPUs (the model is split
+    for memory, without overlapping micro-batches). accelkit places the stages on their IPUs as for a pipeline;
+    the report says that the modelled time overlaps micro-batches where the real sharded run does not."""
 
 
 def _hardware_only(option: str, why: str) -> None:
@@ -152,10 +187,26 @@ class _JitOptions(_Section):
 class TensorLocationSettings:
     """``poptorch.TensorLocationSettings()``: chainable settings for ``opts.TensorLocations`` (recorded only)."""
 
+    _SETTERS = ("useOnChipStorage", "useReplicatedTensorSharding", "useIOTilesToLoad", "useIOTilesToStore",
+                "minElementsForOffChip", "minElementsForReplicatedTensorSharding")
+
+    def __init__(self) -> None:
+        self._calls: list[str] = []
+
     def __getattr__(self, setter: str) -> Any:
-        if setter.startswith("_"):
-            raise AttributeError(setter)
-        return lambda *args, **kwargs: self
+        if setter.startswith("_") or setter not in self._SETTERS:
+            raise PopTorchOptionError(f"poptorch.TensorLocationSettings().{setter} is not a PopTorch setting",
+                                      fix=f"use one of {list(self._SETTERS)}")
+
+        def set_option(*args: Any, **kwargs: Any) -> TensorLocationSettings:
+            shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+            self._calls.append(f".{setter}({shown})")
+            return self
+
+        return set_option
+
+    def __repr__(self) -> str:
+        return "poptorch.TensorLocationSettings()" + "".join(self._calls)
 
 
 def _count(name: str, n: Any) -> int:
@@ -196,6 +247,51 @@ class _TrainingOptions:
         return self
 
 
+class _DistributedOptions:
+    """``opts.Distributed``: this process's place in a run over several host processes (each with its own
+    replicas), as ``mpirun -np N`` starts them. accelkit runs one process; a run over N processes computes
+    what one process computes with ``replicationFactor(N x r)`` (the same mean gradient over all replicas),
+    so more than one process is refused with that fix."""
+
+    def __init__(self) -> None:
+        self.process_id, self.num_processes = 0, 1
+        self.setEnvVarNames("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK")
+
+    def configureProcessId(self, process_id: int, num_processes: int) -> _DistributedOptions:  # noqa: N802
+        """This process's id and the number of processes the run is distributed over (PopTorch's signature)."""
+        if num_processes != 1 or process_id != 0:
+            raise PopTorchError(
+                f"opts.Distributed.configureProcessId({process_id}, {num_processes}): a run over {num_processes} "
+                "processes needs them all, and accelkit simulates one process",
+                fix="run one process with the replicas of all of them, opts.replicationFactor(processes x replicas "
+                    "per process): it computes the same mean gradient")
+        self.process_id, self.num_processes = process_id, num_processes
+        return self
+
+    def setEnvVarNames(self, var_num_processes: str, var_process_id: str) -> _DistributedOptions:  # noqa: N802
+        """Read the process id and count from these environment variables (default: OpenMPI's)."""
+        try:
+            process_id, num_processes = int(os.environ.get(var_process_id, "0")), int(os.environ.get(var_num_processes,
+                                                                                                      "1"))
+        except ValueError:
+            raise PopTorchError(f"${var_process_id} / ${var_num_processes} are not whole numbers",
+                                fix="unset them, or set them to the process id and count") from None
+        return self.configureProcessId(process_id, num_processes)
+
+    def disable(self) -> _DistributedOptions:
+        """Ignore the environment: one process (what accelkit runs anyway)."""
+        self.process_id, self.num_processes = 0, 1
+        return self
+
+    @property
+    def processId(self) -> int:  # noqa: N802 - PopTorch's name
+        return self.process_id
+
+    @property
+    def numProcesses(self) -> int:  # noqa: N802 - PopTorch's name
+        return self.num_processes
+
+
 class Options:
     """PopTorch's options object (``poptorch.Options``); setters return the object, so they chain.
 
@@ -216,6 +312,8 @@ class Options:
         self.Precision = _PrecisionOptions()
         self.TensorLocations = _TensorLocationOptions()
         self.Jit = _JitOptions()
+        self.Distributed = _DistributedOptions()
+        self.execution_strategy: _ExecutionStrategy | None = None
 
     # PopTorch setters that only matter on real IPUs: accepted, recorded with what they do there
     _HARDWARE_ONLY = {
@@ -225,8 +323,6 @@ class Options:
         "logDir": "where PopTorch writes its logs and reports",
         "autoRoundNumIPUs": "rounds the IPU count up to a power of two, as IPU systems are allocated",
         "connectionType": "when PopTorch attaches to the IPU device",
-        "setExecutionStrategy": "how BeginBlock blocks are staged on the IPUs; the simulated pipeline has one stage "
-                                "per BeginBlock IPU",
         "enableProfiling": "writes a PopVision profile of the run; accelkit's report and timeline stand in",
         "useOfflineIpuTarget": "compiles for IPUs not attached to this host",
         "enableStableNorm": "a numerically steadier (slower) normalisation on the IPU; the CPU computes in fp32",
@@ -255,6 +351,30 @@ class Options:
         return self
 
     anchorMode = outputMode  # noqa: N815 - PopTorch's name before 3.0
+
+    def setExecutionStrategy(self, strategy: _ExecutionStrategy) -> Options:  # noqa: N802 - PopTorch's name
+        """How the model's blocks (``poptorch.Block`` / ``BeginBlock`` with a ``user_id``) are staged over the
+        IPUs: ``PipelinedExecution`` or ``ShardedExecution`` of ``Stage``s. Honoured: each block runs on its
+        stage's IPU, which fixes how many IPUs the program uses."""
+        if not isinstance(strategy, _ExecutionStrategy):
+            raise PopTorchError(f"setExecutionStrategy takes a poptorch.PipelinedExecution or ShardedExecution, not "
+                                f"{type(strategy).__name__}", fix="e.g. opts.setExecutionStrategy("
+                                "poptorch.PipelinedExecution(poptorch.Stage('B1').ipu(0), poptorch.Stage('B2').ipu(1)))")
+        self.execution_strategy = strategy
+        if isinstance(strategy, ShardedExecution):
+            _hardware_only(f"opts.setExecutionStrategy({strategy!r})",
+                           "sharded execution runs the stages one after another, one IPU busy at a time; accelkit "
+                           "places them on their IPUs as for a pipeline, whose modelled time overlaps micro-batches, "
+                           "so the real sharded run is slower (up to the number of stages)")
+        return self
+
+    def block_ipus(self) -> dict[str, int]:
+        """The IPU the execution strategy gives each block id (empty without a strategy)."""
+        return self.execution_strategy.block_ipus() if self.execution_strategy is not None else {}
+
+    def clone(self) -> Options:
+        """A copy of these options to change without touching the original (``Options.clone``)."""
+        return copy.deepcopy(self)
 
     def enableSyntheticData(self, enabled: bool) -> Options:  # noqa: N802 - PopTorch's name
         """PopTorch's synthetic data feeds the IPUs random numbers instead of the host's batches. That changes what
@@ -316,9 +436,13 @@ class DataLoader(torch.utils.data.DataLoader):
             _hardware_only(f"poptorch.DataLoader(mode={self.mode!r})",
                            "loads batches ahead in a background process so the host keeps the IPUs fed; the "
                            "batches are the same, and this CPU loads them in step")
+        if num_workers:
+            _hardware_only(f"poptorch.DataLoader(num_workers={num_workers})",
+                           "worker processes that prepare batches in parallel for the IPUs' host; this laptop "
+                           "prepares the same batches, in the same order, in its own process")
+        self.num_workers_requested = num_workers
         super().__init__(dataset, batch_size=batch_size * options.combined_batch_factor(True), shuffle=shuffle,
-                         num_workers=num_workers, drop_last=drop_last,
-                         persistent_workers=bool(persistent_workers) and num_workers > 0, **kwargs)
+                         num_workers=0, drop_last=drop_last, **kwargs)
 
 
 __all__ = ["TARGETS", "AnchorMode", "AutoStage", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
