@@ -26,6 +26,15 @@ def test_names_lists_the_catalog_then_host() -> None:
     assert hw.names() == CATALOG + ["host"]
 
 
+def test_names_by_family_follow_the_spectrum() -> None:
+    """General-purpose to specialised (family rank), by name within a family; the host left out on request."""
+    ordered = hw.names(by_family=True, host=False)
+    assert sorted(ordered) == CATALOG
+    ranks = [hw.FAMILIES.index(hw.get(n).family) for n in ordered]
+    assert ranks == sorted(ranks) and ordered[0].startswith("a100") and ordered[-1] == "tsp"
+    assert hw.names(by_family=True)[-1] == "host"
+
+
 @pytest.mark.parametrize("name", CATALOG)
 def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -> None:
     spec = hw.get(name)

@@ -43,7 +43,7 @@ def test_initial_state(explorer: PlacementExplorer, gpt2: Any) -> None:
     assert explorer.error is None and explorer.program is not None
     assert isinstance(explorer.figure, go.FigureWidget)
     assert explorer.figure in explorer.widget.children[1].children[0].children
-    assert list(explorer.target_control.options) == [n for n in ak.hardware.names() if n != "host"]
+    assert list(explorer.target_control.options) == ak.hardware.names(by_family=True, host=False)
     assert list(explorer.mode_control.options) == ["auto", *ak.compiler.MODES["reconfigurable-dataflow"]]
     assert list(explorer.view_control.options) == list(VIEWS)
     assert "sn40l" in explorer.figure.layout.title.text and len(explorer.figure.data) > 0

@@ -35,9 +35,15 @@ def _catalog() -> dict[str, AcceleratorSpec]:
     return specs
 
 
-def names() -> list[str]:
-    """The catalog's names, sorted, then ``"host"`` (this machine, measured)."""
-    return sorted(_catalog()) + ["host"]
+def names(*, by_family: bool = False, host: bool = True) -> list[str]:
+    """The catalog's names, sorted, then ``"host"`` (this machine, measured).
+
+    ``by_family=True`` orders them along the spectrum instead: family by family, general-purpose (GPUs) to
+    most specialised (the TSP), as notebook 00 draws it. ``host=False`` leaves the measured host out.
+    """
+    order = sorted(_catalog(), key=lambda n: (FAMILIES.index(_catalog()[n].family), n)) if by_family \
+        else sorted(_catalog())
+    return order + (["host"] if host else [])
 
 
 def get(name: str | AcceleratorSpec) -> AcceleratorSpec:

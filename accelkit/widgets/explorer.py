@@ -78,8 +78,8 @@ def register_view(name: str, figure: View, *, replace: bool = False) -> None:
 
 
 def targets() -> list[str]:
-    """The targets the explorer offers: the whole catalog except the measured host."""
-    return [n for n in hardware.names() if n != "host"]
+    """The targets the explorer offers: the whole catalog except the measured host, family by family."""
+    return hardware.names(by_family=True, host=False)
 
 
 def default_precision(spec: AcceleratorSpec) -> str:
