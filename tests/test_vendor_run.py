@@ -455,3 +455,46 @@ def test_poptorch_device_iterations_clone_strategy_distributed_and_refusals(monk
         poptorch.set_available_memory(x, 2)
     with pytest.raises(poptorch.PopTorchError, match="Stages, block ids or an AutoStage"):
         poptorch.PipelinedExecution(3)
+
+
+def test_cstorch_amp_and_metrics_loop(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_amp_eval.py", synthetic=False)
+    falls(out)
+    assert "Backend('CSX': simulated CS-2, fp16)" in out and "(mode 'pipelined', fp16)" in out  # set_half_dtype
+    assert "loss scale 32768 after 40 steps" in out  # the dynamic scaler's state, through cstorch.save / load
+    assert float(re.search(r"eval accuracy (\d\.\d+) over 8 steps", out).group(1)) > 0.9
+    assert "48 steps" in out  # 40 training steps and 8 eval steps (forward only) on the backend's clock
+
+
+def test_cstorch_grad_scaler_skips_overflow_and_scales_exactly():
+    import torch
+
+    import accelkit.cerebras as cstorch
+
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(4, 3)
+    opt_a, opt_b = torch.optim.SGD(a.parameters(), lr=0.1), torch.optim.SGD(b.parameters(), lr=0.1)
+    cstorch.amp.optimizer_step(a(x).pow(2).mean(), opt_a, cstorch.amp.GradScaler(loss_scale=256.0))
+    b(x).pow(2).mean().backward()
+    opt_b.step()
+    assert all(torch.allclose(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))  # x256 then /256
+
+    scaler = cstorch.amp.GradScaler(loss_scale="dynamic", init_scale=1024.0, steps_per_increase=2)
+    before = [p.clone() for p in a.parameters()]
+    cstorch.amp.optimizer_step(a(x).sum() * float("inf"), opt_a, scaler)  # overflow: skipped, scale halves
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), before, strict=True))
+    assert scaler.get_scale() == 512.0 and scaler.skipped_steps == 1
+    for _ in range(2):
+        cstorch.amp.optimizer_step(a(x).pow(2).mean(), opt_a, scaler)
+    assert scaler.get_scale() == 1024.0  # two clean steps: doubled
+    with pytest.raises(cstorch.CerebrasError, match="not both"):
+        cstorch.amp.optimizer_step(a(x).sum(), opt_a, scaler, max_gradient_norm=1.0, max_gradient_value=1.0)
+    with pytest.raises(cstorch.CerebrasError, match="cbfloat16"):
+        cstorch.amp.set_half_dtype("cbfloat16")
+
+    accuracy = cstorch.metrics.AccuracyMetric("acc")
+    accuracy(labels=torch.tensor([1, 2, 3, 4]), predictions=torch.tensor([1, 2, 0, 0]))
+    assert float(accuracy(labels=torch.tensor([5, 6]), predictions=torch.tensor([5, 6]))) == pytest.approx(4 / 6)
+    assert accuracy.num_updates == 2 and dict(cstorch.metrics.get_all_metrics())["acc"] is accuracy

@@ -5,7 +5,8 @@
   around an ordinary PyTorch loop.
 - :mod:`~accelkit.cerebras.cstorch` (``cerebras.pytorch``, today's API): ``backend("CSX")``,
   ``compile(model, backend)``, a ``@trace`` decorated step and ``DataExecutor(loader, num_steps=...)``
-  (also reachable as ``utils.data.DataExecutor``, as in cstorch).
+  (also reachable as ``utils.data.DataExecutor``, as in cstorch); ``amp`` (``set_half_dtype``, ``GradScaler``,
+  ``optimizer_step``) and ``metrics`` (``AccuracyMetric``, ``PerplexityMetric``).
 
 Both leave the loop to the user and time it step by step on an :class:`accelkit.Session` for ``wse2``
 (CS-2) or ``wse3`` (CS-3): the numerics are the user's PyTorch calls on this CPU, the wafer's time is
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from accelkit.cerebras import optim
+from accelkit.cerebras import amp, metrics, optim
 from accelkit.cerebras.cbtorch import (
     CerebrasDataLoader,
     CerebrasModule,
@@ -56,6 +57,7 @@ __all__ = [
     "Session",
     "StepClock",
     "System",
+    "amp",
     "backend",
     "checkpoint_closure",
     "compile",
@@ -63,6 +65,7 @@ __all__ = [
     "dataloader",
     "initialize",
     "load",
+    "metrics",
     "module",
     "optim",
     "save",

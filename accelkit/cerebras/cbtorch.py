@@ -60,6 +60,14 @@ class _State:
 _state = _State()
 
 
+def _reset() -> None:
+    """Each vendor script starts with no system, no models and no running session."""
+    _state.system, _state.modules, _state.active = None, [], None
+
+
+facade_log.reset_with_each_run(_reset)
+
+
 def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str = "fp32",
                mode: str = "auto") -> System:
     """Choose the system the script runs on (``cbtorch.initialize``).

@@ -27,14 +27,18 @@ simply called), and each traced call adds the modelled time of the sections it r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import torch
 from torch import nn
 
+from accelkit.cerebras.amp import half_precision, on_half_dtype
 from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.hardware.precision import EMULATED
 from accelkit.runtime import facade_log
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,6 +58,21 @@ class Backend(ClockResults):
         self.clock: StepClock | None = None
         self.tracing = False
         self._saved: set[int] = set()
+
+    def use_precision(self, precision: str) -> None:
+        """Run in ``precision`` (``cstorch.amp.set_half_dtype``): before the first step only, as the compiled
+        program is fixed by then."""
+        if precision == self.precision:
+            return
+        clock = self.clock
+        if clock is not None:
+            if clock.session.steps:
+                raise CerebrasError(f"the half dtype changed to {precision} after {clock.session.steps} step(s) ran "
+                                    f"in {self.precision}", fix="call cstorch.amp.set_half_dtype(...) before the "
+                                                                "first traced step (e.g. before cstorch.compile)")
+            clock.close()
+            self.clock = StepClock(clock.model, target=self.target, precision=precision, mode=self.execution_mode)
+        self.precision = precision
 
     def _clock(self) -> StepClock:
         if self.clock is None:
@@ -75,6 +94,15 @@ class Backend(ClockResults):
 
 
 _current: list[Backend] = []  # the most recent backend is the one traced steps run on
+facade_log.reset_with_each_run(_current.clear)
+
+
+def _use_half_dtype(precision: str) -> None:
+    if _current:
+        _current[0].use_precision(precision)  # cstorch.amp.set_half_dtype reaches the current backend
+
+
+on_half_dtype(_use_half_dtype)
 
 
 HARDWARE_ONLY_BACKEND_OPTIONS = {
@@ -88,13 +116,14 @@ HARDWARE_ONLY_BACKEND_OPTIONS = {
 
 
 def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
-            validate_only: bool = False, system: str = "wse2", precision: str = "fp32", mode: str = "auto",
+            validate_only: bool = False, system: str = "wse2", precision: str | None = None, mode: str = "auto",
             **kwargs: Any) -> Backend:
     """Create the backend a run uses (``cstorch.backend(backend_type, *args, **kwargs)``, docs.cerebras.net
     "cerebras.pytorch.backend"); it becomes the current backend.
 
     ``"CSX"`` is a Cerebras system: ``system`` picks the wafer (``wse2`` = CS-2, ``wse3`` = CS-3).
-    ``precision``: ``fp32`` (exactly plain PyTorch), ``bf16`` or ``fp16`` (mixed precision, emulated).
+    ``precision``: ``fp32`` (exactly plain PyTorch), ``bf16`` or ``fp16`` (mixed precision, emulated); by default
+    the half dtype set by ``cstorch.amp.set_half_dtype``, else ``fp32``.
     ``mode``: ``auto`` (the compiler picks), ``weight-streaming`` or ``pipelined``. ``artifact_dir``: where
     each compiled program is saved (``CompiledProgram.save``), as cstorch keeps its compile artifacts.
     CSX options that only matter on the appliance (``compile_dir``, ``cluster_config``,
@@ -120,7 +149,8 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
     allowed = ("auto", *WAFER.modes)
     if mode not in allowed:
         raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
-    b = Backend(backend_type, system=system, precision=precision, mode=mode, artifact_dir=artifact_dir)
+    b = Backend(backend_type, system=system, precision=precision or half_precision() or "fp32", mode=mode,
+                artifact_dir=artifact_dir)
     _current[:] = [b]
     return b
 
@@ -149,7 +179,9 @@ class CompiledModel(nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self.backend.tracing and self.backend.clock is not None:
             self.backend.clock.on_forward(args, kwargs)
-        return self.module(*args, **kwargs)
+        dtype = EMULATED.get(self.backend.precision)  # mixed precision: 16-bit arithmetic, as the wafer's
+        with torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext():
+            return self.module(*args, **kwargs)
 
 
 def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledModel:  # noqa: A001 - cstorch's name

@@ -40,6 +40,14 @@ class AcceptedOption:
 
 _accepted: list[AcceptedOption] = []
 _runs: list[tuple[str, Callable[[], Any]]] | None = None  # only while a launcher collects: see collecting()
+_resets: list[Callable[[], None]] = []  # a facade's module state to clear before each vendor script
+
+
+def reset_with_each_run(clear: Callable[[], None]) -> None:
+    """Have :func:`collecting` call ``clear`` before each script, so a facade's module-level state (the current
+    Cerebras backend, the half dtype) does not carry over from one script to the next in one process."""
+    if clear not in _resets:
+        _resets.append(clear)
 
 
 def accept(vendor: str, option: str, why: str) -> None:
@@ -71,6 +79,8 @@ def collecting() -> Iterator[None]:
     """For one vendor script's run: start from nothing, keep every run registered until the block ends."""
     global _runs
     _accepted.clear()
+    for clear in _resets:
+        clear()
     _runs = []
     try:
         yield

@@ -43,6 +43,8 @@ ALIASES: dict[str, str | None] = {
     # and the CS-2's first API, cerebras.framework.torch (`import cerebras.framework.torch as cbtorch`)
     "cerebras": None,
     "cerebras.pytorch": "accelkit.cerebras",
+    "cerebras.pytorch.amp": "accelkit.cerebras.amp",
+    "cerebras.pytorch.metrics": "accelkit.cerebras.metrics",
     "cerebras_pytorch": "accelkit.cerebras",
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.cerebras.cbtorch",

@@ -1,0 +1,148 @@
+"""Evaluation metrics as ``cerebras.pytorch.metrics`` (``cstorch.metrics``) defines them.
+
+    accuracy = cstorch.metrics.AccuracyMetric("accuracy")
+
+    @cstorch.trace
+    @torch.no_grad()
+    def eval_step(inputs, targets):
+        outputs = compiled_model(inputs)
+        accuracy(labels=targets, predictions=outputs.argmax(-1).int())   # update, then compute
+        return loss_fn(outputs, targets)
+
+    print(float(accuracy))        # the metric over every step so far
+
+A :class:`Metric` is an ``nn.Module`` whose state lives in buffers; calling it updates and computes, as in
+cstorch (``Metric(name)``, ``reset``/``update``/``compute``, ``num_updates``, ``register_state``, a registry
+read by :func:`get_all_metrics`). On the system the state is updated on the wafer and read back by a step
+closure; here the step runs on this CPU, so the value is simply there.
+"""
+
+from __future__ import annotations
+
+import abc
+import warnings
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.runtime import facade_log
+
+_registry: defaultdict[str, list[Metric]] = defaultdict(list)
+facade_log.reset_with_each_run(_registry.clear)
+
+
+class Metric(nn.Module, abc.ABC):
+    """``cstorch.metrics.Metric(name)``: subclass it with ``reset`` (register the state), ``update`` (add a step's
+    values) and ``compute`` (the value from the state). ``compute_on_system`` (older releases) is accepted and
+    recorded: where the metric is computed on the appliance."""
+
+    def __init__(self, name: str, compute_on_system: bool | None = None) -> None:
+        super().__init__()
+        self.name = name
+        self.num_updates = 0
+        self._cached: Any = None
+        _registry[name].append(self)
+        if compute_on_system is not None:
+            facade_log.accept("Cerebras", f"metrics.{type(self).__name__}(compute_on_system={compute_on_system})",
+                              "whether the appliance computes the metric on the system or on its workers; here it "
+                              "is computed on this CPU either way")
+        self.reset()
+
+    @abc.abstractmethod
+    def reset(self) -> None:
+        """Initialise the metric's state."""
+
+    @abc.abstractmethod
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Add one step's values to the state."""
+
+    @abc.abstractmethod
+    def compute(self) -> Any:
+        """The metric's value from the state."""
+
+    def register_state(self, name: str, tensor: torch.Tensor, persistent: bool = False) -> None:
+        """A state tensor, kept as a buffer (in ``state_dict`` only if ``persistent``)."""
+        self.register_buffer(name, tensor, persistent=persistent)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Update with this step's values, then compute."""
+        self.update(*args, **kwargs)
+        self.num_updates += 1
+        self._cached = self.compute()
+        return self._cached
+
+    def __float__(self) -> float:
+        return float(self._cached if self._cached is not None else self.compute())
+
+
+class AccuracyMetric(Metric):
+    """``cstorch.metrics.AccuracyMetric(name)``: the share of ``predictions`` equal to ``labels`` over every update
+    (``update(labels, predictions, weights=None, dtype=None)``; a weight of 0 leaves a position out)."""
+
+    total_correct_predictions: torch.Tensor
+    total_num_tokens: torch.Tensor
+
+    def reset(self) -> None:
+        self.register_state("total_correct_predictions", torch.tensor(0.0))
+        self.register_state("total_num_tokens", torch.tensor(0.0))
+        self._dtype: torch.dtype | None = None
+        self.num_updates = 0
+        self._cached = None
+
+    def update(self, labels: torch.Tensor, predictions: torch.Tensor, weights: torch.Tensor | None = None,
+               dtype: torch.dtype | None = None) -> None:
+        if labels.shape != predictions.shape:
+            warnings.warn(f"Shapes mismatch in accuracy metric: labels {tuple(labels.shape)}, predictions "
+                          f"{tuple(predictions.shape)}", stacklevel=2)
+            predictions = predictions.reshape(labels.shape)
+        correct = (labels == predictions).float()
+        if weights is None:
+            self.total_correct_predictions.add_(correct.sum())
+            self.total_num_tokens.add_(float(correct.numel()))
+        else:
+            self.total_correct_predictions.add_((correct * weights).sum())
+            self.total_num_tokens.add_((weights > 0).float().sum())
+        self._dtype = dtype
+
+    def compute(self) -> torch.Tensor:
+        result = self.total_correct_predictions / self.total_num_tokens
+        return result.to(self._dtype) if self._dtype is not None else result
+
+
+class PerplexityMetric(Metric):
+    """``cstorch.metrics.PerplexityMetric(name)``: exp of the mean loss per token over every update
+    (``update(labels, loss, weights=None, dtype=None)``, ``loss`` summed over the step's tokens)."""
+
+    total_loss: torch.Tensor
+    total_num_tokens: torch.Tensor
+
+    def reset(self) -> None:
+        self.register_state("total_loss", torch.tensor(0.0))
+        self.register_state("total_num_tokens", torch.tensor(0.0))
+        self._dtype: torch.dtype | None = None
+        self.num_updates = 0
+        self._cached = None
+
+    def update(self, labels: torch.Tensor, loss: torch.Tensor, weights: torch.Tensor | None = None,
+               dtype: torch.dtype | None = None) -> None:
+        tokens = (weights > 0).float().sum() if weights is not None else torch.tensor(float(labels.numel()))
+        self.total_loss.add_(loss.detach().float())
+        self.total_num_tokens.add_(tokens)
+        self._dtype = dtype
+
+    def compute(self) -> torch.Tensor:
+        result = torch.exp(self.total_loss / self.total_num_tokens)
+        return result.to(self._dtype) if self._dtype is not None else result
+
+
+def get_all_metrics() -> Iterator[tuple[str, Metric]]:
+    """Every metric made in this run, by name (``name.i`` when several share a name)."""
+    for name, metrics in _registry.items():
+        for i, metric in enumerate(metrics):
+            yield (f"{name}.{i}" if len(metrics) > 1 else name), metric
+
+
+__all__ = ["AccuracyMetric", "Metric", "PerplexityMetric", "get_all_metrics"]
