@@ -92,6 +92,7 @@ def test_estimate_times_kernels_with_the_family_model(monkeypatch: pytest.Monkey
 def test_model_split_follows_the_family() -> None:
     assert families.model_for("gpu").split(8) == ak.Parallel(tensor=8)
     assert families.model_for("static-schedule").split(8) == ak.Parallel(pipeline=8)
+    assert families.model_for("systolic-torus").split(8) == ak.Parallel(tensor=8)  # GSPMD shards each layer
     lanes = {e.lane for e in ak.compile(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8)),
                                         (torch.randn(2, 8),), target="sn40l").report.events}
     assert all(lane.startswith("section ") for lane in lanes)
@@ -143,3 +144,49 @@ def test_fusion_levels_and_compile_costs_come_from_the_model() -> None:
     cost = families.model_for("reconfigurable-dataflow").compile_cost
     assert compile_time(o1).seconds == pytest.approx(cost.fixed_s + cost.per_kernel_s * len(o1.kernels))
     assert compile_time(gpu).seconds == 0.0
+
+
+
+def _compute_s_per_flop(target: str, width: int) -> float:
+    """Modelled compute seconds per FLOP of a ``width``-wide linear layer on 4,096 rows."""
+    k = ak.compile(nn.Linear(width, width), (torch.randn(4096, width),), target=target).report.kernels[0]
+    return k.compute_s / k.flops
+
+
+def test_a_tpu_matmul_runs_at_the_share_of_the_128_wide_mxu_its_layer_fills() -> None:
+    """XLA pads a layer to whole 128 x 128 MXU tiles: a 64-wide layer fills a quarter of each tile (half its
+    contraction, half its outputs), so each of its FLOPs takes four times as long as a 1,024-wide layer's; a GPU's
+    model has no such tile, and a 128-wide layer fills the MXUs as well as a 1,024-wide one."""
+    tpu = families.model_for("systolic-torus")
+    narrow, full, wide = (_compute_s_per_flop("tpu-v4", w) for w in (64, 128, 1024))
+    assert narrow == pytest.approx(4 * wide) and full == pytest.approx(wide)
+    assert _compute_s_per_flop("a100", 64) == pytest.approx(_compute_s_per_flop("a100", 1024))
+    k = ak.compile(nn.Linear(64, 200), (torch.randn(8, 64),), target="tpu-v4").kernels[0]
+    assert tpu.tile_fill(k) == pytest.approx(64 / 128 * 200 / 256)
+    assert tpu.tile_fill(k, tensor=2) == pytest.approx(64 / 128 * 100 / 128)  # each chip holds half the outputs
+
+
+def test_a_tpu_all_reduce_runs_rings_along_the_torus_axes_the_slice_spans() -> None:
+    """8 chips of a 3-D torus (2 x 2 x 2) use all six links; 4 chips (2 x 2 x 1) leave the third axis idle, so
+    they take longer for the same bytes; a 2-D torus splits 8 chips as 4 x 2. A compiled data-parallel program
+    charges exactly this for its gradient all-reduce."""
+    from accelkit.families.tpu import torus_allreduce_s, torus_shape
+
+    assert torus_shape(8, 3) == (2, 2, 2) and torus_shape(8, 2) == (4, 2) and torus_shape(1, 3) == (1, 1, 1)
+    assert torus_shape(4096, 3) == (16, 16, 16) and torus_shape(256, 2) == (16, 16)
+    spec = ak.hardware.get("tpu-v4")
+    model = families.model_for(spec.family)
+    r = model.rates(spec, "bf16")
+    gb = 1e9
+    link = spec.chip_to_chip_Bps / 2  # every link, one direction
+    assert r.hop_s == pytest.approx(ak.constants.value("TPU_ICI_HOP_S"))
+    eight = model.allreduce_s(gb, 8, r, spec)
+    assert eight == pytest.approx(2 * 7 / 8 * gb / link + 6 * r.hop_s)  # 3 axes x 2 ring steps
+    four = model.allreduce_s(gb, 4, r, spec)
+    assert four == pytest.approx(2 * 3 / 4 * gb / (link * 2 / 3) + 4 * r.hop_s)
+    assert four > eight and torus_allreduce_s(gb, 1, r, 3) == 0.0
+    m = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    prog = ak.compile(m, (torch.randn(64, 256),), target="tpu-v4", training=True, chips=8,
+                      parallel=ak.Parallel(data=8))
+    want = model.allreduce_s(prog.memory_plan.gradient_bytes, 8, r, spec)
+    assert prog.report.sections_s["comm"] == pytest.approx(want)

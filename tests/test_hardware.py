@@ -15,7 +15,8 @@ import accelkit as ak
 from accelkit import hardware as hw
 from accelkit.errors import AccelkitError, PrecisionError, SpecError, UnknownNameError
 
-CATALOG = ["a100", "a100-40gb", "bow", "gc200", "h100", "inf2", "sn30", "sn40l", "trn1", "tsp", "wse2", "wse3"]
+CATALOG = ["a100", "a100-40gb", "bow", "gc200", "h100", "inf2", "sn30", "sn40l", "tpu-v4", "tpu-v5e", "trn1",
+           "tsp", "wse2", "wse3"]
 calibrate_module = importlib.import_module("accelkit.hardware.calibrate")
 
 
@@ -88,6 +89,10 @@ def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -
     # AWS Neuron docs, Inferentia2 / Trainium Architecture: 2 NeuronCore-v2, 190 bf16 / 47.5 fp32 TFLOPS, 32 GiB HBM
     *[(n, lambda s: (s.compute_units, s.peak("bf16"), s.peak("fp32"), s.tier("hbm").capacity_bytes,
                      s.tier("hbm").bandwidth_Bps), (2, 190e12, 47.5e12, 32 * 2**30, 820e9)) for n in ("inf2", "trn1")],
+    ("tpu-v4", lambda s: (s.compute_units, s.functional_slices["MXU"], s.peak("bf16"), s.tier("hbm").bandwidth_Bps,
+                          s.max_chips, s.torus_dims), (2, 8, 275e12, 1.2e12, 4096, 3)),
+    ("tpu-v5e", lambda s: (s.compute_units, s.functional_slices["MXU"], s.peak("bf16"), s.tier("hbm").bandwidth_Bps,
+                           s.max_chips, s.torus_dims, s.chip_to_chip_Bps), (1, 4, 197e12, 819e9, 256, 2, 400e9)),
 ])
 def test_figures_match_the_reference_sheet(name: str, getter, expected) -> None:  # type: ignore[no-untyped-def]
     assert getter(hw.get(name)) == expected
@@ -240,8 +245,8 @@ def test_memory_tiers_default_to_on_chip_sram(tmp_path: Path) -> None:
     (('vendor = "Me"\n', ""), r"mychip.toml: missing required field 'vendor'"),
     (("[peak_flops]", "[peak_flop]"), r"mychip.toml: missing required field 'peak_flops'"),
     (('family = "gpu"', 'family = "tpu"'),
-     r"mychip.toml: field 'family' must be one of cpu, gpu, neuron, bsp-tiles, reconfigurable-dataflow, "
-     r"wafer-dataflow, static-schedule \(got 'tpu'\)"),
+     r"mychip.toml: field 'family' must be one of cpu, gpu, systolic-torus, neuron, bsp-tiles, "
+     r"reconfigurable-dataflow, wafer-dataflow, static-schedule \(got 'tpu'\)"),
     (("bf16 = {", "bfloat16 = {"), r"mychip.toml: field 'peak_flops.bfloat16': unknown precision"),
     (('dtypes = ["float32", "bfloat16"]', 'dtypes = ["float32", "brain16"]'),
      r"mychip.toml: field 'dtypes': 'brain16' is not a torch dtype name"),

@@ -35,10 +35,11 @@ def _pair(opt_cls=torch.optim.AdamW, **opt_kw):
     return a, opt_cls(a.parameters(), lr=1e-2, **opt_kw), b, opt_cls(b.parameters(), lr=1e-2, **opt_kw)
 
 
-def test_oracle_fp32_session_equals_plain_pytorch_over_steps():
+@pytest.mark.parametrize("target", ["sn40l", "tpu-v5e"])
+def test_oracle_fp32_session_equals_plain_pytorch_over_steps(target):
     ref, ref_opt, model, opt = _pair()
     loss_fn = nn.CrossEntropyLoss()
-    session = ak.Session(model, target="sn40l", optimizer=opt, loss_fn=loss_fn, precision="fp32")
+    session = ak.Session(model, target=target, optimizer=opt, loss_fn=loss_fn, precision="fp32")
     x, y = _data()
     for i in range(5):
         xb, yb = x[i * 8:(i + 1) * 8], y[i * 8:(i + 1) * 8]

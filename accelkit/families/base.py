@@ -21,7 +21,7 @@ from accelkit.constants import (
 )
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
-from accelkit.cost.rates import Rates, Spill, tile_fill
+from accelkit.cost.rates import Rates, Spill, allreduce_s, tile_fill
 from accelkit.cost.report import KernelTime
 from accelkit.families.placement import Placement, Region
 from accelkit.hardware.spec import AcceleratorSpec
@@ -157,6 +157,11 @@ class ExecutionModel:
         """The peak FLOP/s a program at ``precision`` is measured against (its matmuls' rate, e.g. a Neuron
         fp32 program's matmuls run at bf16)."""
         return spec.peak(precision)
+
+    def allreduce_s(self, nbytes: float, n: int, r: Rates, spec: AcceleratorSpec) -> float:
+        """One all-reduce of ``nbytes`` over ``n`` chips on this family's network: a ring over each chip's
+        links by default (a torus family runs rings along its axes)."""
+        return allreduce_s(nbytes, n, r)
 
     def launch_s(self) -> float:  # pragma: no cover - only a measured family overrides it
         raise NotImplementedError

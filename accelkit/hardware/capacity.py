@@ -5,7 +5,7 @@ its weights fit?) and the compiler's memory plan (which execution mode, how many
 disagree about a chip's room:
 
     usable_bytes(spec)            tier -> bytes the compiler may fill (on-chip SRAM keeps a share back)
-    holding_tiers(spec)           the tiers that hold data (a GPU's L2 is a cache in front of HBM)
+    holding_tiers(spec)           the tiers that hold data (a GPU's L2, a TPU's VMEM stand in front of HBM)
     chips_to_hold(nbytes, room)   the fewest chips whose room holds nbytes
 """
 
@@ -16,8 +16,9 @@ import math
 from accelkit.constants import value
 from accelkit.hardware.spec import AcceleratorSpec, MemoryTier
 
-CACHE_TIERS = ("l1", "l2", "cache")
-"""Tier names that are caches in front of the next tier, not room of their own."""
+CACHE_TIERS = ("l1", "l2", "cache", "cmem", "vmem")
+"""Tier names that are caches or staging scratchpads in front of the next tier, not room of their own (a TPU's
+VMEM stages tiles on their way from HBM to the matrix units; its CMEM caches HBM)."""
 
 
 def usable_bytes(spec: AcceleratorSpec) -> dict[str, int]:

@@ -93,6 +93,7 @@ _NUMBERS: dict[str, str] = {
     "pcus": "a whole number of PCUs",
     "pmus": "a whole number of PMUs",
     "max_chips": "a whole number of chips",
+    "torus_dims": "a whole number of torus dimensions (2 or 3)",
     "on_chip_memory_bytes": "a number of bytes",
     "memory_per_unit_bytes": "a number of bytes",
     "capacity_bytes": "a number of bytes",
@@ -105,7 +106,7 @@ _NUMBERS: dict[str, str] = {
     "power_w": "a number of watts",
     "peak_flops": "a number of FLOP/s",
 }
-_INTEGERS = {"compute_units", "pcus", "pmus", "max_chips", "on_chip_memory_bytes",
+_INTEGERS = {"compute_units", "pcus", "pmus", "max_chips", "torus_dims", "on_chip_memory_bytes",
              "memory_per_unit_bytes", "capacity_bytes"}
 
 
@@ -181,6 +182,7 @@ class AcceleratorSpec:
     host_link_Bps: float | None = None  # the link to the host CPU (PCIe...), both directions, as vendors quote it
     power_w: float | None = None
     max_chips: int | None = None
+    torus_dims: int | None = None  # chips linked in a 2-D or 3-D torus (TPU ICI); None: another network
     notes: str = ""
 
     # ---- questions a learner asks of a chip
@@ -235,7 +237,7 @@ class AcceleratorSpec:
         def mark(key: str) -> str:
             return "*" if self.is_illustrative(key) else ""
 
-        units = f"{self.compute_units:,} {self.unit_name}s"
+        units = f"{self.compute_units:,} {self.unit_name}{'s' if self.compute_units != 1 else ''}"
         if self.pmus:
             units += f" + {self.pmus:,} PMUs"
         if self.mesh_shape:
@@ -268,6 +270,8 @@ class AcceleratorSpec:
             extras.append(f"{self.power_w:g} W")
         if self.max_chips:
             extras.append(f"up to {self.max_chips:,} chip{'s' if self.max_chips != 1 else ''}{mark('max_chips')}")
+        if self.torus_dims:
+            extras.append(f"{self.torus_dims}-D torus{mark('torus_dims')}")
         if extras:
             lines.append("  chip:      " + ", ".join(extras))
         lines.append(f"  execution: {self.execution_model}")
@@ -327,7 +331,8 @@ class AcceleratorSpec:
 # Fields that hold a figure (and so want a source), in file order.
 _FIGURE_FIELDS = ("compute_units", "mesh_shape", "pcus", "pmus", "functional_slices",
                   "on_chip_memory_bytes", "memory_per_unit_bytes", "on_chip_bandwidth_Bps", "fabric_Bps",
-                  "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w", "max_chips", "dtypes")
+                  "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w", "max_chips", "torus_dims",
+                  "dtypes")
 _TEXT_FIELDS = ("name", "vendor", "family", "full_name", "unit_name", "execution_model", "notes")
 _REQUIRED = {
     "name": "a short name, e.g. \"my_chip\"",
@@ -514,7 +519,7 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     for key in ("compute_units", "on_chip_memory_bytes", "on_chip_bandwidth_Bps"):
         v[key] = num(key, values[key], key)
     for key in ("pcus", "pmus", "fabric_Bps", "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w",
-                "max_chips", "memory_per_unit_bytes"):
+                "max_chips", "torus_dims", "memory_per_unit_bytes"):
         v[key] = None if values.get(key) is None else num(key, values[key], key)
 
     if v["memory_per_unit_bytes"] is None:

@@ -117,7 +117,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     comm_bytes = 0
     if tensor > 1:
         layer_out = [ks[-1].out_bytes for _g, ks in layers([k for k in step_kernels if k.section == "fwd"])]
-        per_pass = sum(2 * allreduce_s(b, tensor, r) for b in layer_out)
+        per_pass = sum(2 * model.allreduce_s(b, tensor, r, spec) for b in layer_out)
         comm_s += per_pass * (2 if prog.training else 1)
         comm_bytes += int(sum(layer_out) * 2 * (2 if prog.training else 1))
         notes.append(f"tensor parallel over {tensor} chips: 2 all-reduces per layer per pass")
@@ -145,7 +145,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     dp_s = 0.0
     if prog.training and par.data > 1:
         grad_bytes = plan.gradient_bytes
-        dp_s = allreduce_s(grad_bytes, par.data, r)
+        dp_s = model.allreduce_s(grad_bytes, par.data, r, spec)
         comm_bytes += int(2 * (par.data - 1) / par.data * grad_bytes)
         notes.append(f"data parallel over {par.data} replicas: gradient all-reduce {dp_s * 1e3:.3g} ms per step")
     step_s += dp_s + opt_s

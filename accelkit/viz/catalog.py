@@ -251,7 +251,8 @@ def family_diagram(name: str | AcceleratorSpec) -> go.Figure:
 
     WSE: the core mesh in blocks, with an illustrative pipelined placement (one rectangle per layer).
     RDU: the PCU/PMU checkerboard, split into sections. IPU: the tile grid, and one superstep.
-    TSP: the functional slices as columns. GPU / CPU: the SMs or cores over L2 / cache and HBM / DRAM.
+    TSP: the functional slices as columns. TPU: the TensorCores' MXUs and vector units, ICI links to the torus.
+    GPU / CPU: the SMs or cores over L2 / cache and HBM / DRAM.
     NeuronCore: each core's Tensor, Vector, Scalar and GpSimd engines over its state buffer, the HBM, and the
     host CPU over the host link (where ``fallback="host"`` runs the ops the chip lacks).
     """
@@ -434,6 +435,48 @@ def _tsp(spec: AcceleratorSpec) -> go.Figure:
     return fig
 
 
+def _torus(spec: AcceleratorSpec) -> go.Figure:
+    """TPU: each TensorCore's MXUs (2 x 2 of them per core drawn) over its vector unit, the memory tiers below,
+    and the chip's inter-chip links (ICI) to its torus neighbours at the sides."""
+    parts = dict(spec.functional_slices or {})
+    cores = max(1, spec.compute_units)
+    mxus = max(1, parts.get("MXU", 4 * cores) // cores)
+    side = max(1, math.ceil(math.sqrt(mxus)))
+    width = cores * side + (cores - 1)  # a blank column between TensorCores
+    rows = math.ceil(mxus / side) + 1  # the MXUs, then a row for the vector unit
+    z = [[0] * width for _ in range(rows)]
+    text = [[""] * width for _ in range(rows)]
+    for c in range(cores):
+        x0 = c * (side + 1)
+        for i in range(side):
+            z[0][x0 + i] = 2
+            text[0][x0 + i] = f"TensorCore {c}: vector unit (elementwise, reductions; fp32)"
+        for m in range(mxus):
+            r, col = 1 + m // side, x0 + m % side
+            z[r][col] = 1
+            text[r][col] = f"TensorCore {c}: MXU {m}, a 128 x 128 systolic array (bf16 / int8 multiply-adds)"
+    base, light = FAMILY_COLORS[spec.family], "#9edae5"
+    scale: list[list[object]] = [[0, "#ffffff"], [0.33, "#ffffff"], [0.34, base], [0.66, base], [0.67, light],
+                                 [1, light]]
+    fig = go.Figure(_heatmap(z, text, scale, 0, 2))
+    for c in range(cores):  # name each TensorCore above its MXUs, each unit in its cells
+        x0 = c * (side + 1)
+        fig.add_annotation(x=x0 + (side - 1) / 2, y=rows - 0.5, yshift=10, text=f"TensorCore {c}", showarrow=False)
+        fig.add_annotation(x=x0 + (side - 1) / 2, y=0, text="vector unit", showarrow=False)
+        for m in range(mxus):
+            fig.add_annotation(x=x0 + m % side, y=1 + m // side, text="MXU<br>128 x 128", showarrow=False,
+                               font={"color": "white"})
+    dims = spec.torus_dims or 2
+    links = f"ICI: {2 * dims} links to the chip's neighbours in a {dims}-D torus" + (
+        f", {fmt_si(spec.chip_to_chip_Bps, 'B/s')} in all" if spec.chip_to_chip_Bps else "")
+    for x, ax in ((-0.5, -40), (width - 0.5, 40)):  # the links leave the chip on both sides
+        fig.add_annotation(x=x, y=(rows - 1) / 2, ax=ax, ay=0, text="ICI", showarrow=True, arrowhead=2,
+                           arrowside="end+start")
+    fig.add_annotation(x=(width - 1) / 2, y=rows - 0.5, yshift=32, text=links, showarrow=False)
+    _memory_bands(fig, spec, width, rows, skip_first=False, top_label=None)
+    return fig
+
+
 def _processor(spec: AcceleratorSpec) -> go.Figure:
     rows, cols = _near_square(spec.compute_units)
     z, text = [], []
@@ -515,6 +558,7 @@ _DIAGRAMS: dict[str, Callable[[AcceleratorSpec], go.Figure]] = {
     "sections": _rdu,
     "tiles": _ipu,
     "slices": _tsp,
+    "torus": _torus,
     "processor": _processor,
     "neuroncores": _neuron,
 }
