@@ -64,6 +64,7 @@ LLAMA_SHAPES: dict[str, tuple[int, int, int, int, int, int]] = {
     "llama3-70b": (8192, 80, 64, 8, 28672, 128256),  # Llama-3-70B and Llama-3.1-70B
     "llama31-405b": (16384, 126, 128, 8, 53248, 128256),
     "llama2-70b": (8192, 80, 64, 8, 28672, 32000),
+    "llama-7b": (4096, 32, 32, 32, 11008, 32000),  # LLaMA-7B and Llama-2-7B (Touvron et al. 2023, Table 2 each)
 }
 
 
@@ -169,6 +170,13 @@ _POLARIS = ("the A100 runs are ALCF jobs, so Polaris' A100 SXM4 40 GB (1,555 GB/
 _NEURON_DP = ("AWS runs one copy of the model per NeuronCore (data parallel); accelkit models the chip's 2 "
               "NeuronCores as one")
 
+_PT_XLA_TP = ("PyTorch/XLA shards each layer over the chips (FairScale-style tensor parallelism, an all-reduce "
+              "after each attention and MLP block), as the blog describes: modelled as Parallel(tensor=chips)")
+_V4_SLICE = "a v4-N slice has N/2 chips (Cloud TPU names v4 slices by TensorCores, two per chip)"
+_LLAMA_V4 = (_V4_SLICE + "; " + _PT_XLA_TP + "; the blog's experiments use 256-token prompts and batch 1 (its "
+             "sizing example); the generation length is not given: 256 is assumed (the per-token latency barely "
+             "depends on it)")
+
 CASES: dict[str, Case] = {
     "cs3-llama31-8b": _serve("llama3-8b", "wse3", 1, 1, 128, 512, _SHORT_LONG),
     "groq576-llama2-70b": _serve(
@@ -220,6 +228,14 @@ CASES: dict[str, Case] = {
         assumption=_NEURON_DP + "; the benchmark's batch 4 runs on each of the chip's 2 NeuronCores, so 8 "
                    "sequences of 128 tokens per chip; the FP32 model's matmuls run at the BF16 rate "
                    "(neuronx-cc's default autocast, NEURON_AUTOCAST)"),
+    "tpuv4x4-llama-7b-b1": _serve("llama-7b", "tpu-v4", 4, 1, 256, 256, _LLAMA_V4, parallel=Parallel(tensor=4)),
+    "tpuv5ex4-llama2-7b-b1": _serve(
+        "llama-7b", "tpu-v5e", 4, 1, 128, 128,
+        "the blog writes '1.2ms / token (i.e. 201 tokens / second / chip)': read as 201 tokens/s for the one "
+        "sequence (4.97 ms per token, which the blog divides by its 4 chips to get 1.2 ms); the other reading, "
+        "804 tokens/s, would read the 13.5 GB of bf16 weights 804 times a second (10.9 TB/s), 3.3x the 4 chips' "
+        "3.3 TB/s of HBM; max_seq_len 256 taken as 128 tokens in, 128 out; " + _PT_XLA_TP,
+        parallel=Parallel(tensor=4)),
     # informational rows: published figures beyond a weights-from-memory bound (not counted)
     "sambanova-cloud-llama31-70b": _serve(
         "llama3-70b", "sn40l", 16, 1, 128, 512,
@@ -237,6 +253,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "seconds_per_iteration": ("step_time_s", "s"),
     "sequences_per_s": ("throughput", "seq/s"),
     "images_per_s": ("throughput", "img/s"),
+    "tpot_s": ("tpot_s", "s"),  # time per output token (per-token latency), one sequence's view
 }
 
 
