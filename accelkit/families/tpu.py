@@ -117,7 +117,7 @@ class TpuModel(ExecutionModel):
                                section=k.section) for i, k in enumerate(kernels))
         notes: tuple[str, ...] = (
             "XLA compiles the step into one program; its fusions run one after another on every TensorCore",
-                 f"matmuls fill 128 x 128 MXUs by the layer's shape; {len(kernels)} fusions, no host launch each")
+            f"matmuls fill 128 x 128 MXUs by the layer's shape; {len(kernels)} fusions, no host launch each")
         if chips > 1:
             notes += (f"{chips} chips on a {' x '.join(map(str, torus_shape(chips, spec.torus_dims or 2)))} "
                       "slice of the ICI torus",)
