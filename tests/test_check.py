@@ -289,6 +289,33 @@ def test_the_output_check_runs_forward_once_per_model_and_input_signature() -> N
     assert m.calls == 6
 
 
+def test_the_capture_lists_non_tensor_outputs_so_a_tensor_only_model_is_not_run_again() -> None:
+    """Export records forward's outputs: a graph whose outputs are all tensors answers without a fake forward
+    (seconds on a 70B model); one with a constant runs it to find the ``return`` line."""
+    from accelkit.graph import capture
+    from accelkit.porting.outputs import non_tensor_outputs
+
+    class Counted(nn.Module):
+        def __init__(self, extra: tuple) -> None:  # type: ignore[type-arg]
+            super().__init__()
+            self.calls, self.extra = 0, extra
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x: torch.Tensor):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return (self.lin(x), *self.extra)
+
+    plain, tagged = Counted((None,)), Counted(("tag", 3))
+    x = torch.randn(2, 4)
+    g_plain, g_tagged = capture(plain, x), capture(tagged, x)
+    assert g_plain.non_tensor_outputs == () and g_tagged.non_tensor_outputs == ("str", "int")
+    calls = plain.calls
+    assert non_tensor_outputs(plain, x, g_plain) is None and plain.calls == calls  # forward did not run
+    found = non_tensor_outputs(tagged, x, g_tagged)
+    assert found is not None and found.count == 2 and "str" in found.detail
+    assert check(tagged, x, "wse2", graph=g_tagged).find(kind="non-tensor-output")
+
+
 def test_loss_outside_model_only_when_training_on_poptorch_like_targets() -> None:
     x = torch.randn(4, 4)
     [f] = check(Regressor(), x, "bow", training=True).find(kind="loss-outside-model")

@@ -585,6 +585,7 @@ def capture(
         vals = {n.name: n.meta.get("val") for n in ep.graph.nodes}
         out_args = [getattr(s.arg, "name", "") for s in out_specs]
         outputs = [m for a in out_args for m in _metas(vals.get(a))]
+        non_tensor = tuple(_output_type(s.arg) for s in out_specs if _output_type(s.arg))
         known = {x.name for x in nodes}
         output_names = [renamed.get(a, a) for a in out_args if a in known]
         input_names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
@@ -603,6 +604,18 @@ def capture(
     g = Graph(nodes=tuple(nodes), inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=name,
               wrapper_prefix=prefix,
               training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated,
-              output_names=output_names)
+              output_names=output_names, non_tensor_outputs=non_tensor)
     return g
+
+
+def _output_type(arg: Any) -> str:
+    """The type of an output export recorded that is not a tensor ("" for a tensor, or for ``None``, which a
+    device program need not hand back)."""
+    name = type(arg).__name__
+    if name == "TensorArgument":
+        return ""
+    if name == "ConstantArgument":
+        value = getattr(arg, "value", None)
+        return "" if value is None else type(value).__name__
+    return {"SymIntArgument": "int", "SymFloatArgument": "float", "SymBoolArgument": "bool"}.get(name, name)
 

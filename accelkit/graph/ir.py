@@ -106,6 +106,9 @@ class Graph:
     notes: list[str] = field(default_factory=list)
     mutated_inputs: dict[str, str] = field(default_factory=dict)  # user input -> line that mutates it
     output_names: list[str] = field(default_factory=list)  # nodes whose values forward returns
+    # the type of each value forward returned that is not a tensor (export keeps Python constants and sizes
+    # among the outputs): ("str", "int") for ``return x, "tag", 3``; empty when forward returns tensors only
+    non_tensor_outputs: tuple[str, ...] = ()
     # "inner.inner." when ak.port wrapped the user's model (twice): figures strip it from module names
     wrapper_prefix: str = ""
 
@@ -221,7 +224,7 @@ def graph_to_dict(g: Graph) -> dict[str, Any]:
         "buffers": {k: _meta_to(v) for k, v in g.buffers.items()},
         "outputs": [_meta_to(m) for m in g.outputs],
         "mutated_inputs": dict(g.mutated_inputs), "output_names": list(g.output_names),
-        "wrapper_prefix": g.wrapper_prefix, "nodes": nodes,
+        "wrapper_prefix": g.wrapper_prefix, "non_tensor_outputs": list(g.non_tensor_outputs), "nodes": nodes,
     }
 
 
@@ -240,4 +243,5 @@ def graph_from_dict(d: dict[str, Any]) -> Graph:
         model_name=d["model_name"], training=bool(d["training"]), capture_s=float(d["capture_s"]),
         notes=list(d["notes"]), mutated_inputs=dict(d["mutated_inputs"]), output_names=list(d["output_names"]),
         wrapper_prefix=str(d.get("wrapper_prefix", "")),
+        non_tensor_outputs=tuple(str(t) for t in d.get("non_tensor_outputs", ())),
     )

@@ -515,7 +515,7 @@ def check(
                                                  f"{str(exc).strip().splitlines()[0][:200]}")]
     if graph is not None:
         hits += _node_hits(graph, table, spec)
-        outputs = non_tensor_outputs(model, example_inputs) if model is not None and example_inputs is not None \
+        outputs = non_tensor_outputs(model, example_inputs, graph) if model is not None and example_inputs is not None \
             else None
         if outputs is not None:  # export accepts Python constants among the outputs; a device program does not
             hits.append(_hit_from_rule(table.rule("non-tensor-output"), "output", "<root>", outputs.source,

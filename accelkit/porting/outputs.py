@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from accelkit.errors import source_label
+from accelkit.graph.ir import Graph
 from accelkit.graph.values import split_inputs
 
 
@@ -46,9 +47,16 @@ def _signature(model: nn.Module, example_inputs: Any) -> Any:
     return str(spec), kinds, modules
 
 
-def non_tensor_outputs(model: nn.Module, example_inputs: Any) -> NonTensorOutputs | None:
+def non_tensor_outputs(model: nn.Module, example_inputs: Any, graph: Graph | None = None) -> NonTensorOutputs | None:
     """The non-tensor values forward returns on ``example_inputs`` (checked on fake tensors), or None. Checked
-    once per model and input signature (see :func:`_signature`)."""
+    once per model and input signature (see :func:`_signature`).
+
+    ``graph``: this model's capture on these inputs. Its export already lists forward's outputs, so a graph
+    whose outputs are all tensors answers None without running forward again (a 70B model's fake forward
+    takes seconds); forward runs only to find the ``return`` line of what is not a tensor.
+    """
+    if graph is not None and not graph.non_tensor_outputs:
+        return None
     seen = _SEEN.setdefault(model, {})
     key = _signature(model, example_inputs)
     if key not in seen:

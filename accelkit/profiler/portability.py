@@ -40,6 +40,7 @@ from torch import nn
 
 from accelkit.errors import CaptureError
 from accelkit.graph.cost import VIEW_OPS
+from accelkit.graph.ir import Graph
 from accelkit.porting.check import HOST_SYNC_KINDS, is_custom_op
 from accelkit.porting.outputs import non_tensor_outputs
 from accelkit.porting.support import SupportTable, load_table
@@ -125,7 +126,7 @@ def find_portability_issues(model: nn.Module, example_inputs: Any) -> list[Porta
                 detail=err.message.splitlines()[0] if err.message else str(err),
                 fix=fix_for(kind),
             )]
-        return findings_from_graph(graph) + _non_tensor_outputs(model, example_inputs)
+        return findings_from_graph(graph) + _non_tensor_outputs(model, example_inputs, graph)
     finally:
         for m, was_training in modes:
             m.training = was_training
@@ -198,8 +199,8 @@ def _module_name(module: str | None) -> str | None:
     return "<root>" if module == "" else module
 
 
-def _non_tensor_outputs(model: nn.Module, example_inputs: Any) -> list[PortabilityFinding]:
-    found = non_tensor_outputs(model, example_inputs)
+def _non_tensor_outputs(model: nn.Module, example_inputs: Any, graph: Graph) -> list[PortabilityFinding]:
+    found = non_tensor_outputs(model, example_inputs, graph)
     if found is None:
         return []
     return [PortabilityFinding(kind="non-tensor-output", op="output", module="<root>", source=found.source,
