@@ -74,6 +74,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from accelkit.compiler.program import compile
 
     target = _target(args.target)
+    _precision(target, args.precision)
     loaded = load_model(args.spec, args.inputs, seed=args.seed)
     prog = compile(loaded.model, _need_inputs(loaded), target=target, precision=args.precision,
                    batch_size=args.batch_size, micro_batch=args.micro_batch, chips=args.chips, mode=args.mode,
@@ -88,6 +89,19 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     run_hint = f"accelkit run {out}" + ("" if args.spec.startswith("zoo:") else f" --spec {args.spec}")
     print(f"\nwrote {out} (manifest.json, weights, {CLI_JSON}); run it with: {run_hint}")
     return 0
+
+
+def _precision(target: str, precision: str) -> None:
+    """A precision the target has, or a usage error naming --precision (before the model is built)."""
+    from accelkit import hardware
+    from accelkit.errors import PrecisionError
+
+    try:
+        hardware.get(target).peak(precision)
+    except PrecisionError as exc:
+        have = list(hardware.get(target).peak_flops)
+        raise UsageError(f"{exc.message} (--precision is {precision}{' by default' if precision == 'bf16' else ''})",
+                         fix=f"pass --precision {have[0]} (or another of {', '.join(have)})") from None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -113,3 +113,15 @@ class PortError(AccelkitError):
         self.error = error
         self.tolerance = tolerance
         super().__init__(message, where=where, fix=fix)
+
+
+class ArgumentError(AccelkitError, TypeError, ValueError):
+    """An argument of the wrong type or out of range: names the argument, what it got and what it takes.
+
+    A ``TypeError`` and a ``ValueError`` both, as Python's own functions raise one or the other for these.
+    """
+
+
+class ModelError(AccelkitError):
+    """The user's model failed on its own (its forward or backward raised, or it holds no real weights):
+    names the model, what it raised, the user's ``file:line`` and the inputs it was given."""

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from accelkit.errors import AccelkitError
 
@@ -290,6 +291,26 @@ def _random_batches(prog: Any, model: nn.Module, example: tuple[Any, ...] | None
         yield tuple(out)
 
 
+PROGRESS_FROM_STEPS = 10
+"""``run`` shows a progress bar (on stderr) from this many steps on."""
+
+
+def _check_given_inputs(prog: Any, example: tuple[Any, ...] | None, given: Sequence[str]) -> int:
+    """Refuse ``--inputs`` whose shapes are not the compiled program's (a compiled program runs its shapes only,
+    as a PEF or a build does; the batch dimension may differ); returns their batch."""
+    want = [f"{m.dtype}[{'x'.join(map(str, ('B', *m.shape[1:])))}]" for m in prog.graph.inputs.values()]
+    have = [t for t in (example or ()) if isinstance(t, torch.Tensor)]
+    same = len(have) == len(want) and all(
+        str(t.dtype).removeprefix("torch.") == m.dtype and tuple(t.shape[1:]) == tuple(m.shape[1:]) and t.dim()
+        for t, m in zip(have, prog.graph.inputs.values(), strict=False))
+    if not same:
+        raise UsageError(f"--inputs {' '.join(given)} are not the inputs this artifact was compiled for: "
+                         f"{', '.join(want)} (B: any batch)",
+                         fix="give inputs of those shapes (only the batch may differ), or compile again with "
+                             "these --inputs")
+    return int(have[0].shape[0])
+
+
 def run_artifact(artifact: str | os.PathLike[str], *, spec: str | None = None, steps: int = 1,
                  batch_size: int | None = None, seed: int = 0, inputs: Sequence[str] | None = None,
                  spec_from: str = "--spec", program: Any = None) -> RunResult:
@@ -300,9 +321,10 @@ def run_artifact(artifact: str | os.PathLike[str], *, spec: str | None = None, s
     from accelkit.compiler.artifact import load
     from accelkit.runtime.session import Session
 
-    if not isinstance(steps, int) or steps < 1:
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"steps must be a whole number ≥ 1, got {steps!r}", fix="e.g. --steps 10")
     prog = program if program is not None else load(artifact)
+    given = list(inputs) if inputs else None  # the caller's own shapes (cli.json's are the compiled ones)
     if spec is None:
         recorded = recorded_cli(artifact)
         if not recorded:
@@ -322,6 +344,8 @@ def run_artifact(artifact: str | os.PathLike[str], *, spec: str | None = None, s
         raise AccelkitError(f"the weights in {artifact} do not fit the model from {spec!r}: {detail[:400]}",
                             fix="pass the --spec the artifact was compiled from") from None
     model = loaded.model.eval()
+    if given:
+        batch_size = batch_size or _check_given_inputs(prog, loaded.example_inputs, given)
     batch = batch_size or prog.batch_size
     if loaded.entry is not None and loaded.example_inputs:
         batches = _dataset_batches(loaded.entry, loaded.example_inputs, batch)
@@ -333,11 +357,21 @@ def run_artifact(artifact: str | os.PathLike[str], *, spec: str | None = None, s
     session = Session(model, target=prog.spec.name, precision=prog.precision, batch_size=batch,
                       chips=prog.chips, parallel=prog.parallel if batch == prog.batch_size else None,
                       mode="auto" if prog.training else prog.mode)
+    if given:
+        how = f"--inputs {' '.join(given)} ({how})"
     xs: tuple[Any, ...] = ()
     outputs: Any = None
-    for _ in range(steps):
-        xs = next(batches)
-        outputs = session.run(*xs).outputs
+    done = 0
+    try:  # a long run shows its progress, and Ctrl-C stops it with the steps done so far reported
+        for _ in tqdm(range(steps), desc=f"run {Path(artifact).name}", unit="step", file=sys.stderr, leave=False,
+                      disable=steps < PROGRESS_FROM_STEPS, mininterval=0.5):
+            xs = next(batches)
+            outputs = session.run(*xs).outputs
+            done += 1
+    except KeyboardInterrupt:
+        if not done:
+            raise
+        how += f"; interrupted after {done:,} of {steps:,} steps"
     shown = ", ".join(f"{str(t.dtype).removeprefix('torch.')}[{', '.join(map(str, t.shape))}]"
                       for t in torch.utils._pytree.tree_flatten(outputs)[0] if isinstance(t, torch.Tensor)) or "-"
     return RunResult(str(artifact), spec, spec_from, how, shown, session.report(), xs, outputs)

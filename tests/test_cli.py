@@ -173,6 +173,9 @@ def test_zoo_spec_runs_on_the_entrys_dataset(capsys: pytest.CaptureFixture[str],
     (["check", "akcli_models:make_mlp", "--target", "tpu9"], "no system called 'tpu9'; known: "),
     (["check", "zoo:akcli_no_such_entry", "--target", "sn40l"], "zoo"),
     (["compile", "akcli_models:make_mlp", "--target", "sn40l"], "--output"),  # argparse's own usage error
+    (["compile", "akcli_models:make_mlp", "--target", "sn40l", "--precision", "fp64", "-o", "g"], "no fp64 peak"),
+    # the default precision (bf16) on a chip without it: the fix is the flag, not Python's spec.peak()
+    (["compile", "akcli_models:make_mlp", "--target", "tsp", "-o", "g"], "(--precision is bf16 by default); fix: pass --precision fp32"),
 ])
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], says: str) -> None:
     code, out, err = run(capsys, *argv)
@@ -180,14 +183,12 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
     assert says in err and "Traceback" not in err + out
     if "--output" not in says:
         assert err.count("\n") == 1 and "fix:" in err  # one line: cause and fix
-        assert argv[1] in err or argv[-1] in err  # names the spec (or the bad shape, the bad target)
+        assert argv[1] in err or argv[-1] in err or "--precision" in err  # names the spec (the shape, the flag)
 
 
 @pytest.mark.parametrize(("argv", "says"), [
     (["compile", "akcli_models:make_masked", "--target", "tsp", "--precision", "fp16", "-o", "{tmp}/g"],
      "depends on the values in it"),
-    (["compile", "akcli_models:make_mlp", "--target", "sn40l", "--precision", "fp64", "-o", "{tmp}/g"],
-     "no fp64 peak"),
     (["run", "{tmp}/missing.akp"], "not an accelkit artifact"),
     (["profile", "akcli_models:make_mlp_only", "--inputs", "8x15"], "shapes cannot be multiplied"),
 ])
@@ -239,3 +240,40 @@ def test_parse_shape() -> None:
     assert parse_shape("2:bf16") == ((2,), torch.bfloat16, 2)
     with pytest.raises(UsageError, match="HIGH"):
         parse_shape("2x3:float32:10")
+
+
+# ---- run: --inputs is used or refused, never ignored; a long run shows progress and stops on Ctrl-C ---------
+@pytest.fixture
+def mlp_akp(tmp_path: Path) -> Path:
+    loaded = load_model("akcli_models:make_mlp", seed=0)
+    ak.compile(loaded.model, loaded.example_inputs, target="sn40l", precision="fp32").save(tmp_path / "a")
+    return tmp_path / "a"
+
+
+def test_run_inputs_of_other_shapes_are_refused(capsys: pytest.CaptureFixture[str], mlp_akp: Path) -> None:
+    code, out, err = run(capsys, "run", str(mlp_akp), "--spec", "akcli_models:make_mlp", "--inputs", "8x32")
+    assert code == 2 and "not the inputs this artifact was compiled for: float32[Bx16]" in err
+    assert "compile again with these --inputs" in err and "Traceback" not in err + out
+
+
+def test_run_inputs_set_the_batch(capsys: pytest.CaptureFixture[str], mlp_akp: Path) -> None:
+    code, out, err = run(capsys, "run", str(mlp_akp), "--spec", "akcli_models:make_mlp", "--inputs", "4x16")
+    assert code == 0, err
+    assert "inputs: --inputs 4x16" in out and "float32[4, 4]" in out and "1 steps, 4 samples" in out
+
+
+def test_a_long_run_shows_progress_and_stops_on_ctrl_c(capsys: pytest.CaptureFixture[str], mlp_akp: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    real = ak.Session.run
+    calls = []
+
+    def run_until_ctrl_c(self: ak.Session, *xs: torch.Tensor, **kw: object) -> ak.StepResult:
+        calls.append(1)
+        if len(calls) > 25:
+            raise KeyboardInterrupt
+        return real(self, *xs, **kw)
+
+    monkeypatch.setattr(ak.Session, "run", run_until_ctrl_c)
+    result = run_artifact(mlp_akp, spec="akcli_models:make_mlp", steps=10**12)
+    assert "interrupted after 25 of 1,000,000,000,000 steps" in result.inputs and result.report.steps == 25
+    assert "/1000000000000" in capsys.readouterr().err  # the progress bar, on stderr

@@ -1,7 +1,7 @@
 """accelkit's layers import only downward, function-local imports included (they hid a compiler <-> model
 cycle before). From the bottom:
 
-    bottom    errors, version, hardware, graph, data, devtools, the constants registry (accelkit.constants)
+    bottom    errors, the argument checks (accelkit.boundary), version, hardware, graph, data, devtools, the constants registry (accelkit.constants)
     porting   check, port, the support tables
     cost      accelkit.cost (Parallel, Kernel, rates), the families' execution models (accelkit.families)
               and the performance model (sim.estimate, report, constants, the host measurements it reads)
@@ -22,7 +22,7 @@ import accelkit
 ROOT = Path(accelkit.__file__).parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("bottom", ("accelkit.errors", "accelkit._version", "accelkit.hardware", "accelkit.graph", "accelkit.data",
+    ("bottom", ("accelkit.errors", "accelkit.boundary", "accelkit._version", "accelkit.hardware", "accelkit.graph", "accelkit.data",
                 "accelkit.devtools", "accelkit.constants")),  # the constants registry imports nothing
     ("porting", ("accelkit.porting",)),
     ("cost", ("accelkit.cost", "accelkit.families", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",

@@ -179,7 +179,7 @@ def test_forward_error_names_the_exception_and_the_model() -> None:
 
 
 def test_bad_run_counts() -> None:
-    with pytest.raises(AccelkitError, match="runs >= 1"):
+    with pytest.raises(AccelkitError, match="runs must be a whole number ≥ 1"):
         ak.profile(mlp(), torch.randn(B, D), runs=0)
 
 

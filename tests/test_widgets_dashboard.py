@@ -129,7 +129,7 @@ def test_errors_are_shown_in_the_tab_not_raised() -> None:
     dash = WorkflowDashboard(Broken(), (torch.randn(2, 4),), target="gc200")
     out = dash.outcome("profile")
     assert isinstance(out.error, ak.AccelkitError) and out.value is None
-    assert out.summary_text.startswith("profile on this host failed\nAccelkitError:\n"
+    assert out.summary_text.startswith("profile on this host failed\nModelError:\n"
                                        "Broken.forward raised RuntimeError: this model is broken")
     assert "#c00000" in dash.summaries["profile"].value
     assert dash._panes["profile"].plots.layout.display == "none"

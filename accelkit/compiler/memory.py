@@ -193,6 +193,15 @@ def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shard
     return plan_options(fp, spec, chips=chips, model_shards=model_shards, mode=mode)[0]
 
 
+def check_mode(spec: AcceleratorSpec, mode: Any, chips: int = 1) -> tuple[str, ...]:
+    """Refuse a mode ``spec``'s family does not have (naming the ones it has); returns the family's modes."""
+    modes = MODES[spec.family]
+    if mode != "auto" and mode not in modes:
+        raise ModeError(f"{spec.name} has no execution mode {mode!r}",
+                        fix=f"use mode='auto' or one of {list(modes)}", target=spec.name, chips=chips, mode=mode)
+    return modes
+
+
 def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
                  mode: str = "auto") -> list[MemoryPlan]:
     """The memory plans worth timing, in the family's mode order: each faster mode that holds the model only in
@@ -202,10 +211,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
 
     Raises :class:`ModeError` naming what would fit when no plan holds the model at all.
     """
-    modes = MODES[spec.family]
-    if mode != "auto" and mode not in modes:
-        raise ModeError(f"{spec.name} has no execution mode {mode!r}",
-                        fix=f"use mode='auto' or one of {list(modes)}", target=spec.name, chips=chips, mode=mode)
+    modes = check_mode(spec, mode, chips)
     caps = _tiers(spec)
     sheet = {t.name: int(t.capacity_bytes) for t in spec.memory_tiers}
     tier_names = list(caps)

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from accelkit import hardware
+from accelkit.boundary import flag, got, instance, maybe_whole, one_of, whole
 from accelkit.compiler.fallback import (
     FALLBACKS,
     device_kernels,
@@ -32,13 +33,13 @@ from accelkit.compiler.fallback import (
     with_host,
 )
 from accelkit.compiler.manifest import save as save_artifact
-from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, footprint, plan_options
+from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, check_mode, footprint, plan_options
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
 from accelkit.cost import Parallel
 from accelkit.cost.host import HostMeasurements
 from accelkit.cost.host import measure as host_measure
-from accelkit.errors import CompileError
+from accelkit.errors import CompileError, PrecisionError
 from accelkit.families import model_for
 from accelkit.graph.capture import capture
 from accelkit.graph.ir import Graph
@@ -227,6 +228,47 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
     return [f for f in report.findings if f.kind != "too-large"]
 
 
+def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = None, micro_batch: Any = None,
+                  chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
+                  recompute: Any = "none", fusion: Any = "o1", fallback: Any = None) -> AcceleratorSpec:
+    """Check what :func:`compile` is asked for before any work starts (``ak.Session`` checks the same at
+    construction, not at its first step); returns the target's spec. Every refusal names the argument."""
+    spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
+    if not isinstance(precision, str):
+        raise CompileError(f"precision must be a precision's name, not {got(precision)}",
+                           fix=f"use one of {list(spec.peak_flops)}, e.g. precision='fp32'")
+    try:
+        spec.peak(precision)
+    except PrecisionError as exc:  # the fix in this function's words, not spec.peak's
+        raise PrecisionError(exc.message, fix=f"pass precision={next(iter(spec.peak_flops))!r} (or another of "
+                                              f"{list(spec.peak_flops)})") from None
+    one_of("recompute", recompute, RECOMPUTE, error=CompileError)
+    one_of("fusion", fusion, ("o0", "o1"), error=CompileError)
+    if fallback not in FALLBACKS:
+        raise CompileError(f"fallback={fallback!r} is not a fallback",
+                           fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
+    flag("training", training)
+    check_mode(spec, mode)
+    whole("chips", chips, example="chips=4", error=CompileError)
+    maybe_whole("batch_size", batch_size, example="batch_size=32", error=CompileError)
+    maybe_whole("micro_batch", micro_batch, example="micro_batch=8", error=CompileError)
+    if batch_size is not None and micro_batch is not None and batch_size % micro_batch:
+        raise CompileError(f"batch_size {batch_size} is not divisible by micro_batch {micro_batch}",
+                           fix=f"use a micro_batch that divides {batch_size}, e.g. "
+                               f"{[d for d in range(1, batch_size + 1) if batch_size % d == 0][-2:]}")
+    if parallel is not None:
+        instance("parallel", parallel, Parallel, takes="an ak.Parallel (or None: accelkit picks the split)",
+                 example="parallel=ak.Parallel(data=2, pipeline=2)", error=CompileError)
+        if parallel.chips != chips:
+            raise CompileError(f"parallel={parallel} uses {parallel.chips} chips but chips={chips}",
+                               fix=f"pass chips={parallel.chips}, or change the Parallel factors so their "
+                                   f"product is {chips}")
+    if spec.max_chips is not None and chips > spec.max_chips:
+        raise CompileError(f"{chips} chips is more than the largest {spec.name} system ({spec.max_chips})",
+                           fix=f"use at most {spec.max_chips} chips")
+    return spec
+
+
 def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     model: nn.Module | Graph,
     example_inputs: Any = None,
@@ -256,25 +298,9 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
     every tensor that crosses goes over the host link, both ways (see :mod:`accelkit.compiler.fallback`).
     """
-    spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
-    spec.peak(precision)  # PrecisionError listing the ones the chip has
-    if recompute not in RECOMPUTE:
-        raise CompileError(f"recompute={recompute!r} is not a recompute policy",
-                           fix=f"use one of {list(RECOMPUTE)}")
-    if fusion not in ("o0", "o1"):
-        raise CompileError(f"fusion={fusion!r} is not a fusion level", fix="use 'o0' or 'o1'")
-    if fallback not in FALLBACKS:
-        raise CompileError(f"fallback={fallback!r} is not a fallback",
-                           fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
-    if not isinstance(chips, int) or chips < 1:
-        raise CompileError(f"chips must be a whole number ≥ 1, got {chips!r}", fix="e.g. chips=4")
-    if parallel is not None and parallel.chips != chips:
-        raise CompileError(f"parallel={parallel} uses {parallel.chips} chips but chips={chips}",
-                           fix=f"pass chips={parallel.chips}, or change the Parallel factors so their "
-                               f"product is {chips}")
-    if spec.max_chips is not None and chips > spec.max_chips:
-        raise CompileError(f"{chips} chips is more than the largest {spec.name} system ({spec.max_chips})",
-                           fix=f"use at most {spec.max_chips} chips")
+    spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
+                         mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
+                         fallback=fallback)
     if isinstance(model, Graph):
         graph = model
         if training and not graph.training:
@@ -290,13 +316,16 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
                            fix="pass the model object (e.g. MyNet()) and its example inputs")
     example_batch = _example_batch(graph)
     batch = example_batch if batch_size is None else batch_size
-    if not isinstance(batch, int) or batch < 1:
-        raise CompileError(f"batch_size must be a whole number ≥ 1, got {batch_size!r}", fix="e.g. batch_size=32")
     micro = batch if micro_batch is None else micro_batch
-    if micro < 1 or batch % micro:
+    if batch % micro:
         raise CompileError(f"batch_size {batch} is not divisible by micro_batch {micro}",
                            fix=f"use a micro_batch that divides {batch}, e.g. "
                                f"{[d for d in range(1, batch + 1) if batch % d == 0][-2:]}")
+    if parallel is not None and parallel.data > batch:
+        raise CompileError(f"parallel={parallel} gives each of {parallel.data} replicas a share of a batch of {batch}: "
+                           f"{parallel.data - batch} replica(s) would have no sample at all",
+                           fix=f"use a batch of at least {parallel.data} (batch_size={parallel.data}), or fewer data "
+                               f"replicas (e.g. ak.Parallel(data={batch}, ...))")
     findings = _legality_findings(model, example_inputs, graph, spec, fallback)
     host = host_nodes(graph, findings, spec.dtypes) if fallback == "host" else frozenset()
     _nodes, kernels, passes = run_pipeline(graph, family=spec.family, level=fusion, findings=findings, host=host)
@@ -359,4 +388,4 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     candidates = [build(*pair) for pair in pairs]
     return min(candidates, key=lambda prog: (prog.report.step_time_s, prog.parallel.model_shards))
 
-__all__ = ["CompileError", "CompiledProgram", "Parallel", "captured", "compile"]
+__all__ = ["CompileError", "CompiledProgram", "Parallel", "captured", "check_options", "compile"]

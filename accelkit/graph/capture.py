@@ -27,7 +27,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from accelkit.errors import AccelkitError, CaptureError, notebook_cell, source_label
+from accelkit.errors import AccelkitError, CaptureError, ModelError, notebook_cell, source_label
 from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
 from accelkit.graph.ir import Graph, Node, TensorMeta
 from accelkit.graph.values import split_inputs
@@ -178,7 +178,7 @@ def _explain(exc: BaseException, model: nn.Module) -> CaptureError:
             fix="return only tensors from forward (for transformers models build them with "
                 "use_cache=False so no cache object is returned)",
         )
-    if "data-dependent" in text or "GuardOnDataDependent" in type(exc).__name__ or "unbacked" in text:
+    if "data-dependent" in text or "DataDependent" in type(exc).__name__ or "unbacked" in text:
         host_sync = bool(re.search(r"\.(item|tolist|numpy)\(|\b(int|float|bool)\(", code))
         if host_sync:
             return CaptureError(
@@ -203,6 +203,38 @@ def _explain(exc: BaseException, model: nn.Module) -> CaptureError:
         fix="simplify the Python in forward at that line (no data-dependent control flow, only tensor "
             "inputs and outputs), or capture a sub-module that does export",
     )
+
+
+def _shapes(values: Any) -> str:
+    leaves = [t for t in tree_flatten(values)[0] if isinstance(t, torch.Tensor)]
+    return ", ".join(f"{str(t.dtype).removeprefix('torch.')}[{', '.join(map(str, t.shape))}]" for t in leaves)
+
+
+def model_raised(exc: BaseException, model: nn.Module, inputs: Any, doing: str = "forward") -> ModelError:
+    """What the user's own ``forward`` (or ``backward``) raised, as an accelkit error: the exception, the user's
+    line, the module and the inputs it was given; accelkit's own errors pass through as they are."""
+    if isinstance(exc, AccelkitError):
+        return exc  # type: ignore[return-value]
+    frame = _user_frame(exc)
+    module, module_type = _module_at_frame(exc, model)
+    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    where = ", ".join(p for p in (source_label(frame.filename, frame.lineno) if frame else None,
+                                  f"module {module} ({module_type})" if module else None,
+                                  f"inputs ({_shapes(inputs)})") if p)
+    what = f"{type(model).__name__}.forward" if doing == "forward" else f"{doing} of {type(model).__name__}"
+    return ModelError(
+        f"{what} raised {type(exc).__name__}: {first}", where=where,
+        fix=f"run model(*example_inputs) on its own to debug it; check that the inputs' shapes and dtypes are what "
+            f"{type(model).__name__}.forward expects")
+
+
+@contextlib.contextmanager
+def user_code(model: nn.Module, inputs: Any, doing: str = "forward") -> Iterator[None]:
+    """Run the user's model inside: whatever it raises leaves as a :class:`ModelError` (see :func:`model_raised`)."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the boundary around the user's code
+        raise model_raised(exc, model, inputs, doing) from exc
 
 
 # ------------------------------------------------------------------------------------------
@@ -591,7 +623,12 @@ def capture(
         input_names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
         inputs = {a: m for a in input_names for m in _metas(vals.get(a))[:1]}
         if training:
-            extra, tnotes = _training_nodes(model, args, kwargs, optimizer)
+            try:
+                extra, tnotes = _training_nodes(model, args, kwargs, optimizer)
+            except AccelkitError:
+                raise
+            except Exception as exc:  # e.g. .item() under fake tensors: DataDependentOutputException
+                raise _explain(exc, model) from exc
             nodes = nodes + extra
             notes.extend(tnotes)
     finally:

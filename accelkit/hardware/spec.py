@@ -37,6 +37,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from accelkit import boundary
 from accelkit.errors import PrecisionError, SpecError, UnknownNameError
 from accelkit.hardware.precision import PRECISIONS
 from accelkit.hardware.precision import normalize as _precision_key
@@ -355,7 +356,7 @@ def load(path: str | Path, *, strict_sources: bool = False) -> AcceleratorSpec:
     With ``strict_sources`` every figure must carry a source (the catalog's own files do);
     otherwise a figure without one gets the source "<file>: no source given".
     """
-    path = Path(path)
+    path = boundary.path("path", path, example="accelkit.hardware.load('my_chip.toml')")
     raw = _read_toml(path)
     values, sources = _split_sources(raw, path.name)
     return _build(values, sources, origin=path.name, strict=strict_sources, where=str(path))
@@ -369,6 +370,13 @@ def _read_toml(path: Path, depth: int = 0) -> dict[str, Any]:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file", fix="check the path") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path} is a folder, not a chip's TOML file", fix="name the .toml file inside it") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path.name} is not a text file (not UTF-8), so not a chip's TOML file", where=str(path),
+                        fix="pass the chip's .toml file (see accelkit/hardware/systems/ for examples)") from None
+    except OSError as e:
+        raise SpecError(f"{path}: cannot be read ({e.strerror or e})", fix="check the path and its permissions") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path.name}: not valid TOML: {e}", where=str(path),
                         fix="fix the syntax at that line (strings in quotes, one key = value per line)") from None

@@ -25,7 +25,8 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_flatten
 
-from accelkit.errors import AccelkitError, CaptureError, source_label
+from accelkit.boundary import flag, got
+from accelkit.errors import AccelkitError, ArgumentError, CaptureError, source_label
 from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
 from accelkit.graph.values import named_inputs, split_inputs
@@ -42,6 +43,9 @@ KINDS = (
 HOST_SYNC_KINDS = frozenset({"item", "_local_scalar_dense"})
 DATA_DEPENDENT_SHAPE_KINDS = frozenset({"nonzero", "nonzero_static", "unique", "_unique", "_unique2",
                                         "unique_dim", "unique_consecutive", "masked_select"})
+MATMUL_KINDS = frozenset({"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "mv", "addmv", "dot",
+                          "convolution", "_convolution", "conv1d", "conv2d", "conv3d"})
+"""Ops whose tensor operands must share one dtype (PyTorch refuses int64 x float32)."""
 _CAPTURE_KIND_TO_RULE = {"data-dependent-control-flow": "data-dependent-control-flow", "host-sync": "host-sync",
                          "non-tensor-output": "non-tensor-output", "unsupported": "capture-error"}
 
@@ -193,6 +197,37 @@ def resolve_target(target: Any) -> Any:
         return target
     raise AccelkitError(f"target must be a chip name or an AcceleratorSpec, not {type(target).__name__}",
                         fix="e.g. target='tsp'; see accelkit.hardware.names()")
+
+
+def check_dynamic_dims(model: nn.Module | None, example_inputs: Any, dynamic_dims: Any) -> None:
+    """Refuse ``dynamic_dims`` that name no input or a dimension the input does not have (``{0: 7}`` on a 2-D
+    input), before any work: ``{name or position: dim or [dims]}``."""
+    if dynamic_dims is None:
+        return
+    fix = "key dynamic_dims by argument name or position, each with a dimension or a list of them, e.g. {'input_ids': 1}"
+    if not isinstance(dynamic_dims, Mapping):
+        raise ArgumentError(f"dynamic_dims must be a dict, not {got(dynamic_dims)}", fix=fix)
+    values = named_inputs(model, example_inputs)
+    names = list(values)
+    for key, dims in dynamic_dims.items():
+        if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(names):
+            name = names[key]
+        elif isinstance(key, str) and key in values:
+            name = key
+        else:
+            raise ArgumentError(f"dynamic_dims names input {key!r}, but forward's inputs are {names}", fix=fix)
+        value = values[name]
+        listed = [dims] if isinstance(dims, int) else dims
+        if not isinstance(listed, (list, tuple)) or not listed or \
+                any(isinstance(d, bool) or not isinstance(d, int) for d in listed):
+            raise ArgumentError(f"dynamic_dims[{key!r}] must be a dimension or a list of them, not {got(dims)}",
+                                fix=fix)
+        rank = value.dim() if isinstance(value, torch.Tensor) else 0
+        for d in listed:
+            if not 0 <= d < rank:
+                raise ArgumentError(f"dynamic_dims[{key!r}] = {dims!r}: input {name!r} has {rank} dimension(s) "
+                                    f"(shape {list(value.shape) if rank else '()'}), so dimension {d} does not exist",
+                                    fix=f"name a dimension from 0 to {rank - 1}" if rank else fix)
 
 
 def unwrap(model: nn.Module) -> nn.Module:
@@ -364,6 +399,14 @@ def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
             hits.append(_hit_from_rule(inplace_rule, n.op, module, n.source,
                                        reason=f"{inplace_rule.reason} (the input written is a view of a forward argument)",
                                        input_name=_root_input(n, graph, user_inputs)))
+        mixed = sorted({m.dtype for m in n.inputs}) if n.kind in MATMUL_KINDS else []
+        if len(mixed) > 1:  # fails on every machine, this CPU included: say so before compile or a run does
+            dtype_rule = table.rule("dtype")
+            hits.append(_Hit("dtype", n.op, module, n.source,
+                             f"{n.kind} gets tensors of {' and '.join(mixed)}; it needs one dtype, so the model fails "
+                             f"when it runs (PyTorch: 'mat1 and mat2 must have the same dtype')",
+                             "convert the input to the weights' dtype (x.float()), or pass integer ids through an "
+                             "nn.Embedding first", "error", None, dtype_rule.source))
         for meta in {m.dtype for m in n.outputs}:
             if meta not in supported:
                 hits.append(_dtype_hit(table, meta, n.op, module, n.source))
@@ -486,6 +529,9 @@ def check(
     :class:`~accelkit.CaptureError` that points at the line.
     """
     spec = resolve_target(target)
+    flag("training", training)
+    if model is not None:
+        check_dynamic_dims(model, example_inputs, dynamic_dims)
     table = table_for(spec)
     hits: list[_Hit] = []
     notes: list[str] = []
@@ -513,6 +559,11 @@ def check(
             hits += dd or [_hit_from_rule(table.rule("capture-error"), "forward", "<root>", forward_source(model),
                                           reason=f"capture failed: {type(exc).__name__}: "
                                                  f"{str(exc).strip().splitlines()[0][:200]}")]
+        for h in hits:  # one verdict with ak.compile, which needs the graph: what stops the capture is an error
+            if h.severity == "warning":
+                h.severity = "error"
+                h.reason += (f"; accelkit cannot capture {type(model).__name__} as one graph because of it, so "
+                             f"ak.compile refuses it (a real {spec.name} may run it eagerly, paying this cost)")
     if graph is not None:
         hits += _node_hits(graph, table, spec)
         outputs = non_tensor_outputs(model, example_inputs, graph) if model is not None and example_inputs is not None \
@@ -540,5 +591,5 @@ def check(
     )
 
 
-__all__ = ["KINDS", "CompatibilityReport", "Finding", "check", "default_dtype", "forward_source", "named_inputs",
+__all__ = ["KINDS", "CompatibilityReport", "Finding", "check", "check_dynamic_dims", "default_dtype", "forward_source", "named_inputs",
            "resolve_target", "split_inputs", "unwrap"]

@@ -26,9 +26,18 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.errors import PortError
+from accelkit import boundary
+from accelkit.boundary import flag, got, number, whole
+from accelkit.errors import ArgumentError, PortError
+from accelkit.graph.capture import user_code
 from accelkit.graph.values import compare
-from accelkit.porting.check import CompatibilityReport, check, resolve_target, split_inputs
+from accelkit.porting.check import (
+    CompatibilityReport,
+    check,
+    check_dynamic_dims,
+    resolve_target,
+    split_inputs,
+)
 from accelkit.porting.recipes import (
     RECIPE_ORDER,
     RECIPES,
@@ -150,8 +159,8 @@ def _normalize_dims(model: nn.Module, example: Sample, dynamic_dims: Mapping[int
         if isinstance(key, str) and key in names and names.index(key) < len(example.args):
             key = names.index(key)
         elif isinstance(key, str) and key not in example.kwargs:
-            raise PortError(f"dynamic_dims names input {key!r}, but forward's inputs are {names}",
-                            recipe="pad-to-bucket", fix="key dynamic_dims by argument name or position")
+            raise ArgumentError(f"dynamic_dims names input {key!r}, but forward's inputs are {names}",
+                                fix="key dynamic_dims by argument name or position")
         out[key] = [dims] if isinstance(dims, int) else list(dims)
     return out
 
@@ -288,6 +297,32 @@ def _grad_tolerance(tol: Tolerance) -> Tolerance:
                      "tolerance, at least float32 reassociation (1e-5 + 1e-4 relative)")
 
 
+def _check_arguments(model: Any, example_inputs: Any, tolerance: Any, *, training: Any, dynamic_dims: Any,
+                     buckets: Any, pad_value: Any, loss_fn: Any, trials: Any, seed: Any) -> Tolerance | None:
+    """ak.port's boundary: every argument checked before any work (a wrong one is the caller's, never a recipe's);
+    returns the caller's tolerance (None: each recipe's own)."""
+    boundary.instance("model", model, nn.Module, takes="an nn.Module", example="ak.port(MyNet(), (x,), target='tsp')")
+    flag("training", training)
+    whole("trials", trials, at_least=0, example="trials=3")
+    whole("seed", seed, at_least=0, example="seed=0")
+    number("pad_value", pad_value, at_least=-math.inf, example="pad_value=0")
+    boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",
+                      example="loss_fn=torch.nn.CrossEntropyLoss()")
+    if buckets is not None:
+        if not isinstance(buckets, (list, tuple)) or not buckets:
+            raise ArgumentError(f"buckets must be a list of lengths, not {got(buckets)}", fix="e.g. buckets=[64, 128]")
+        for b in buckets:
+            whole("each of buckets", b, example="buckets=[64, 128]")
+    check_dynamic_dims(model, example_inputs, dynamic_dims)
+    if tolerance is None or isinstance(tolerance, Tolerance):
+        return tolerance
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+        raise ArgumentError(f"tolerance must be a number (the largest absolute difference allowed) or a "
+                            f"Tolerance, not {got(tolerance)}",
+                            fix="e.g. tolerance=1e-4, or accelkit.porting.recipes.Tolerance(atol=1e-5, rtol=1e-3)")
+    return Tolerance(number("tolerance", tolerance, example="tolerance=1e-4"), 0.0, "given by the caller")
+
+
 def _has_meta(model: nn.Module, sample: Sample) -> bool:
     tensors = [*model.parameters(), *model.buffers(), *tensor_leaves((sample.args, sample.kwargs))]
     return any(t.device.type == "meta" for t in tensors)
@@ -326,11 +361,11 @@ def port(
     The original model is never modified.
     """
     spec = resolve_target(target)
+    override = _check_arguments(model, example_inputs, tolerance, training=training, dynamic_dims=dynamic_dims,
+                                buckets=buckets, pad_value=pad_value, loss_fn=loss_fn, trials=trials, seed=seed)
     args, kwargs = split_inputs(example_inputs)
     example = Sample(args, kwargs, labels)
     dims = _normalize_dims(model, example, dynamic_dims)
-    override = Tolerance(float(tolerance), 0.0, "given by the caller") if isinstance(tolerance, (int, float)) \
-        else tolerance
     model_name = type(model).__name__
     report = check(model, example_inputs, spec, training=training, dynamic_dims=dims, name=model_name)
     before = report
@@ -342,7 +377,11 @@ def port(
     samples = _fresh_samples(example, trials, seed, dims) if numeric else [example]
     if not numeric:
         notes.append("the model (or its inputs) is on the meta device: no numbers to compare")
-    ref = _run(model, samples, lambda s: s) if numeric else []
+    with user_code(model, example_inputs):  # the user's own model failing is not a recipe's fault
+        ref = _run(model, samples, lambda s: s) if numeric else []
+    if numeric and loss_fn is not None and labels is not None:
+        with user_code(model, example_inputs, "loss_fn(outputs, labels)"):
+            loss_fn(tensor_leaves(ref[0])[0], labels)
     prev_model: nn.Module = model
     prev = ref
     changes: list[Change] = []

@@ -43,7 +43,9 @@ from torch.profiler import profile as torch_profile
 from torch.utils import flop_counter
 from torch.utils.flop_counter import FlopCounterMode
 
-from accelkit.errors import AccelkitError
+from accelkit.boundary import flag, real_weights, whole
+from accelkit.errors import AccelkitError, ModelError
+from accelkit.graph.capture import user_code
 from accelkit.profiler.portability import (
     PortabilityFinding,
     find_portability_issues,
@@ -256,9 +258,15 @@ def profile(
             f"model must be a torch.nn.Module, got {type(model).__name__}",
             fix="Wrap the function in an nn.Module whose forward calls it.")
     inputs = as_input_tuple(example_inputs)
-    if runs < 1 or warmup < 0 or module_depth < 1:
-        raise AccelkitError(f"need runs >= 1, warmup >= 0, module_depth >= 1; got runs={runs}, "
-                            f"warmup={warmup}, module_depth={module_depth}")
+    real_weights(model, entry="ak.profile", fix="profile a model built on the CPU (not under torch.device('meta')); "
+                 "for a model too big for this machine, ak.compile(..., target='host') models it instead")
+    if any(t.device.type == "meta" for t in inputs):
+        raise ModelError("ak.profile measures real work, but the example inputs are on the meta device (shapes, no "
+                         "values): nothing would run, and any time would be made up", fix="pass CPU tensors")
+    whole("runs", runs, example="runs=3")
+    whole("warmup", warmup, at_least=0, example="warmup=1")
+    whole("module_depth", module_depth, example="module_depth=1")
+    flag("training", training)
 
     grad_mode = torch.enable_grad if training else torch.no_grad
     with _model_preserved(model, training), torch.random.fork_rng(devices=[]), grad_mode():
@@ -355,25 +363,13 @@ def _step(model: nn.Module, args: tuple[torch.Tensor, ...], training: bool) -> t
         for p in model.parameters():
             p.grad = None
     t0 = time.perf_counter()
-    try:
+    with user_code(model, args):
         out = model(*args)
-    except Exception as exc:
-        shapes = ", ".join(f"{str(t.dtype).removeprefix('torch.')}[{', '.join(map(str, t.shape))}]"
-                           for t in args)
-        raise AccelkitError(
-            f"{type(model).__name__}.forward raised {type(exc).__name__}: {exc}",
-            where=f"model {type(model).__name__}, inputs ({shapes})",
-            fix=f"Run model(*example_inputs) on its own to debug; check that the inputs' shapes and dtypes "
-                f"are what {type(model).__name__}.forward expects.") from exc
     t1 = time.perf_counter()
     if training:
         loss = _loss_of(out, type(model).__name__)
-        try:
+        with user_code(model, args, "backward"):
             loss.backward()
-        except Exception as exc:
-            raise AccelkitError(
-                f"backward of {type(model).__name__} raised {type(exc).__name__}: {exc}",
-                fix="Check that the outputs depend on the parameters through differentiable ops.") from exc
     t2 = time.perf_counter()
     del out
     return t1 - t0, t2 - t0

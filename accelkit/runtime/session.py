@@ -30,8 +30,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.compiler.program import CompiledProgram, compile
+from accelkit import boundary
+from accelkit.compiler.program import CompiledProgram, check_options, compile
 from accelkit.errors import AccelkitError
+from accelkit.graph.capture import user_code
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
 from accelkit.hardware.spec import fmt_sig
@@ -143,16 +145,15 @@ class Session:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
                                fix="pass the model object, e.g. ak.Session(MyNet(), target='sn40l')")
-        if precision not in PRECISION_DTYPES:
+        if not isinstance(precision, str) or precision not in PRECISION_DTYPES:
             raise SessionError(f"precision {precision!r} cannot be emulated on this CPU",
                                fix=f"use one of {list(PRECISION_DTYPES)}")
-        if micro_batch is not None and batch_size is not None and batch_size % micro_batch:
-            raise SessionError(f"batch_size {batch_size} is not divisible by micro_batch {micro_batch}",
-                               fix="pick a micro_batch that divides batch_size")
-        from accelkit import hardware
-
-        spec = hardware.get(target)
-        spec.peak(precision)  # PrecisionError if the chip lacks it
+        # what compile will be asked for at the first step, refused now rather than after it
+        spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
+                             mode=mode, parallel=parallel, fallback=fallback)
+        boundary.optimizer(optimizer)
+        boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",
+                          example="loss_fn=torch.nn.CrossEntropyLoss() (or torch.nn.functional.mse_loss)")
         self.model = model
         self.target = spec.name
         self.spec = spec  # the chip itself: a hardware.load()ed chip is not in the catalog to look up by name
@@ -250,6 +251,8 @@ class Session:
             raise SessionError("section 'opt' needs an optimizer", fix="ak.Session(model, optimizer=..., ...)")
         if not inputs:
             raise SessionError("run() needs the model's inputs", fix="session.run(x) or session.run(x, labels=y)")
+        boundary.real_weights(self.model, entry="Session.run", fix="build the model on the CPU (not under "
+                              "torch.device('meta')) to run it; ak.compile, ak.check and ak.serve take meta models")
         first = _first_tensor(inputs)
         n = int(first.shape[0]) if first is not None and first.dim() else 1
         n_micro = 1
@@ -270,13 +273,16 @@ class Session:
             with grad:
                 for xs, ys in zip(_split(inputs, n_micro), _split(labels, n_micro), strict=True):
                     with autocast:
-                        out = self.model(*xs)
-                        loss = self._loss(out, ys)
+                        with user_code(self.model, xs):
+                            out = self.model(*xs)
+                        with user_code(self.model, xs, "loss_fn(outputs, labels)"):
+                            loss = self._loss(out, ys)
                     if "bckwd" in secs:
                         if loss is None:
                             raise SessionError("a backward pass needs a loss",
                                                fix="pass loss_fn= and labels=, or return the loss from forward")
-                        (loss / n_micro if n_micro > 1 else loss).backward()
+                        with user_code(self.model, xs, "backward"):
+                            (loss / n_micro if n_micro > 1 else loss).backward()
                     outs.append(out)
                     losses.append(loss.detach() if loss is not None else None)
             if "opt" in secs:

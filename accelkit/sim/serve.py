@@ -21,8 +21,9 @@ import torch
 from torch import nn
 
 from accelkit import constants, hardware
+from accelkit.boundary import whole
 from accelkit.compiler.memory import ModeError
-from accelkit.compiler.program import Parallel, compile
+from accelkit.compiler.program import Parallel, check_options, compile
 from accelkit.cost.report import fmt_s
 from accelkit.errors import AccelkitError
 from accelkit.families import model_for
@@ -137,9 +138,10 @@ def serve(
     there are enough sequences, or one model split over all chips) and the one with the shortest
     end-to-end latency is returned; prefill and decode use the same split, as a deployment does.
     """
-    if prompt_tokens < 1 or output_tokens < 1 or batch < 1:
-        raise AccelkitError("prompt_tokens, output_tokens and batch must be ≥ 1",
-                            fix="e.g. serve(model, target='h100', prompt_tokens=128, output_tokens=128)")
+    example = "serve(model, target='h100', prompt_tokens=128, output_tokens=128)"
+    for name, value in (("prompt_tokens", prompt_tokens), ("output_tokens", output_tokens), ("batch", batch)):
+        whole(name, value, example=example)
+    check_options(target, precision=precision, chips=chips, mode=mode, parallel=parallel)
     if parallel is None and chips > 1:
         split = model_for(hardware.get(target).family).split(chips)
         options = ([Parallel(data=chips)] if batch >= chips and batch % chips == 0 else []) + [split]

@@ -1,0 +1,112 @@
+"""What each kind of argument takes, checked once at every entry point's boundary.
+
+One check per kind of argument (a whole number, a flag, one of a few names, a callable, an optimizer, a path,
+a tolerance), each returning the value or raising :class:`~accelkit.errors.ArgumentError` that names the
+argument, what it got, what it takes and an example. ``ak.compile``, ``ak.Session``, ``ak.check``, ``ak.port``,
+``ak.serve``, ``ak.profile`` and ``hardware.load`` call them before any work starts, so a wrong argument never
+surfaces later as a raw ``TypeError`` from deep inside (or, worse, is accepted and ignored).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from accelkit.errors import AccelkitError, ArgumentError, ModelError
+
+T = TypeVar("T")
+
+
+def got(value: Any) -> str:
+    """How an error shows the value it got: its type and a short repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def whole(name: str, value: Any, *, at_least: int = 1, example: str | None = None,
+          error: type[AccelkitError] = ArgumentError) -> int:
+    """A whole number ≥ ``at_least`` (a bool, a string or a float is refused, even ``True`` or ``'2'``)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(f"{name} must be a whole number ≥ {at_least}, not {got(value)}",
+                    fix=f"e.g. {example or f'{name}={max(at_least, 2)}'}")
+    if value < at_least:
+        raise error(f"{name} must be a whole number ≥ {at_least}, got {value}",
+                    fix=f"e.g. {example or f'{name}={max(at_least, 2)}'}")
+    return int(value)
+
+
+def maybe_whole(name: str, value: Any, *, at_least: int = 1, example: str | None = None,
+                error: type[AccelkitError] = ArgumentError) -> int | None:
+    """``None`` (the default is worked out later) or a whole number ≥ ``at_least``."""
+    return None if value is None else whole(name, value, at_least=at_least, example=example, error=error)
+
+
+def number(name: str, value: Any, *, at_least: float = 0.0, example: str | None = None) -> float:
+    """A real number ≥ ``at_least`` (not a bool, not a string, not NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ArgumentError(f"{name} must be a number ≥ {at_least:g}, not {got(value)}",
+                            fix=f"e.g. {example or f'{name}=1e-4'}")
+    if value < at_least:
+        raise ArgumentError(f"{name} must be a number ≥ {at_least:g}, got {value}",
+                            fix=f"e.g. {example or f'{name}=1e-4'}")
+    return float(value)
+
+
+def flag(name: str, value: Any) -> bool:
+    """``True`` or ``False`` (a string such as ``'yes'`` is refused: it would read as true)."""
+    if not isinstance(value, bool):
+        raise ArgumentError(f"{name} must be True or False, not {got(value)}", fix=f"e.g. {name}=True")
+    return value
+
+
+def one_of(name: str, value: Any, options: Iterable[Any], *, error: type[AccelkitError] = ArgumentError) -> Any:
+    """One of ``options`` (compared as they are: ``'fp32'`` is not ``'FP32'``)."""
+    options = list(options)
+    if not any(value == o and type(value) is type(o) for o in options):
+        raise error(f"{name}={value!r} is not one of {options}", fix=f"use one of {options}, e.g. {name}={options[0]!r}")
+    return value
+
+
+def instance(name: str, value: Any, kind: type[T], *, takes: str, example: str,
+             error: type[AccelkitError] = ArgumentError) -> T:
+    """An instance of ``kind`` (``takes`` says it in words for the error)."""
+    if not isinstance(value, kind):
+        raise error(f"{name} must be {takes}, not {got(value)}", fix=f"e.g. {example}")
+    return value
+
+
+def function(name: str, value: Any, *, takes: str, example: str) -> Callable[..., Any] | None:
+    """``None`` or something callable (a loss function, a factory), not its name as a string."""
+    if value is not None and not callable(value):
+        raise ArgumentError(f"{name} must be {takes}, not {got(value)}", fix=f"e.g. {example}")
+    return value
+
+
+def optimizer(value: Any, *, name: str = "optimizer") -> Any:
+    """``None`` or an optimizer object (``torch.optim`` or a vendor facade's: it has ``step`` and ``zero_grad``),
+    refused here rather than after a whole forward and backward."""
+    if value is None:
+        return None
+    if not (callable(getattr(value, "step", None)) and callable(getattr(value, "zero_grad", None))):
+        raise ArgumentError(f"{name} must be an optimizer object (with step() and zero_grad()), not {got(value)}",
+                            fix=f"e.g. {name}=torch.optim.AdamW(model.parameters(), lr=1e-3)")
+    return value
+
+
+def path(name: str, value: Any, *, example: str) -> Path:
+    """A filesystem path (``str`` or ``os.PathLike``; not bytes, not empty)."""
+    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes) \
+            or not str(os.fspath(value)).strip():
+        raise ArgumentError(f"{name} must be a path (a str or pathlib.Path), not {got(value)}", fix=f"e.g. {example}")
+    return Path(value)
+
+
+def real_weights(model: Any, *, entry: str, fix: str) -> None:
+    """Refuse a model whose weights are on the meta device where real numbers are needed (a Session runs the
+    model; the profiler measures it): nothing would be computed, and any figure would be made up."""
+    meta = [n for n, t in (*model.named_parameters(), *model.named_buffers()) if t.device.type == "meta"]
+    if meta:
+        raise ModelError(f"{entry} runs the model for real, but {type(model).__name__} is on the meta device "
+                         f"({len(meta)} tensor(s), e.g. {meta[0]}): it has shapes and no values", fix=fix)

@@ -1,0 +1,269 @@
+"""Issue 15, section 4: every bad input to the Python API gets an accelkit error naming the argument (or the
+model, op and line) and the fix; nothing is silently accepted, and check, port and compile give one verdict.
+
+Each case is one of the issue's reproducers. Arguments are checked before any work (accelkit.boundary), so most
+cases here cost nothing; the ones that capture a model use models of a few parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.errors import AccelkitError, ArgumentError, CaptureError, CompileError, ModelError, PortError
+
+X = torch.randn(4, 8)
+Y = torch.randint(0, 4, (4,))
+
+
+def mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+
+
+def sgd(model: nn.Module) -> torch.optim.Optimizer:
+    return torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def refused(call: Callable[[], Any], *says: str, kind: type[AccelkitError] = AccelkitError) -> AccelkitError:
+    """``call`` raises an accelkit error of ``kind`` whose text holds every one of ``says`` and a fix."""
+    with pytest.raises(kind) as info:
+        call()
+    text = str(info.value)
+    for s in says:
+        assert s in text, f"{s!r} not in {text!r}"
+    assert info.value.fix, text
+    return info.value
+
+
+# ---- wrong types: the argument, what it got, what it takes ----------------------------------------
+WRONG_TYPES: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
+    "compile target=None": (lambda: ak.compile(mlp(), (X,), target=None), ("target", "NoneType")),
+    "compile target=3": (lambda: ak.compile(mlp(), (X,), target=3), ("target", "int")),
+    "check target=dict": (lambda: ak.check(mlp(), (X,), target={}), ("target", "dict")),
+    "Session target=None": (lambda: ak.Session(mlp(), target=None), ("target", "NoneType")),
+    "port target=3": (lambda: ak.port(mlp(), (X,), target=3), ("target", "int")),
+    "compile parallel='data'": (lambda: ak.compile(mlp(), (X,), target="a100", parallel="data"),
+                                ("parallel must be an ak.Parallel", "str 'data'")),
+    "Session parallel='data'": (lambda: ak.Session(mlp(), target="a100", parallel="data"), ("parallel", "'data'")),
+    "compile training='yes'": (lambda: ak.compile(mlp(), (X,), target="a100", training="yes"),
+                               ("training must be True or False", "'yes'")),
+    "check training='yes'": (lambda: ak.check(mlp(), (X,), target="a100", training="yes"), ("training",)),
+    "port training='yes'": (lambda: ak.port(mlp(), (X,), target="a100", training="yes"), ("training",)),
+    "Session micro_batch='2'": (lambda: ak.Session(mlp(), target="a100", micro_batch="2"),
+                                ("micro_batch must be a whole number", "str '2'")),
+    "compile micro_batch='2'": (lambda: ak.compile(mlp(), (X,), target="a100", micro_batch="2"), ("micro_batch",)),
+    "Session optimizer='adam'": (lambda: ak.Session(mlp(), target="a100", optimizer="adam"),
+                                 ("optimizer must be an optimizer object", "str 'adam'")),
+    "Session loss_fn='mse'": (lambda: ak.Session(mlp(), target="a100", loss_fn="mse"), ("loss_fn", "str 'mse'")),
+    "port loss_fn='mse'": (lambda: ak.port(mlp(), (X,), target="tsp", loss_fn="mse", labels=Y), ("loss_fn",)),
+    "port tolerance='tight'": (lambda: ak.port(mlp(), (X,), target="tsp", tolerance="tight"),
+                               ("tolerance must be a number", "str 'tight'")),
+    "port trials='3'": (lambda: ak.port(mlp(), (X,), target="tsp", trials="3"), ("trials", "str '3'")),
+    "check dynamic_dims={0: 7}": (lambda: ak.check(mlp(), (X,), target="tsp", dynamic_dims={0: 7}),
+                                  ("dynamic_dims[0]", "2 dimension(s)", "dimension 7 does not exist")),
+    "port dynamic_dims={0: 7}": (lambda: ak.port(mlp(), (X,), target="tsp", dynamic_dims={0: 7}), ("dynamic_dims",)),
+    "port dynamic_dims={'nope': 1}": (lambda: ak.port(mlp(), (X,), target="tsp", dynamic_dims={"nope": 1}),
+                                      ("names input 'nope'",)),
+    "hardware.load(None)": (lambda: ak.hardware.load(None), ("path must be a path", "NoneType")),
+    "ak.load(None)": (lambda: ak.load(None), ("ak.load needs the artifact's folder", "NoneType")),
+    "serve prompt_tokens='8'": (lambda: ak.serve(mlp(), target="a100", prompt_tokens="8", output_tokens=8),
+                                ("prompt_tokens must be a whole number", "str '8'")),
+    "profile runs='3'": (lambda: ak.profile(mlp(), (X,), runs="3"), ("runs", "str '3'")),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_TYPES))
+def test_a_wrong_type_names_the_argument_and_what_it_takes(case: str) -> None:
+    call, says = WRONG_TYPES[case]
+    refused(call, *says)
+
+
+def test_an_optimizer_name_is_refused_before_any_forward(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = mlp()
+    monkeypatch.setattr(model, "forward", lambda *a: pytest.fail("forward ran before the optimizer was checked"))
+    refused(lambda: ak.Session(model, target="a100", optimizer="adam", loss_fn=nn.CrossEntropyLoss()),
+            "optimizer", kind=ArgumentError)
+
+
+def test_argument_errors_are_type_and_value_errors_too() -> None:
+    err = refused(lambda: ak.port(mlp(), (X,), target="tsp", trials="3"), "trials")
+    assert isinstance(err, TypeError) and isinstance(err, ValueError)
+
+
+@pytest.mark.parametrize("what", ["a folder", "a binary file"])
+def test_hardware_load_names_what_is_not_a_chip_file(tmp_path: Path, what: str) -> None:
+    path = tmp_path / "chip.toml"
+    if what == "a folder":
+        path.mkdir()
+        refused(lambda: ak.hardware.load(path), "is a folder", kind=ak.SpecError)
+    else:
+        path.write_bytes(bytes(range(256)))
+        refused(lambda: ak.hardware.load(path), "not a text file", kind=ak.SpecError)
+
+
+# ---- values that were silently accepted ----------------------------------------------------------
+@pytest.mark.parametrize(("kw", "says"), [
+    ({"batch_size": 0}, "batch_size must be a whole number ≥ 1, got 0"),
+    ({"batch_size": -1}, "batch_size must be a whole number ≥ 1, got -1"),
+    ({"chips": 0}, "chips must be a whole number ≥ 1, got 0"),
+    ({"chips": -1}, "chips must be a whole number ≥ 1, got -1"),
+    ({"micro_batch": 0}, "micro_batch must be a whole number ≥ 1, got 0"),
+    ({"mode": "turbo"}, "a100 has no execution mode 'turbo'"),
+])
+def test_a_session_refuses_what_compile_would_at_construction(kw: dict[str, Any], says: str) -> None:
+    refused(lambda: ak.Session(mlp(), target="a100", **kw), says)
+
+
+def test_compile_refuses_chips_true() -> None:
+    refused(lambda: ak.compile(mlp(), (X,), target="a100", chips=True), "chips must be a whole number",
+            "bool True", kind=CompileError)
+
+
+def test_more_data_replicas_than_samples_is_refused() -> None:
+    refused(lambda: ak.compile(mlp(), (X,), target="a100", chips=8, parallel=ak.Parallel(data=8)),
+            "8 replicas", "batch of 4", "would have no sample", kind=CompileError)
+
+
+def test_integer_inputs_into_a_float_linear_are_not_ready() -> None:
+    ids = torch.randint(0, 5, (4, 8))
+    report = ak.check(mlp(), (ids,), target="a100")
+    assert not report.ok and report.errors[0].kind == "dtype" and "float32 and int64" in report.errors[0].reason
+    refused(lambda: ak.compile(mlp(), (ids,), target="a100"), "float32 and int64", kind=CompileError)
+    refused(lambda: ak.port(mlp(), (ids,), target="a100"), "Sequential.forward raised RuntimeError",
+            "int64[4, 8]", kind=ModelError)
+
+
+class ReturnsNone(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> None:
+        self.fc(x)
+
+
+class ReturnsMixed(ReturnsNone):
+    def forward(self, x: torch.Tensor) -> Any:  # type: ignore[override]
+        return self.fc(x), 3, "text"
+
+
+@pytest.mark.parametrize("model_cls", [ReturnsNone, ReturnsMixed])
+def test_a_forward_returning_non_tensors_is_refused(model_cls: type[nn.Module]) -> None:
+    report = ak.check(model_cls(), (X,), target="a100")
+    assert not report.ok and report.kinds() == ["non-tensor-output"]
+    refused(lambda: ak.compile(model_cls(), (X,), target="a100"), "non-tensor-output", kind=CompileError)
+    refused(lambda: ak.Session(model_cls(), target="a100").run(X), "non-tensor-output", kind=CompileError)
+
+
+def meta_mlp() -> nn.Module:
+    with torch.device("meta"):
+        return nn.Sequential(nn.Linear(8, 8))
+
+
+@pytest.mark.parametrize("inputs_on", ["cpu", "meta"])
+def test_meta_models_are_refused_where_real_numbers_are_needed(inputs_on: str) -> None:
+    x = torch.randn(4, 8, device=inputs_on)
+    refused(lambda: ak.Session(meta_mlp(), target="a100").run(x), "Session.run runs the model for real",
+            "on the meta device", kind=ModelError)
+    refused(lambda: ak.profile(meta_mlp(), (x,)), "on the meta device", kind=ModelError)
+    refused(lambda: ak.profile(mlp(), (torch.randn(4, 8, device="meta"),)), "meta device", kind=ModelError)
+    assert ak.compile(meta_mlp(), (x.to("meta"),), target="a100").weights is None  # modelling needs no values
+
+
+# ---- one verdict: check, port and compile agree ---------------------------------------------------
+class MaskedSum(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return h + h[h > 0].sum()
+
+
+class NonZero(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nonzero(x)
+
+
+@pytest.mark.parametrize("model_cls", [MaskedSum, NonZero])
+def test_check_port_and_compile_agree_on_data_dependent_shapes(model_cls: type[nn.Module]) -> None:
+    report = ak.check(model_cls(), (X,), target="a100")
+    assert not report.ok and "ak.compile refuses it" in report.errors[0].reason
+    assert not ak.port(model_cls(), (X,), target="a100").report_after.ok
+    refused(lambda: ak.compile(model_cls(), (X,), target="a100"), "depends on the values", kind=CaptureError)
+
+
+class Item(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return h * h.sum().item()
+
+
+def test_item_in_a_training_capture_is_a_host_sync_error() -> None:
+    err = refused(lambda: ak.capture(Item(), (X,), training=True), "reads a tensor's value on the host",
+                  "test_clear_errors.py:", kind=CaptureError)
+    assert err.kind == "host-sync"  # type: ignore[attr-defined]
+    assert not ak.check(Item(), (X,), target="a100", training=True).ok
+
+
+# ---- the user's own code failing is named as theirs, never a recipe's ---------------------------
+class Raises(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise ValueError("a bug in the user's forward")
+
+
+def test_an_exception_in_forward_leaves_port_as_the_users_error() -> None:
+    err = refused(lambda: ak.port(Raises(), (X,), target="tsp"), "Raises.forward raised ValueError",
+                  "a bug in the user's forward", "test_clear_errors.py:", kind=ModelError)
+    assert isinstance(err.__cause__, ValueError) and not isinstance(err, PortError)
+
+
+def test_wrong_inputs_to_port_are_the_callers_not_a_recipes() -> None:
+    refused(lambda: ak.port(mlp(), (torch.randn(4, 9),), target="tsp"), "float32[4, 9]", kind=ModelError)
+
+
+def test_a_loss_fn_that_fails_on_the_labels_is_named_not_the_recipe() -> None:
+    def model() -> nn.Module:  # loss-in-forward: the IPU wants the loss computed inside forward
+        return mlp()
+
+    err = refused(lambda: ak.port(model(), (X,), target="gc200", training=True, loss_fn=nn.CrossEntropyLoss(),
+                                  labels=torch.randint(0, 4, (5,))),
+                  "loss_fn(outputs, labels) of Sequential raised", kind=ModelError)
+    assert "recipe" not in err.message
+
+
+class BreaksLater(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.broken = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.broken:
+            raise RuntimeError("fails on real data")
+        return self.fc(x)
+
+
+def test_an_exception_in_forward_during_a_session_step_is_the_users_error() -> None:
+    model = BreaksLater()
+    session = ak.Session(model, target="a100")
+    session.run(X)  # compiled and run
+    model.broken = True
+    refused(lambda: session.run(X), "BreaksLater.forward raised RuntimeError: fails on real data",
+            "test_clear_errors.py:", "float32[4, 8]", kind=ModelError)
