@@ -1,7 +1,7 @@
 """What each kind of argument takes, checked once at every entry point's boundary.
 
-One check per kind of argument (a whole number, a flag, one of a few names, a callable, an optimizer, a path,
-a tolerance), each returning the value or raising :class:`~accelkit.errors.ArgumentError` that names the
+One check per kind of argument (a whole number, a number, a flag, one of a few names, an instance, a callable,
+an optimizer, a path), each returning the value or raising :class:`~accelkit.errors.ArgumentError` that names the
 argument, what it got, what it takes and an example. ``ak.compile``, ``ak.Session``, ``ak.check``, ``ak.port``,
 ``ak.serve``, ``ak.profile`` and ``hardware.load`` call them before any work starts, so a wrong argument never
 surfaces later as a raw ``TypeError`` from deep inside (or, worse, is accepted and ignored).

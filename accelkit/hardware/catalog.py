@@ -68,7 +68,8 @@ def get(name: str | AcceleratorSpec) -> AcceleratorSpec:
     except KeyError:
         raise UnknownNameError(
             f"no system called {name!r}; known: {', '.join(names())}",
-            fix="pick one of the known names, or load your own chip with accelkit.hardware.load('my_chip.toml')",
+            fix="pick one of the known names as the target, or load your own chip with "
+                "accelkit.hardware.load('my_chip.toml')",
         ) from None
 
 
