@@ -46,7 +46,8 @@ def mlps(draw: st.DrawFn) -> tuple[nn.Module, torch.Tensor]:
     width = draw(st.sampled_from([4, 8, 12]))
     kinds = draw(st.lists(st.sampled_from(sorted(BLOCKS)), min_size=1, max_size=4))
     torch.manual_seed(draw(st.integers(0, 10_000)))
-    model = nn.Sequential(*[BLOCKS[k](width) for k in kinds], nn.Linear(width, 3))
+    first = nn.Linear(width, width)  # so an int64 input is wrong for every model drawn (tanh(int64) is float)
+    model = nn.Sequential(first, *[BLOCKS[k](width) for k in kinds], nn.Linear(width, 3))
     return model, torch.randn(draw(st.sampled_from([2, 4, 8])), width)
 
 

@@ -618,6 +618,8 @@ def capture(
         out_args = [getattr(s.arg, "name", "") for s in out_specs]
         outputs = [m for a in out_args for m in _metas(vals.get(a))]
         non_tensor = tuple(_output_type(s.arg) for s in out_specs if _output_type(s.arg))
+        if not outputs:  # None alone (or nothing): a None beside tensors is dropped, but no output at all is a bug
+            non_tensor = non_tensor or ("NoneType",)
         known = {x.name for x in nodes}
         output_names = [renamed.get(a, a) for a in out_args if a in known]
         input_names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
