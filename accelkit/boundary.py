@@ -89,6 +89,9 @@ def optimizer(value: Any, *, name: str = "optimizer") -> Any:
     refused here rather than after a whole forward and backward."""
     if value is None:
         return None
+    if isinstance(value, type):
+        raise ArgumentError(f"{name} must be an optimizer object, not the class {value.__name__}",
+                            fix=f"e.g. {name}={value.__name__}(model.parameters(), lr=1e-3)")
     if not (callable(getattr(value, "step", None)) and callable(getattr(value, "zero_grad", None))):
         raise ArgumentError(f"{name} must be an optimizer object (with step() and zero_grad()), not {got(value)}",
                             fix=f"e.g. {name}=torch.optim.AdamW(model.parameters(), lr=1e-3)")

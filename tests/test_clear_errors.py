@@ -54,6 +54,7 @@ WRONG_TYPES: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
     "Session parallel='data'": (lambda: ak.Session(mlp(), target="a100", parallel="data"), ("parallel", "'data'")),
     "compile training='yes'": (lambda: ak.compile(mlp(), (X,), target="a100", training="yes"),
                                ("training must be True or False", "'yes'")),
+    "capture training='yes'": (lambda: ak.capture(mlp(), (X,), training="yes"), ("training",)),
     "check training='yes'": (lambda: ak.check(mlp(), (X,), target="a100", training="yes"), ("training",)),
     "port training='yes'": (lambda: ak.port(mlp(), (X,), target="a100", training="yes"), ("training",)),
     "Session micro_batch='2'": (lambda: ak.Session(mlp(), target="a100", micro_batch="2"),

@@ -1,6 +1,6 @@
 """Robustness properties over generated models (Hypothesis; issue 15), kept lean for CI:
 
-- every failure of the Python API on a bad argument or a bad input is an ``AccelkitError`` whose message has a
+- every failure of the Python API (compile, Session, capture, check, port, serve, profile) on a bad argument or a bad input is an ``AccelkitError`` whose message has a
   fix, never a raw exception (``test_every_bad_input_gets_an_accelkit_error_with_a_fix``);
 - a Session step equals the same step in eager PyTorch: outputs, loss and the weights after the optimizer step
   (``test_a_session_step_equals_eager_pytorch``);
@@ -109,6 +109,7 @@ TAKES = {  # entry point -> the arguments it takes, with the defaults filled in 
                 "fallback", "inputs"),
     "session": ("target", "chips", "batch_size", "micro_batch", "mode", "precision", "parallel", "fallback",
                 "optimizer", "loss_fn", "inputs"),
+    "capture": ("training", "inputs"),
     "check": ("target", "training", "dynamic_dims"),
     "port": ("target", "training", "tolerance", "trials", "dynamic_dims", "loss_fn", "inputs"),
     "serve": ("target", "chips", "precision", "prompt_tokens", "mode", "parallel"),
@@ -130,6 +131,8 @@ def _call(entry: str, model: nn.Module, x: torch.Tensor, arg: str, bad: Any) -> 
     elif entry == "session":
         ak.Session(model, target=target, **kw).run(*inputs) if isinstance(inputs, tuple) else \
             ak.Session(model, target=target, **kw).run(inputs)
+    elif entry == "capture":
+        ak.capture(model, inputs, **kw)
     elif entry == "check":
         ak.check(model, inputs, target=target, **kw)
     elif entry == "port":
@@ -154,8 +157,8 @@ def test_every_bad_input_gets_an_accelkit_error_with_a_fix() -> None:
         bad = data.draw(st.sampled_from(BAD[arg]))
         case = f"{entry}({arg}={bad!r}) on {model}"
         seen.append(case)
-        if entry == "check" and arg == "inputs":
-            return
+        if entry == "capture" and bad == "int64":
+            return  # capture records what export sees; ak.check then reports the dtype error (test_clear_errors)
         try:
             _call(entry, model, x, arg, bad)
         except AccelkitError as err:

@@ -27,6 +27,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from accelkit import boundary
 from accelkit.errors import AccelkitError, CaptureError, ModelError, notebook_cell, source_label
 from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
 from accelkit.graph.ir import Graph, Node, TensorMeta
@@ -582,6 +583,7 @@ def capture(
     if not isinstance(model, nn.Module):
         raise AccelkitError(f"capture needs an nn.Module, not {type(model).__name__}",
                             fix="pass the model object (e.g. MyNet()), not its class or a function")
+    boundary.flag("training", training)
     args, kwargs = _normalize_inputs(example_inputs)
     t0 = time.perf_counter()
     modes = {m: m.training for m in model.modules()}  # restored exactly, even mixed train/eval
