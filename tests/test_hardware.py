@@ -15,8 +15,8 @@ import accelkit as ak
 from accelkit import hardware as hw
 from accelkit.errors import AccelkitError, PrecisionError, SpecError, UnknownNameError
 
-CATALOG = ["a100", "a100-40gb", "bow", "gc200", "h100", "inf2", "sn30", "sn40l", "tpu-v4", "tpu-v5e", "trn1",
-           "tsp", "wse2", "wse3"]
+CATALOG = ["a100", "a100-40gb", "bow", "gaudi2", "gaudi3", "gc200", "h100", "inf2", "sn30", "sn40l", "tpu-v4",
+           "tpu-v5e", "trn1", "tsp", "wse2", "wse3"]
 calibrate_module = importlib.import_module("accelkit.hardware.calibrate")
 
 
@@ -93,6 +93,13 @@ def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -
                           s.max_chips, s.torus_dims), (2, 8, 275e12, 1.2e12, 4096, 3)),
     ("tpu-v5e", lambda s: (s.compute_units, s.functional_slices["MXU"], s.peak("bf16"), s.tier("hbm").bandwidth_Bps,
                            s.max_chips, s.torus_dims, s.chip_to_chip_Bps), (1, 4, 197e12, 819e9, 256, 2, 400e9)),
+    # Intel, Hot Chips 2024 (Gaudi 3 talk): Gaudi 2 432 TFLOPS bf16, 96 GB at 2.46 TB/s, 600 W; Gaudi 3 8 MMEs, 64 TPCs,
+    # 1,835 TFLOPS bf16 and fp8, 128 GB at 3.67 TB/s, 96 MB SRAM, 900 W
+    ("gaudi2", lambda s: (s.compute_units, s.peak("bf16"), s.tier("hbm").capacity_bytes, s.tier("hbm").bandwidth_Bps,
+                          s.power_w), (24, 432e12, 96e9, 2.46e12, 600)),
+    ("gaudi3", lambda s: (dict(s.functional_slices), s.peak("bf16"), s.peak("fp8"), s.tier("hbm").capacity_bytes,
+                          s.tier("hbm").bandwidth_Bps, s.on_chip_memory_bytes, s.power_w),
+     ({"MME": 8, "TPC": 64}, 1835e12, 1835e12, 128e9, 3.67e12, 96e6, 900)),
 ])
 def test_figures_match_the_reference_sheet(name: str, getter, expected) -> None:  # type: ignore[no-untyped-def]
     assert getter(hw.get(name)) == expected
@@ -245,7 +252,7 @@ def test_memory_tiers_default_to_on_chip_sram(tmp_path: Path) -> None:
     (('vendor = "Me"\n', ""), r"mychip.toml: missing required field 'vendor'"),
     (("[peak_flops]", "[peak_flop]"), r"mychip.toml: missing required field 'peak_flops'"),
     (('family = "gpu"', 'family = "tpu"'),
-     r"mychip.toml: field 'family' must be one of cpu, gpu, systolic-torus, neuron, bsp-tiles, "
+     r"mychip.toml: field 'family' must be one of cpu, gpu, gaudi, systolic-torus, neuron, bsp-tiles, "
      r"reconfigurable-dataflow, wafer-dataflow, static-schedule \(got 'tpu'\)"),
     (("bf16 = {", "bfloat16 = {"), r"mychip.toml: field 'peak_flops.bfloat16': unknown precision"),
     (('dtypes = ["float32", "bfloat16"]', 'dtypes = ["float32", "brain16"]'),

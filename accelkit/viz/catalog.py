@@ -255,6 +255,8 @@ def family_diagram(name: str | AcceleratorSpec) -> go.Figure:
     GPU / CPU: the SMs or cores over L2 / cache and HBM / DRAM.
     NeuronCore: each core's Tensor, Vector, Scalar and GpSimd engines over its state buffer, the HBM, and the
     host CPU over the host link (where ``fallback="host"`` runs the ops the chip lacks).
+    Gaudi: the matrix engines (MME) above the grid of programmable TPCs, both over the shared on-die SRAM and
+    the HBM; the on-die RoCE ports to the other chips on one side, the host CPU on the other.
     """
     spec = name if isinstance(name, AcceleratorSpec) else get(name)
     kind = model_for(spec.family).diagram
@@ -553,6 +555,78 @@ def _neuron(spec: AcceleratorSpec) -> go.Figure:
     return fig
 
 
+def _box(shapes: list[dict], notes: list[dict], x0: float, x1: float, y0: float, y1: float, text: str, fill: str, *,
+         font: str = "black", size: int = 10, line: str = "#888888") -> None:
+    """A labelled rectangle of a block diagram (a shape and an annotation, added to the figure in one go)."""
+    shapes.append({"type": "rect", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "fillcolor": fill, "line": {"color": line}})
+    notes.append({"x": (x0 + x1) / 2, "y": (y0 + y1) / 2, "text": text, "showarrow": False,
+                  "font": {"size": size, "color": font}})
+
+
+def _arrow(notes: list[dict], x0: float, x1: float, y: float) -> None:
+    notes.append({"x": x0, "y": y, "ax": x1, "ay": y, "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
+                  "showarrow": True, "arrowhead": 2, "arrowside": "end+start", "text": ""})
+
+
+def _gaudi(spec: AcceleratorSpec) -> go.Figure:
+    """Gaudi: the MMEs in a row above the TPC grid, the shared SRAM and the HBM below; the RoCE ports to the right
+    (the other Gaudis, inside the server and beyond), the host CPU to the left (the ops the bridge lacks)."""
+    shades = model_for(spec.family).shades
+    units = dict(spec.functional_slices or {"TPC": spec.compute_units})
+    mmes, tpcs = units.get("MME", 1), units.get("TPC", spec.compute_units)
+    width = 16.0
+    shapes: list[dict] = []
+    notes: list[dict] = []
+    hx: list[float] = []
+    hy: list[float] = []
+    hover: list[str] = []
+    mw = width / mmes
+    for i in range(mmes):  # the matrix engines: every matmul, convolution and batched GEMM
+        x0 = i * mw
+        _box(shapes, notes, x0 + 0.1, x0 + mw - 0.1, 6.2, 8.2, "MME" if mw < 2.5 else f"MME {i}", shades[2],
+             font="white", line=shades[2])
+        hx.append(x0 + mw / 2)
+        hy.append(7.2)
+        hover.append(f"Matrix Multiplication Engine {i}: linear layers, convolutions, batched GEMM")
+    notes.append({"x": width / 2, "y": 8.2, "yshift": 12, "showarrow": False, "font": {"size": 11},
+                  "text": f"{mmes} matrix engines (MME): every op that lowers to a matmul"})
+    per_row = 8 if tpcs <= 32 else 16
+    rows = math.ceil(tpcs / per_row)
+    cw, ch = width / per_row, 3.4 / rows
+    for i in range(tpcs):  # the programmable cores: everything else
+        r, c = divmod(i, per_row)
+        x0, y1 = c * cw, 5.9 - r * ch
+        shapes.append({"type": "rect", "x0": x0 + 0.06, "x1": x0 + cw - 0.06, "y0": y1 - ch + 0.06, "y1": y1,
+                       "fillcolor": shades[1], "line": {"color": shades[0], "width": 1}})
+        hx.append(x0 + cw / 2)
+        hy.append(y1 - ch / 2)
+        hover.append(f"{spec.unit_name} {i}: VLIW core, 2048-bit SIMD (softmax, norms, activations, ...)")
+    notes.append({"x": width / 2, "y": 4.2, "showarrow": False, "font": {"size": 11},
+                  "bgcolor": "rgba(255,255,255,0.8)",
+                  "text": f"{tpcs} Tensor Processor Cores (TPC): every other op, programmable"})
+    y = 2.2
+    for t in spec.memory_tiers:  # the shared on-die SRAM, then HBM
+        first = t is spec.memory_tiers[0]
+        _box(shapes, notes, 0, width, y - 0.9, y, f"on-die {t}, shared" if first else str(t),
+             "#eeeeee" if first else "#dddddd")
+        y -= 1.1
+    ports = f"{fmt_si(spec.chip_to_chip_Bps, 'B/s')}<br>(both ways)" if spec.chip_to_chip_Bps else ""
+    _box(shapes, notes, width + 1.4, width + 4.2, 1.2, 8.2, f"on-die<br>RoCE<br>Ethernet<br>ports<br><br>{ports}",
+         shades[0], font="white", line=shades[0])
+    _arrow(notes, width + 0.05, width + 1.35, 4.7)
+    notes.append({"x": width + 2.8, "y": 8.2, "yshift": 12, "showarrow": False, "font": {"size": 10},
+                  "text": "to the other Gaudis"})
+    _box(shapes, notes, -4.2, -1.4, 3.7, 5.7, "host CPU<br>(ops off the<br>bridge's list)", "#b0b0b0", line="#4d4d4d")
+    _arrow(notes, -0.05, -1.35, 4.7)
+    link = spec.host_link_Bps
+    notes.append({"x": -0.7, "y": 4.7, "yshift": -14, "showarrow": False, "font": {"size": 9},
+                  "text": "PCIe" + (f"<br>{fmt_si(link, 'B/s')}" if link else "")})
+    fig = go.Figure(go.Scatter(x=hx, y=hy, mode="markers", marker={"size": 14, "opacity": 0}, hovertext=hover,
+                               hoverinfo="text"))
+    fig.update_layout(shapes=shapes, annotations=notes)
+    return fig
+
+
 _DIAGRAMS: dict[str, Callable[[AcceleratorSpec], go.Figure]] = {
     "mesh": _wafer,
     "sections": _rdu,
@@ -561,5 +635,6 @@ _DIAGRAMS: dict[str, Callable[[AcceleratorSpec], go.Figure]] = {
     "torus": _torus,
     "processor": _processor,
     "neuroncores": _neuron,
+    "engines": _gaudi,
 }
 """How each kind of diagram is drawn; a family's model names its kind (``ExecutionModel.diagram``)."""

@@ -1,0 +1,107 @@
+"""Gaudi (Intel Gaudi 2 and Gaudi 3, the "HPU"): two kinds of engine beside HBM. Matrix Multiplication Engines
+(MME) do everything that lowers to a matrix multiplication (linear layers, convolutions, batched GEMM); a cluster of
+programmable Tensor Processor Cores (TPC, VLIW SIMD) does everything else. The Habana graph compiler takes the whole
+graph (lazy mode or torch.compile's hpu_backend), fuses the TPC ops, and launches it as one compiled recipe, so a step
+pays one launch, not one per kernel as eager mode would. A matmul fills the MMEs as far as its shape allows (the
+256 x 256 output-stationary array); a kernel is bound by its engine's rate or by HBM. Chips talk over on-die RoCE
+(RDMA over Ethernet) ports, the same Ethernet inside a server and across racks. Ops the PyTorch bridge has no kernel
+for run on the host CPU, as ``ak.compile(..., fallback="host")`` models."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from accelkit.constants import Constant, register, value
+from accelkit.cost.kernel import Kernel
+from accelkit.cost.rates import Rates, kernel_time, roofline
+from accelkit.cost.report import KernelTime
+from accelkit.families.base import CompileCost, ExecutionModel, Timed, TimingContext
+from accelkit.hardware.spec import AcceleratorSpec
+
+FAMILY = "gaudi"
+
+_WHITE_PAPER = ("Intel Gaudi 3 AI Accelerator White Paper (2024) and Hot Chips 2024 talk (R. Kaplan, 'Intel Gaudi 3 AI "
+                "Accelerator: Architected for Gen AI Training and Inference')")
+
+MME_WIDTH, TPC_FLOPS, RECIPE_LAUNCH, COLLECTIVE, HOP = register(
+    Constant("GAUDI_MME_WIDTH", 256,
+             "a Gaudi matrix engine (MME) is a 256 x 256 array of multiply-accumulate cells: a layer whose "
+             "contraction or output features do not fill whole 256-wide tiles leaves the rest of the array idle",
+             "unconfirmed: " + _WHITE_PAPER + " describe each Gaudi 3 MME as a 256 x 256 MAC structure with FP32 "
+             "accumulators (as reported by ITmedia PC USER, 2024-07-05, and y-ic.de); Gaudi 2 publishes no MME "
+             "geometry, and its 432 TFLOP/s over 2 MMEs of the same size implies a 1.65 GHz clock", False, (FAMILY,)),
+    Constant("GAUDI_TPC_FLOPS", 448e9,
+             "each Tensor Processor Core (TPC) does 448 GFLOP/s of bf16 vector work (elementwise, normalisation, "
+             "softmax, reductions): 24 TPCs make 10.8 TFLOP/s on a Gaudi 2, 64 make 28.7 on a Gaudi 3",
+             "derived: " + _WHITE_PAPER + ": Gaudi 3 'BF16 Vector TFLOPs 28.7' over its 64 TPCs; the TPC's 2048-bit "
+             "SIMD (Intel Gaudi docs, TPC User Guide, https://docs.habana.ai/en/latest/TPC_User_Guide/"
+             "TPC_User_Guide.html) is the same on both generations", False, (FAMILY,)),
+    Constant("GAUDI_RECIPE_LAUNCH_S", 20e-6,
+             "each compiled graph (a 'recipe') costs 20 µs to launch; the kernels inside it are scheduled by the "
+             "graph compiler onto the engines' queues with no launch of their own",
+             "Intel publishes no launch figure; the Habana bridge caches compiled recipes and re-launches the same "
+             "recipe every step (Intel Gaudi docs, 'Runtime Environment Variables', PT_HPU_RECIPE_CACHE_CONFIG; Habana "
+             "developer blog, 'Detecting Frequent Graph Re-compilations')", True, (FAMILY,)),
+    Constant("GAUDI_COLLECTIVE_S", 20e-6,
+             "each HCCL all-reduce over the RoCE ports starts with 20 µs of fixed latency, however small the message",
+             "Intel publishes bandwidths for HCCL collectives (Intel Gaudi docs, 'Collectives Performance', "
+             "hccl_demo), not small-message latency; RDMA over Ethernet is taken as twice NVLink's NCCL start-up "
+             "(GPU_COLLECTIVE_S)", True, (FAMILY,), when="multi-chip"),
+    Constant("GAUDI_ROCE_HOP_S", 3e-6,
+             "a hop between Gaudis over an on-die RoCE port costs 3 µs",
+             "no published figure; RoCE v2 port-to-port latency through the NIC pipeline and an Ethernet PHY is a "
+             "few µs", True, (FAMILY,), when="multi-chip"),
+)
+
+
+def _engine(k: Kernel) -> str:
+    return "MME" if k.kind == "matmul" else "TPC" if k.flops else "DMA"
+
+
+class GaudiModel(ExecutionModel):
+    family = FAMILY
+    matrix_unit = "GAUDI_MME_WIDTH"
+    modes = ("hbm",)  # weights and activations in HBM; the graph compiler stages tiles through the on-die SRAM
+    launch = RECIPE_LAUNCH
+    collective = COLLECTIVE
+    hop = HOP
+    shades = ("#17becf", "#9edae5", "#0e7c87")
+    diagram = "engines"
+    compile_cost = CompileCost(20.0, 0.05, "a recipe (the Habana graph compiler's compiled graph), cached by the "
+                                           "PyTorch bridge")
+    model_split = "tensor"  # DeepSpeed / Optimum Habana shard each layer over the Gaudis of a server
+    lane_label = "{units}"
+
+    def rates(self, spec: AcceleratorSpec, precision: str, measured: Any = None) -> Rates:
+        """The MMEs at the datasheet peak for ``precision``; the TPCs at their derived bf16 vector rate (half of it
+        in fp32: a 2048-bit SIMD holds 64 fp32 lanes against 128 16-bit ones, TPC User Guide)."""
+        r = super().rates(spec, precision, measured)
+        lanes = 0.5 if precision == "fp32" else 1.0
+        vec = value("GAUDI_TPC_FLOPS") * lanes * spec.compute_units * value("COMPUTE_EFFICIENCY")
+        return replace(r, vector_flops=min(r.matmul_flops, vec))
+
+    def lane(self, k: KernelTime) -> str:
+        return k.units.split(" x")[0]
+
+    def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
+        """Graph mode: the pass is one recipe, launched once; each kernel runs on its engine (a matmul on the MMEs
+        at the share of their 256 x 256 arrays its shape fills, the rest on the TPCs), bound by that engine or by
+        HBM, one after another."""
+        r, plan, spec = ctx.rates, ctx.plan, ctx.spec
+        w, a = plan.placement["weights"], plan.placement["activation"]
+        slices = dict(spec.functional_slices or {})
+        counts = {"MME": slices.get("MME", 1), "TPC": slices.get("TPC", spec.compute_units), "DMA": 1}
+        out = []
+        for i, k in enumerate(kernels):
+            c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
+            if k.kind == "matmul":
+                c /= self.tile_fill(k)
+            launch = r.launch_s if i == 0 else 0.0  # the recipe's launch, once per pass
+            engine = _engine(k)
+            units = f"{engine} x{counts[engine]}" if engine != "DMA" else "DMA"
+            out.append(kernel_time(k, units, c, m, 0.0, launch, ctx.peak * ctx.tensor))
+        return Timed(out, sum(k.time_s for k in out))
+
+
+MODEL = GaudiModel()

@@ -1,0 +1,128 @@
+"""The Gaudi family (Intel Gaudi 2 ``gaudi2``, Gaudi 3 ``gaudi3``): matmuls on the MMEs filled by the layer's shape,
+the rest on the TPCs, one recipe launch per compiled graph; ops with no HPU kernel (complex FFTs) refused, or run on
+the host with ``fallback="host"``; compile, serve and a Session that trains with plain PyTorch's numbers."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.constants import value
+from accelkit.errors import CompileError
+from accelkit.families import model_for
+from accelkit.porting import check, load_table
+from accelkit.viz.catalog import family_diagram
+
+
+class Spectral(nn.Module):
+    """A spectral-feature classifier: |rfft(x)| -> feed-forward. The FFT makes complex tensors, which Gaudi lacks."""
+
+    def __init__(self, n: int = 32, d: int = 16) -> None:
+        super().__init__()
+        self.ff = nn.Sequential(nn.Linear(n // 2 + 1, d), nn.GELU(), nn.Linear(d, 3))
+
+    def forward(self, x):
+        return self.ff(torch.fft.rfft(x).abs())
+
+
+def _x(batch: int = 4, n: int = 32) -> torch.Tensor:
+    return torch.randn(batch, n, generator=torch.Generator().manual_seed(3))
+
+
+def test_the_table_names_what_the_bridge_lacks_with_sources():
+    table = load_table("gaudi")
+    fft = table.op_rule("aten.fft_rfft.default", "fft_rfft", {})
+    assert fft is not None and fft.severity == "error" and "fallback" in fft.fix and "complex" in fft.reason
+    assert table.op_rule("aten.addmm.default", "addmm", {}) is None  # a deny-list: listed ops only
+    assert table.dtypes["int64"].severity == "warning" and table.dtypes["int64"].recipe == "int64-to-int32"
+    assert table.rule("host-sync").severity == "warning"  # lazy mode breaks the graph there, it does not fail
+    assert all(r.source for r in table.ops) and all(d.source for d in table.dtypes.values())
+
+
+@pytest.mark.parametrize("target", ["gaudi2", "gaudi3"])
+def test_an_fft_is_refused_naming_the_host_fallback(target):
+    report = check(Spectral().eval(), (_x(),), target)
+    assert {e.op for e in report.errors} == {"aten.fft_rfft.default"}
+    with pytest.raises(CompileError, match="(?s)fft_rfft.*test_gaudi.py:.*fallback"):
+        ak.compile(Spectral().eval(), (_x(),), target=target)
+
+
+def test_matmuls_run_on_the_mmes_filled_by_their_shape_and_the_graph_launches_once():
+    def ffn(width: int) -> nn.Module:
+        return nn.Sequential(nn.Linear(width, width), nn.GELU(), nn.Linear(width, width)).eval()
+
+    wide = ak.compile(ffn(512), (torch.randn(512, 512),), target="gaudi2", precision="bf16")
+    lanes = {k.name: k.units for k in wide.report.kernels}
+    assert [u.split(" x")[0] for u in lanes.values()] == ["MME", "TPC", "MME"]
+    assert {e.lane for e in wide.report.events} == {"MME", "TPC"}
+    # graph mode: one recipe launch for the pass, not one per kernel as eager GPU kernels pay
+    assert [k.overhead_s for k in wide.report.kernels] == [value("GAUDI_RECIPE_LAUNCH_S"), 0.0, 0.0]
+    # a 64-wide layer fills a quarter of each 256 x 256 MME in both dimensions: 1/16 of the array
+    gaudi = model_for("gaudi")
+    narrow = ak.compile(ffn(64), (torch.randn(512, 64),), target="gaudi2", precision="bf16")
+    (k64, k512) = (next(k for k in p.kernels if k.kind == "matmul") for p in (narrow, wide))
+    assert gaudi.tile_fill(k64) == pytest.approx(1 / 16) and gaudi.tile_fill(k512) == 1.0
+    t64, t512 = (next(k for k in p.report.kernels if k.units.startswith("MME")) for p in (narrow, wide))
+    assert t64.compute_s / k64.flops == pytest.approx(16 * t512.compute_s / k512.flops)
+
+
+def test_gaudi2_runs_the_fft_on_the_host_and_the_rest_on_its_engines():
+    prog = ak.compile(Spectral().eval(), (_x(64, 32),), target="gaudi2", fallback="host")
+    assert [k.ops[0] for k in prog.kernels if k.runs_on == "host"] == ["fft_rfft"]
+    assert [k.extra["direction"] for k in prog.kernels if k.runs_on == "link"] == ["to device"]
+    rep = prog.report
+    assert {"host CPU", "host link", "MME", "TPC"} <= {e.lane for e in rep.events}
+    assert rep.host_s > 0 and rep.transfer_s > 0 and rep.step_time_s > rep.host_s + rep.transfer_s
+
+
+def test_gaudi3_session_with_the_fft_on_the_host_trains_as_plain_pytorch():
+    torch.manual_seed(0)
+    ref = Spectral()
+    model = copy.deepcopy(ref)
+    ref_opt, opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (ref, model))
+    loss_fn = nn.functional.cross_entropy
+    session = ak.Session(model, target="gaudi3", optimizer=opt, loss_fn=loss_fn, precision="fp32", fallback="host")
+    g = torch.Generator().manual_seed(5)
+    for _ in range(3):
+        x, y = torch.randn(4, 32, generator=g), torch.randint(0, 3, (4,), generator=g)
+        ref_opt.zero_grad()
+        ref_loss = loss_fn(ref(x), y)
+        ref_loss.backward()
+        ref_opt.step()
+        assert torch.equal(session.run(x, labels=y).loss, ref_loss.detach())
+    for (n, p), (_, q) in zip(ref.named_parameters(), model.named_parameters(), strict=True):
+        assert torch.equal(p, q), n
+    prog = session.compiled
+    assert prog is not None and prog.training and prog.host_partitions >= 1
+    assert "fwd" in {k.section for k in prog.kernels if k.runs_on == "host"}
+
+
+def test_serve_on_gaudi_chips():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      intermediate_size=512, vocab_size=1000, use_cache=False)
+    with torch.device("meta"):
+        llama = LlamaForCausalLM(cfg).eval()
+    two, three = (ak.serve(llama, target=t, batch=4, prompt_tokens=64, output_tokens=16) for t in ("gaudi2", "gaudi3"))
+    assert 0 < two.tokens_per_s < three.tokens_per_s and two.ttft_s > two.tpot_s  # Gaudi 3: 1.5x the HBM bandwidth
+    # tensor parallel over the RoCE ports: each all-reduce pays HCCL's start-up
+    pair = ak.serve(llama, target="gaudi2", chips=2, batch=4, prompt_tokens=64, output_tokens=16,
+                    parallel=ak.Parallel(tensor=2))
+    # 2 layers x 2 all-reduces per decode step, each at least HCCL's fixed start-up
+    assert pair.parallel.tensor == 2 and pair.tpot_s > 4 * value("GAUDI_COLLECTIVE_S")
+
+
+def test_the_diagram_draws_the_engines_the_spec_lists():
+    for name, mmes in (("gaudi2", 2), ("gaudi3", 8)):
+        fig = family_diagram(name)
+        text = " ".join(a.text for a in fig.layout.annotations)
+        assert f"{mmes} matrix engines (MME)" in text and "RoCE" in text and "host CPU" in text
+        spec = ak.hardware.get(name)
+        hover = fig.data[0].hovertext
+        assert sum(h.startswith("Matrix Multiplication Engine") for h in hover) == mmes
+        assert sum(h.startswith("TPC ") for h in hover) == spec.compute_units
