@@ -66,7 +66,7 @@ class GaudiModel(ExecutionModel):
     launch = RECIPE_LAUNCH
     collective = COLLECTIVE
     hop = HOP
-    shades = ("#17becf", "#9edae5", "#0e7c87")
+    shades = ("#bcbd22", "#dbdb8d", "#6b6b12")  # olive: a hue no other family takes
     diagram = "engines"
     compile_cost = CompileCost(20.0, 0.05, "a recipe (the Habana graph compiler's compiled graph), cached by the "
                                            "PyTorch bridge")

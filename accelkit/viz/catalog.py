@@ -612,7 +612,7 @@ def _gaudi(spec: AcceleratorSpec) -> go.Figure:
         y -= 1.1
     ports = f"{fmt_si(spec.chip_to_chip_Bps, 'B/s')}<br>(both ways)" if spec.chip_to_chip_Bps else ""
     _box(shapes, notes, width + 1.4, width + 4.2, 1.2, 8.2, f"on-die<br>RoCE<br>Ethernet<br>ports<br><br>{ports}",
-         shades[0], font="white", line=shades[0])
+         shades[0], line=shades[2])
     _arrow(notes, width + 0.05, width + 1.35, 4.7)
     notes.append({"x": width + 2.8, "y": 8.2, "yshift": 12, "showarrow": False, "font": {"size": 10},
                   "text": "to the other Gaudis"})
