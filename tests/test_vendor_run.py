@@ -498,3 +498,74 @@ def test_cstorch_grad_scaler_skips_overflow_and_scales_exactly():
     accuracy(labels=torch.tensor([1, 2, 3, 4]), predictions=torch.tensor([1, 2, 0, 0]))
     assert float(accuracy(labels=torch.tensor([5, 6]), predictions=torch.tensor([5, 6]))) == pytest.approx(4 / 6)
     assert accuracy.num_updates == 2 and dict(cstorch.metrics.get_all_metrics())["acc"] is accuracy
+
+
+def test_sambaflow_generative_nlp_app_compiles_then_trains_gpt2_with_app_set_output_gradients(tmp_path, monkeypatch,
+                                                                                             capsys, caplog):
+    pytest.importorskip("transformers")
+    common = ("-b", "8", "--config_name", "gpt2", "--max_seq_length", "16")
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_generative.py", "compile", *common)
+    assert "compiled 'hf_transformer'" in out and "training (AdamW + AdamW + AdamW)" in out
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_generative.py", "run", *common,
+                     "-p", "out/hf_transformer/hf_transformer.pef", "--steps", "40")
+    falls(out)  # GRADNORM / OPT with three optimizers, the per-token loss seeded by traced_outputs[0].sn_grad
+    assert float(re.search(r"Final eval accuracy: (\d\.\d+)", out).group(1)) > 0.5  # FWD with {"lr": 0, "p": 0}
+    assert "sambaflow.sambacollections" in out and "directives.op_fusion(..., 'Encoder') accepted" in out
+    logged = [r.getMessage() for r in caplog.records if r.name == "sambaflow"]
+    assert logged.count("Warning: Patched gpt2_conv1d_forward function called instead of conv1d.forward") == 1
+
+
+def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_match_plain_pytorch(tmp_path):
+    import copy
+
+    import torch
+    from torch import nn
+
+    import accelkit.samba as samba
+    from accelkit.samba import utils
+    from accelkit.samba.collections import OrderedSet
+
+    class PerSample(nn.Module):  # returns a loss per sample, as generative_nlp's patched GPT-2 returns one per token
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb, self.head = nn.Embedding(10, 6), nn.Linear(6, 3)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, ids, unused, labels):
+            assert unused is None
+            logits = self.head(self.drop(self.emb(ids)))
+            return nn.functional.cross_entropy(logits, labels, reduction="none"), logits
+
+    torch.manual_seed(0)
+    model = samba.from_torch_model_(PerSample())
+    ref = copy.deepcopy(model)
+    ids = torch.randint(0, 10, (4,), dtype=torch.int32)
+    labels = torch.randint(0, 3, (4,), dtype=torch.int16)
+    inputs = (samba.from_torch_tensor(ids, name="ids", batch_dim=0), None,
+              samba.from_torch_tensor(labels, name="labels", batch_dim=0))
+    optims = [samba.optim.SGD(OrderedSet(model.emb.parameters()), lr=0.5, max_grad_norm=0.01),
+              samba.optim.SGD(list(model.head.parameters()), lr=0.5)]
+    pef = str(tmp_path / "app.pef")
+    samba.session.compile(model, inputs, optims, name="app", init_output_grads=True, pef=pef, verbose=False)
+    outs = utils.trace_graph(model, inputs, optims, pef=pef, init_output_grads=True)
+    weights = torch.tensor([0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(samba.SambaError, match="sn_grad"):
+        samba.session.run([inputs[0], inputs[2]], outs, section_types=["FWD", "BCKWD", "OPT"])
+    outs[0].sn_grad = weights
+    samba.session.run([inputs[0], inputs[2]], outs, section_types=["FWD", "BCKWD", "GRADNORM", "OPT"],
+                      hyperparam_dict={"p": 0.0})  # dropout off: the step is deterministic
+
+    ref.drop.p = 0.0
+    loss, _ = ref(ids.long(), None, labels.long())
+    loss.backward(weights)
+    torch.nn.utils.clip_grad_norm_(list(ref.emb.parameters()), 0.01)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p -= 0.5 * p.grad
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        assert torch.allclose(p, q, atol=1e-6)
+    assert model.drop.p == 0.0
+    assert torch.equal(samba.addmm(torch.ones(2), torch.eye(2), torch.tensor([[1.0, 2.0], [3.0, 4.0]]),
+                                   is_transposed=True), torch.tensor([[2.0, 4.0], [3.0, 5.0]]))
+    with pytest.raises(samba.SambaError, match="GRADNORM"):
+        samba.session.run([inputs[0], inputs[2]], outs, section_types=["FWD", "GRADNORM"])

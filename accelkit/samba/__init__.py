@@ -22,11 +22,12 @@ nothing is placed on hardware, ``mapping`` is ignored, and output gradients othe
 
 from __future__ import annotations
 
-from accelkit.samba import optim, sambaloader, utils
+from accelkit.samba import directives, optim, sambaloader, utils
 from accelkit.samba.runtime import SambaSession, session
 from accelkit.samba.tensor import (
     SambaError,
     SambaTensor,
+    addmm,
     from_torch_model_,
     from_torch_tensor,
     randint,
@@ -38,6 +39,8 @@ __all__ = [
     "SambaError",
     "SambaSession",
     "SambaTensor",
+    "addmm",
+    "directives",
     "from_torch_model_",
     "from_torch_tensor",
     "optim",

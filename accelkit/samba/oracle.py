@@ -24,8 +24,10 @@ FP32_ACCUMULATION_TOLERANCE = 1e-5  # relative: fp32 sums reordered by micro-bat
 
 
 def reference_step(model: nn.Module, optimizer: torch.optim.Optimizer | None, inputs: tuple[Any, ...],
-                   sections: Sequence[str]) -> tuple[list[torch.Tensor], nn.Module]:
-    """The step in plain PyTorch on copies of ``model`` and ``optimizer``: (outputs, the stepped copy)."""
+                   sections: Sequence[str], grad: torch.Tensor | None = None) -> tuple[list[torch.Tensor], nn.Module]:
+    """The step in plain PyTorch on copies of ``model`` and ``optimizer``: (outputs, the stepped copy). The
+    backward pass starts from the first scalar output, or from the first output with gradient ``grad`` (an
+    app-set ``sn_grad``)."""
     ref_model, ref_opt = copy.deepcopy((model, optimizer))  # one memo: the copy steps the copy's parameters
     training = "bckwd" in sections
     was = ref_model.training
@@ -33,8 +35,10 @@ def reference_step(model: nn.Module, optimizer: torch.optim.Optimizer | None, in
     with torch.random.fork_rng(), torch.set_grad_enabled(training):
         out = ref_model(*inputs)
         if training:
-            loss = next(t for t in tensor_leaves(out) if t.dim() == 0)
-            loss.backward()
+            if grad is not None:
+                tensor_leaves(out)[0].backward(grad.reshape(tensor_leaves(out)[0].shape))
+            else:
+                next(t for t in tensor_leaves(out) if t.dim() == 0).backward()
     if "opt" in sections and ref_opt is not None:
         ref_opt.step()
     ref_model.train(was)

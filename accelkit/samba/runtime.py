@@ -30,11 +30,41 @@ from accelkit.hardware.spec import fmt_sig
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import SECTIONS, Session, SessionReport
 from accelkit.samba import pef as pef_file
+from accelkit.samba.optim import as_optimizer, optimizer_name
 from accelkit.samba.oracle import OracleCheck, reference_step
-from accelkit.samba.tensor import SambaError, SambaTensor, named, plain, require_converted
+from accelkit.samba.tensor import SambaError, SambaTensor, for_cpu, named, plain, require_converted
 
 TARGET = "sn40l"  # SambaNova's current RDU in accelkit's catalog
 MAPPINGS = (None, "section", "spatial")
+
+
+class Placed(nn.Module):
+    """A model traced with ``None`` among its inputs (generative_nlp traces GPT-2 with ``(input_ids, None, None,
+    None, position_ids, ..., labels)``), presented to the compiler and the session with its tensors only: each
+    call puts them back in their places, ``None`` in the others, as the PEF's named inputs are bound."""
+
+    def __init__(self, model: nn.Module, slots: tuple[bool, ...]) -> None:
+        super().__init__()
+        self.model = model
+        self.slots = slots  # True where the traced inputs held a tensor
+
+    def forward(self, *tensors: Any) -> Any:
+        given = iter(tensors)
+        return self.model(*(next(given) if filled else None for filled in self.slots))
+
+
+def placed(model: nn.Module, inputs: Sequence[Any]) -> tuple[nn.Module, tuple[Any, ...]]:
+    """The module the compiler and the session run, and the traced inputs that are tensors."""
+    inputs = tuple(inputs)
+    tensors = tuple(t for t in inputs if t is not None)
+    if len(tensors) == len(inputs):
+        return model, inputs
+    return Placed(model, tuple(t is not None for t in inputs)), tensors
+
+
+def seeded_loss(first_output: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    """The scalar whose backward pass gives ``first_output`` the gradient ``grad`` (an app-set ``sn_grad``)."""
+    return (first_output * grad.reshape(first_output.shape).to(first_output.dtype)).sum()
 
 
 @dataclass
@@ -42,6 +72,7 @@ class Traced:
     """What ``utils.trace_graph`` set up: the model, its session on the PEF and the traced outputs."""
 
     model: nn.Module
+    runs: nn.Module  # what the session runs: the model, or :class:`Placed` around it
     session: Session  # Session.from_program(model, pef): the PEF times every step
     info: pef_file.AppInfo
     outputs: tuple[SambaTensor, ...]
@@ -57,15 +88,20 @@ def precision_of(model: nn.Module, inputs: Sequence[Any]) -> str:
 
 
 def _sections(section_types: Sequence[str] | None, training: bool) -> tuple[str, ...]:
+    """The sections to run, lower case (SambaFlow apps write ``FWD`` / ``fwd``). ``gradnorm`` (generative_nlp's
+    ``GRADNORM``) is the gradient-norm clipping before ``opt``: the optimizers' ``max_grad_norm`` does it."""
     if section_types is None:
         return SECTIONS if training else ("fwd",)
     if isinstance(section_types, str):
         section_types = [section_types]
     secs = tuple(str(s).lower() for s in section_types)
-    bad = [s for s in secs if s not in SECTIONS]
+    bad = [s for s in secs if s not in (*SECTIONS, "gradnorm")]
     if bad:
-        raise SambaError(f"unknown section type(s) {bad}", fix=f"use a subset of {list(SECTIONS)}")
-    return secs
+        raise SambaError(f"unknown section type(s) {bad}", fix=f"use a subset of {[*SECTIONS, 'gradnorm']}")
+    if "gradnorm" in secs and "opt" not in secs:
+        raise SambaError("the GRADNORM section clips gradients for the OPT section, which is not run",
+                         fix="run section_types=['FWD', 'BCKWD', 'GRADNORM', 'OPT']")
+    return tuple(s for s in secs if s != "gradnorm")
 
 
 class SambaSession:
@@ -76,7 +112,7 @@ class SambaSession:
         self.traced: Traced | None = None
 
     # ---- compile --------------------------------------------------------------------------------
-    def compile(self, model: nn.Module, inputs: Sequence[Any], optim: torch.optim.Optimizer | None = None, *,
+    def compile(self, model: nn.Module, inputs: Sequence[Any], optim: Any = None, *,
                 name: str, init_output_grads: bool | None = None, pef: str | None = None, app_dir: str | None = None,
                 config_dict: dict[str, Any] | None = None, pef_metadata: Any = None, micro_batch: int | None = None,
                 fusion: str | None = None, chips: int | None = None, data_parallel: bool | None = None,
@@ -88,7 +124,8 @@ class SambaSession:
         training compile (hello_world/logreg.py compiles for training without passing it); an explicit
         ``init_output_grads=False`` is refused. ``pef`` defaults to ``out/<name>/<name>.pef`` under ``app_dir`` (else the working
         directory). ``micro_batch``, ``fusion`` (``"o0"``/``"o1"``), ``chips`` and ``data_parallel``
-        default to the app's command line (``-mb``, ``--o0``/``--o1``, ``-ws``, ``--data-parallel``), or to
+        default to the app's command line (``-mb``, ``--o0``/``--o1``, ``-ws``, ``--data-parallel``; ``-p`` for the
+        PEF, relative to the working directory), or to
         ``config_dict`` (SambaFlow apps pass ``vars(args)``). ``pef_metadata`` is accepted and ignored.
         ``squeeze_bs_dim`` (lenet/lenet.py passes it) changes how the RDU lays out the batch axis, not the
         values: accepted and recorded.
@@ -98,8 +135,9 @@ class SambaSession:
                               "lets the RDU compiler drop the batch axis from on-chip tensor layouts; the values are "
                               "the same, and the simulated layout is the compiler's own")
         require_converted(model, "session.compile")
-        inputs = tuple(inputs)
+        runs, inputs = placed(model, inputs)
         ports = pef_file.ports(inputs)
+        optim = as_optimizer(optim)
         training = optim is not None
         if init_output_grads is None:
             init_output_grads = training
@@ -117,37 +155,42 @@ class SambaSession:
             raise SambaError(f"the inputs disagree on the batch size: {sorted(batches)}",
                              fix="give every input with batch_dim the same number of samples")
         batch = batches.pop() if batches else None
-        prog = compile(model, tuple(plain(t) for t in inputs), target=TARGET, training=training,
+        prog = compile(runs, tuple(for_cpu(t) for t in inputs), target=TARGET, training=training,
                        precision=precision_of(model, inputs), batch_size=batch,
                        micro_batch=micro if training else None, fusion=fusion, chips=chips,
                        parallel=Parallel(data=chips) if dp else None)
-        if training and (not prog.graph.outputs or prog.graph.outputs[0].shape):
+        if training and not prog.graph.outputs:
             raise SambaError(f"{type(model).__name__}.forward must return the loss first for a training compile: "
                              "the backward pass starts from that output",
                              fix="compute the loss inside forward and return `loss, outputs`")
-        path = pef or str(Path(app_dir or ".") / "out" / name / f"{name}.pef")
+        path = pef or getattr(args, "pef", None) or str(Path(app_dir or ".") / "out" / name / f"{name}.pef")
         prog.save(path)
         pef_file.write(path, pef_file.AppInfo(
-            name=name, inputs=ports, training=training, optimizer=type(optim).__name__ if training else None,
+            name=name, inputs=ports, training=training, optimizer=optimizer_name(optim) if optim is not None else None,
             init_output_grads=init_output_grads, manifest_checksum=""))
         if verbose:
             print(_compile_summary(name, prog, optim, path))
         return prog
 
     # ---- trace (called by utils.trace_graph) ------------------------------------------------------
-    def trace(self, model: nn.Module, inputs: Sequence[Any], optim: torch.optim.Optimizer | None, pef: str,
-              mapping: str | None = None) -> tuple[SambaTensor, ...]:
+    def trace(self, model: nn.Module, inputs: Sequence[Any], optim: Any, pef: str,
+              mapping: str | None = None, init_output_grads: bool | None = None) -> tuple[SambaTensor, ...]:
         from accelkit.compiler.artifact import load
 
         require_converted(model, "trace_graph")
+        runs, inputs = placed(model, inputs)
+        optim = as_optimizer(optim)
         if mapping not in MAPPINGS:
             raise SambaError(f"mapping={mapping!r} is not a SambaFlow mapping", fix="use 'section' or 'spatial'")
         if pef is None:
             raise SambaError("trace_graph needs the PEF to run against", fix="pass pef=args.pef (-p on the command line)")
         prog = load(pef)
         info = pef_file.read(pef)
-        pef_file.check_model(prog, model, pef)
-        pef_file.check_inputs(info, tuple(inputs), pef)
+        pef_file.check_model(prog, runs, pef)
+        pef_file.check_inputs(info, inputs, pef)
+        if info.training and optim is not None and init_output_grads is False:
+            raise SambaError("trace_graph(init_output_grads=False) on a training PEF: the backward pass starts from "
+                             "the loss output's gradient", fix="pass init_output_grads=True (or leave it out)")
         # a training PEF traced without an optimizer runs its fwd sections only (inference on a training PEF,
         # as SambaFlow allows): session.run refuses bckwd / opt on it
         if not info.training and optim is not None:
@@ -162,12 +205,15 @@ class SambaSession:
             t = named(torch.zeros(meta.shape, dtype=getattr(torch, meta.dtype)), names[i] if i < len(names)
                       else f"output_{i}", 0 if meta.shape else None)
             t._sn_output_index = i  # type: ignore[attr-defined]
-            if info.training and info.init_output_grads and i == 0:
+            if info.training and info.init_output_grads and i == 0 and not meta.shape:
                 t.sn_grad = torch.ones(())  # the loss's gradient d loss / d loss: where the backward pass starts
+            # a first output with a shape (generative_nlp's per-token loss) starts the backward pass from the
+            # gradient the app sets: traced_outputs[0].sn_grad = ...
             outputs.append(t)
         command = getattr(self.app_args, "command", None)
-        self.traced = Traced(model=model, session=Session.from_program(model, prog, optim), info=info, outputs=tuple(outputs),
-                             pef=str(pef), oracle=OracleCheck(prog.precision) if command == "test" else None)
+        self.traced = Traced(model=model, runs=runs, session=Session.from_program(runs, prog, optim, loss_fn=seeded_loss),
+                             info=info, outputs=tuple(outputs), pef=str(pef),
+                             oracle=OracleCheck(prog.precision) if command == "test" else None)
         if mapping is not None:
             facade_log.accept("SambaFlow", f"trace_graph(mapping={mapping!r})",
                               "chooses how sections are laid out on the RDU's tiles; the simulated RDU's placement "
@@ -212,23 +258,16 @@ class SambaSession:
         inputs = tuple(input_tensors)
         self._check_run_inputs(tr, inputs)
         if hyperparam_dict:
-            opt = tr.session.optimizer
-            if opt is None:
-                raise SambaError("hyperparam_dict needs a training PEF with an optimizer", fix="drop hyperparam_dict")
-            for group in opt.param_groups:
-                for k, v in hyperparam_dict.items():
-                    if k not in group:
-                        raise SambaError(f"{type(opt).__name__} has no hyperparameter {k!r}",
-                                         fix=f"use some of {sorted(k for k in group if k != 'params')}")
-                    group[k] = v
-        args = tuple(plain(t) for t in inputs)
-        ref = reference_step(tr.model, tr.session.optimizer, args, secs) if tr.oracle is not None else None
+            self._set_hyperparameters(tr, hyperparam_dict)
+        args = tuple(for_cpu(t) for t in inputs)
+        grad = self._output_grad(tr, secs)
+        ref = reference_step(tr.runs, tr.session.optimizer, args, secs, grad) if tr.oracle is not None else None
         with facade_log.vendor_call("samba.session.run(...)"):
-            step = tr.session.run(*args, sections=secs)
+            step = tr.session.run(*args, labels=grad, sections=secs)
         leaves = [t.detach() for t in torch.utils._pytree.tree_flatten(step.outputs)[0]
                   if isinstance(t, torch.Tensor)]
         if ref is not None and tr.oracle is not None:
-            tr.oracle.add(leaves, ref[0], tr.model, ref[1])
+            tr.oracle.add(leaves, ref[0], tr.runs, ref[1])
         wanted = tr.outputs if output_tensors is None else tuple(output_tensors)
         out = []
         for t in wanted:
@@ -238,6 +277,49 @@ class SambaSession:
                                  fix="pass output_tensors=the list utils.trace_graph returned")
             out.append(named(leaves[i], t.sn_name, t.batch_dim))
         return tuple(out)
+
+    @staticmethod
+    def _set_hyperparameters(tr: Traced, hyperparam_dict: dict[str, float]) -> None:
+        """``hyperparam_dict``: optimizer hyperparameters (``lr``, ...) for every optimizer's groups, and ``p``, the
+        dropout probability of every dropout layer (generative_nlp runs evaluation with ``{"lr": 0, "p": 0}``)."""
+        if "p" in hyperparam_dict:
+            for m in tr.model.modules():
+                if isinstance(m, nn.modules.dropout._DropoutNd):
+                    m.p = float(hyperparam_dict["p"])
+        rest = {k: v for k, v in hyperparam_dict.items() if k != "p"}
+        opt = tr.session.optimizer
+        if rest and opt is None:
+            raise SambaError(f"hyperparam_dict {sorted(rest)} needs a training PEF with an optimizer",
+                             fix="drop them from hyperparam_dict")
+        for group in opt.param_groups if opt is not None else ():
+            for k, v in rest.items():
+                if k not in group:
+                    raise SambaError(f"{type(opt).__name__} has no hyperparameter {k!r}",
+                                     fix=f"use some of {sorted(k for k in group if k != 'params')} (or 'p', dropout)")
+                group[k] = v
+
+    @staticmethod
+    def _output_grad(tr: Traced, secs: tuple[str, ...]) -> torch.Tensor | None:
+        """The gradient the backward pass starts from when the app set one (``outputs[0].sn_grad``), else None
+        (the scalar loss's own gradient, 1)."""
+        if "bckwd" not in secs or not tr.outputs:
+            return None
+        first = tr.outputs[0]
+        grad = getattr(first, "sn_grad", None)
+        if grad is None:
+            raise SambaError(f"the PEF's first output {first.sn_name!r} has shape {list(first.shape)}, so the backward "
+                             "pass needs its gradient from the app", fix="set traced_outputs[0].sn_grad to a tensor of "
+                             f"{first.numel()} values (e.g. the per-token loss weights) before session.run")
+        grad = plain(torch.as_tensor(grad))
+        if grad.dim() == 0 and float(grad) == 1.0:
+            return None
+        if grad.numel() != first.numel():
+            raise SambaError(f"outputs[0].sn_grad has {grad.numel()} values, the output {first.sn_name!r} "
+                             f"{first.numel()}", fix=f"give one gradient value per element of shape {list(first.shape)}")
+        if tr.session.micro_batch:
+            raise SambaError("an app-set output gradient with micro-batches (-mb): each micro-batch would need its "
+                             "share of it", fix="compile without -mb")
+        return grad.detach()
 
     def _check_run_inputs(self, tr: Traced, inputs: tuple[Any, ...]) -> None:
         expected = tr.info.inputs
@@ -303,7 +385,7 @@ class SambaSession:
 def _compile_summary(name: str, prog: CompiledProgram, optim: Any, path: str) -> str:
     from accelkit.sim.report import fmt_s
 
-    what = f"training ({type(optim).__name__})" if prog.training else "inference"
+    what = f"training ({optimizer_name(optim)})" if prog.training else "inference"
     micro = f" in micro-batches of {prog.micro_batch}" if prog.micro_batch != prog.batch_size else ""
     secs = ", ".join(f"{k} {fmt_s(v)}" for k, v in prog.report.sections_s.items() if v)
     return "\n".join([

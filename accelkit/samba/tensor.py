@@ -128,6 +128,26 @@ def plain(t: Any) -> Any:
     return t.as_subclass(torch.Tensor) if isinstance(t, SambaTensor) else t
 
 
+WIDENED = (torch.int16, torch.int32)  # integer inputs the RDU takes as they are; PyTorch on a CPU wants int64
+
+
+def for_cpu(t: Any) -> Any:
+    """``plain(t)``, with int16 / int32 tensors widened to int64 (same values): SambaFlow apps feed token ids and
+    labels as int32 / int16 (generative_nlp), which the RDU's embedding and loss take, and PyTorch's
+    ``nn.Embedding`` (int16) and ``CrossEntropyLoss`` (both) on this CPU do not."""
+    t = plain(t)
+    return t.long() if isinstance(t, torch.Tensor) and t.dtype in WIDENED else t
+
+
+def addmm(input: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, is_transposed: bool = False,  # noqa: A002
+          beta: float = 1.0, alpha: float = 1.0) -> torch.Tensor:
+    """``samba.addmm(input, mat1, mat2, is_transposed=False)``: ``beta * input + alpha * mat1 @ mat2``, with ``mat2``
+    stored transposed when ``is_transposed`` (``mat1 @ mat2.T``; generative_nlp's GPT-2 patch keeps Conv1D weights
+    that way). ``mat1`` may carry batch dimensions."""
+    product = mat1 @ (mat2.transpose(-1, -2) if is_transposed else mat2)
+    return (input if beta == 1 else beta * input) + (product if alpha == 1 else alpha * product)
+
+
 def from_torch_model_(model: nn.Module) -> nn.Module:
     """Prepare ``model`` for the RDU in place (``sambaflow.samba.from_torch_model_``) and return it.
 

@@ -150,17 +150,19 @@ def get_file_dir(file: str) -> str:
     return os.path.dirname(os.path.abspath(file))
 
 
-def trace_graph(model: nn.Module, inputs: Sequence[Any], optim: torch.optim.Optimizer | None = None, *,
-                pef: str | None = None, mapping: str | None = None) -> tuple[SambaTensor, ...]:
+def trace_graph(model: nn.Module, inputs: Sequence[Any], optim: Any = None, *,
+                pef: str | None = None, mapping: str | None = None,
+                init_output_grads: bool | None = None) -> tuple[SambaTensor, ...]:
     """Load the PEF, check it was compiled for this model and these inputs, and set up the RDU session
     (``sambaflow.samba.utils.trace_graph``). Returns the traced output tensors, for ``session.run``.
 
     The checks (each a clear error saying to recompile): the parameter names and shapes, the inputs'
     names, shapes and dtypes, training vs inference, the precision. The run starts from the model's own
     weights, as SambaFlow copies the host model's weights to the RDU; the PEF's saved weights are not loaded.
-    ``mapping`` is accepted for compatibility and ignored.
+    ``mapping`` is accepted for compatibility and ignored. ``optim`` may be a list of optimizers, ``inputs`` may
+    hold ``None`` placeholders (as compiled), and ``init_output_grads=True`` is what a training trace does anyway.
     """
-    return session.trace(model, inputs, optim, pef, mapping)  # type: ignore[arg-type]
+    return session.trace(model, inputs, optim, pef, mapping, init_output_grads)  # type: ignore[arg-type]
 
 
 __all__ = ["dataset_transform", "get_file_dir", "get_pefmeta", "parse_app_args", "parse_yaml_to_args", "set_seed",

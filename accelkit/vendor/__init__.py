@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import runpy
 import sys
@@ -45,6 +46,7 @@ class VendorRun:
     accepted: list[str] = field(default_factory=list)  # hardware-only options, each explained
     substitutions: list[str] = field(default_factory=list)  # what --synthetic-data replaced
     error: str | None = None
+    output: str | None = None  # the script's own stdout, when run with quiet=True
 
     def summary(self) -> str:
         lines = [f"accelkit vendor-run: {self.script} "
@@ -69,22 +71,29 @@ def _script_error(exc: BaseException, script: str) -> str:
 
 
 def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synthetic_data: bool = False,
-               show_traceback: bool = False) -> VendorRun:
+               show_traceback: bool = False, cwd: str | os.PathLike[str] | None = None,
+               quiet: bool = False) -> VendorRun:
     """Run ``script`` with ``argv`` as a vendor SDK would run it (see the module docstring); prints the
-    end-of-run summary and returns it as a :class:`VendorRun`."""
+    end-of-run summary and returns it as a :class:`VendorRun`. ``cwd``: the folder the script runs in (apps
+    write their PEFs and checkpoints there; the working directory is restored after). ``quiet``: keep the
+    script's stdout in ``VendorRun.output`` and print nothing (a notebook then shows ``run.summary()``)."""
     from accelkit.vendor import aliases, synthetic
 
     path = os.path.abspath(script)
     if not Path(path).is_file():
         raise AccelkitError(f"no script at {script}", fix="give the path of the vendor script to run")
     run = VendorRun(script=str(script), exit_code=0)
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(path))  # the script's own helper modules (e.g. lenet's mnist_utils)
     wants_hub = synthetic_data and "from_pretrained" in Path(path).read_text(errors="replace")
+    captured = io.StringIO()
     try:
+        if cwd is not None:
+            os.chdir(cwd)
         with facade_log.collecting(), aliases.installed() as finder, (
-                synthetic.installed(hf=wants_hub) if synthetic_data else contextlib.nullcontext()):
+                synthetic.installed(hf=wants_hub) if synthetic_data else contextlib.nullcontext()), (
+                contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exc:
@@ -115,7 +124,11 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
             run.accepted = [str(a) for a in facade_log.accepted()]
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-    print(run.summary())
+        os.chdir(saved_cwd)
+    if quiet:
+        run.output = captured.getvalue()
+    else:
+        print(run.summary())
     return run
 
 

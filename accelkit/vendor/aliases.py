@@ -39,6 +39,8 @@ ALIASES: dict[str, str | None] = {
     "sambaflow.samba.utils.dataset": None,
     "sambaflow.samba.utils.dataset.mnist": "accelkit.samba.utils",
     "sambaflow.logging": "accelkit.samba.sdk",
+    "sambaflow.sambacollections": "accelkit.samba.collections",  # generative_nlp's OrderedSet
+    "sambaflow.samba.directives": "accelkit.samba.directives",
     # Cerebras: cerebras.pytorch (`import cerebras.pytorch as cstorch`, release 2.x; `cerebras_pytorch` in 1.9)
     # and the CS-2's first API, cerebras.framework.torch (`import cerebras.framework.torch as cbtorch`)
     "cerebras": None,
