@@ -382,12 +382,12 @@ def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
 
 
 def test_poptorch_mnist_and_pipelining_tutorials(tmp_path, monkeypatch, capsys):
-    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_mnist.py", "--batch-size", "16",
-                     "--device-iterations", "10", "--test-batch-size", "50", "--lr", "0.1")
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_mnist.py", "--batch-size", "32",
+                     "--device-iterations", "10", "--test-batch-size", "50", "--lr", "0.2")
     falls(out)  # the script also asserts OutputMode.All returns every device iteration's predictions and losses
     assert float(re.search(r"Accuracy on test set: (\d+\.\d+)%", out).group(1)) > 60
     assert "trainingModel(TrainingModelWithLoss on 1 x gc200)" in out and "deviceIterations 10" in out
-    assert "120 steps, 1920 samples" in out  # 12 calls of 10 device iterations: one weight update each
+    assert "60 steps, 1920 samples" in out  # 6 calls of 10 device iterations: one weight update each
 
     out = in_process(tmp_path, monkeypatch, capsys, "poptorch_pipelining.py")
     falls(out)

@@ -111,6 +111,10 @@ class SambaSession:
         self.app_args: argparse.Namespace | None = None  # set by utils.parse_app_args
         self.traced: Traced | None = None
 
+    def reset(self) -> None:
+        """Forget the app's command line and traced PEF (before each vendor script the launcher runs)."""
+        self.app_args, self.traced = None, None
+
     # ---- compile --------------------------------------------------------------------------------
     def compile(self, model: nn.Module, inputs: Sequence[Any], optim: Any = None, *,
                 name: str, init_output_grads: bool | None = None, pef: str | None = None, app_dir: str | None = None,
@@ -144,7 +148,8 @@ class SambaSession:
         if training and not init_output_grads:
             raise SambaError("a training compile (optim given) must initialise the loss output's gradient",
                              fix="pass init_output_grads=True (SambaFlow apps pass init_output_grads=not "
-                                 "args.inference); accelkit does not take user-supplied output gradients")
+                                 "args.inference); an app that seeds the gradient itself sets traced_outputs[0].sn_grad "
+                                 "after utils.trace_graph")
         args = argparse.Namespace(**config_dict) if config_dict is not None else self.app_args
         micro = micro_batch if micro_batch is not None else getattr(args, "micro_batch_size", None)
         fusion = fusion or getattr(args, "fusion", None) or "o1"
@@ -398,3 +403,4 @@ def _compile_summary(name: str, prog: CompiledProgram, optim: Any, path: str) ->
 
 
 session = SambaSession()
+facade_log.reset_with_each_run(session.reset)
