@@ -76,6 +76,10 @@ WRONG_TYPES: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
     "ak.load(None)": (lambda: ak.load(None), ("ak.load needs the artifact's folder", "NoneType")),
     "serve prompt_tokens='8'": (lambda: ak.serve(mlp(), target="a100", prompt_tokens="8", output_tokens=8),
                                 ("prompt_tokens must be a whole number", "str '8'")),
+    "prog.save(None)": (lambda: ak.compile(mlp(), (X,), target="a100", precision="fp32").save(None),
+                        ("path must be a path", "NoneType")),
+    "validate(3)": (lambda: ak.validate(3), ("cases must be a list of case names", "int 3")),
+    "validate('cs3-llama31-8b')": (lambda: ak.validate("cs3-llama31-8b"), ("cases must be a list",)),
     "profile runs='3'": (lambda: ak.profile(mlp(), (X,), runs="3"), ("runs", "str '3'")),
 }
 
@@ -120,6 +124,10 @@ def test_hardware_load_names_what_is_not_a_chip_file(tmp_path: Path, what: str) 
 ])
 def test_a_session_refuses_what_compile_would_at_construction(kw: dict[str, Any], says: str) -> None:
     refused(lambda: ak.Session(mlp(), target="a100", **kw), says)
+
+
+def test_one_section_may_be_named_as_a_string() -> None:
+    assert ak.Session(mlp(), target="a100").run(X, sections="fwd").sections == ("fwd",)
 
 
 def test_compile_refuses_chips_true() -> None:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from accelkit import boundary
 from accelkit.errors import AccelkitError
 
 SCHEMA_VERSION = 1
@@ -70,7 +71,7 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
     from accelkit._version import __version__
     from accelkit.graph.ir import graph_to_dict
 
-    root = Path(path)
+    root = boundary.path("path", path, example="prog.save('out/model.akp')")
     root.mkdir(parents=True, exist_ok=True)
     weights_sha = None
     aliases: dict[str, str] = {}  # tied weights (e.g. GPT-2's lm_head = wte) are stored once

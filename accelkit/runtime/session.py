@@ -243,6 +243,8 @@ class Session:
         """One step. ``sections`` (a subset of fwd / bckwd / opt) defaults to all three when the session has
         an optimizer, else ``fwd``; gradients accumulate over ``batch_size / micro_batch`` micro-batches."""
         training = self.optimizer is not None
+        if isinstance(sections, str):  # run(x, sections="fwd"): one section, not its letters
+            sections = (sections,)
         secs = tuple(sections) if sections is not None else (SECTIONS if training else ("fwd",))
         bad = [s for s in secs if s not in SECTIONS]
         if bad:

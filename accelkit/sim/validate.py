@@ -36,8 +36,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit.boundary import got
 from accelkit.compiler.program import Parallel, compile
-from accelkit.errors import UnknownNameError
+from accelkit.errors import ArgumentError, UnknownNameError
 from accelkit.hardware.precision import element_bytes
 from accelkit.sim.bench import (
     REFERENCE_DIR_ENV,
@@ -481,6 +482,13 @@ def _bound(case: Case, model: nn.Module, est: Any) -> tuple[float, float, str, f
     return available / weights, available, tier, weights
 
 
+def _iterable(value: Any) -> list[Any]:
+    try:
+        return list(value)
+    except TypeError:
+        return [None]  # not a list: refused by the caller
+
+
 def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
              models: Mapping[str, nn.Module] | None = None, bench: bool | None = None) -> ValidationResult:
     """Run every reference row (or only ``cases``, by name) and compare with the published figures; with
@@ -494,6 +502,10 @@ def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
     """
     rows = reference_rows()
     by_name = {r["case"]: r for r in rows}
+    if cases is not None and (isinstance(cases, str) or not all(isinstance(c, str) for c in _iterable(cases))):
+        raise ArgumentError(f"cases must be a list of case names, not {got(cases)}",
+                            fix="e.g. ak.validate(['cs3-llama31-8b']) (names: "
+                                "accelkit.sim.validate.reference_rows())")
     names = list(by_name) if cases is None else list(cases)
     unknown = [n for n in names if n not in by_name]
     if unknown:
