@@ -172,7 +172,7 @@ def test_every_bad_input_gets_an_accelkit_error_with_a_fix() -> None:
             accepted.append(case)
 
     prop()
-    assert len(seen) >= MODELS["bad inputs"] - 5  # Hypothesis may stop a few short when it runs out of choices
+    assert len(seen) >= MODELS["bad inputs"]
     assert raw == [] and accepted == []
 
 
