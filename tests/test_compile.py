@@ -221,6 +221,14 @@ def test_70b_llama_streams_on_cs3_and_needs_many_tsps(llama70b):
     assert eight.memory_plan.placement["weights"] == "sram" and eight.parallel.tensor == 8
     assert eight.memory_plan.spill_tier == "hbm" and eight.memory_plan.resident < 0.05
     assert "partial residency" in " ".join(eight.report.notes)
+    # a GH200 holds 96 GB in HBM and reaches Grace's LPDDR5X over NVLink-C2C: the rest streams from there, where
+    # an H100 (80 GB, no third tier) needs a second chip; the streamed bytes make a pass slower than all in HBM
+    gh = compile(model, inputs, target="gh200")
+    assert (gh.memory_plan.placement["weights"], gh.memory_plan.spill_tier) == ("hbm", "lpddr")
+    assert 0.6 < gh.memory_plan.resident < 0.7  # 96 GB of 140 GB of fp16 weights
+    with pytest.raises(ModeError):
+        compile(model, inputs, target="h100")
+    assert gh.report.step_time_s > 2 * compile(model, inputs, target="gh200", chips=2).report.step_time_s
 
 
 def test_forced_mode_that_cannot_hold_is_refused(llama70b):

@@ -15,8 +15,8 @@ import accelkit as ak
 from accelkit import hardware as hw
 from accelkit.errors import AccelkitError, PrecisionError, SpecError, UnknownNameError
 
-CATALOG = ["a100", "a100-40gb", "bow", "gaudi2", "gaudi3", "gc200", "h100", "inf2", "sn30", "sn40l", "tpu-v4",
-           "tpu-v5e", "trn1", "tsp", "wse2", "wse3"]
+CATALOG = ["a100", "a100-40gb", "bow", "gaudi2", "gaudi3", "gc200", "gh200", "h100", "inf2", "mi250", "mi300x",
+           "sn30", "sn40l", "tpu-v4", "tpu-v5e", "trn1", "tsp", "wse2", "wse3"]
 calibrate_module = importlib.import_module("accelkit.hardware.calibrate")
 
 
@@ -100,6 +100,12 @@ def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -
     ("gaudi3", lambda s: (dict(s.functional_slices), s.peak("bf16"), s.peak("fp8"), s.tier("hbm").capacity_bytes,
                           s.tier("hbm").bandwidth_Bps, s.on_chip_memory_bytes, s.power_w),
      ({"MME": 8, "TPC": 64}, 1835e12, 1835e12, 128e9, 3.67e12, 96e6, 900)),
+    ("mi250", lambda s: (s.compute_units, s.peak("fp16"), s.tier("hbm").capacity_bytes), (208, 362.1e12, 128e9)),
+    ("mi300x", lambda s: (s.peak("bf16"), s.tier("hbm").capacity_bytes, s.tier("hbm").bandwidth_Bps),
+     (1307.4e12, 192e9, 5.3e12)),
+    # the Hopper GPU is h100.toml's (extends); its own HBM, and Grace's LPDDR5X over NVLink-C2C as a third tier
+    ("gh200", lambda s: (s.peak("bf16"), s.compute_units, s.tier("hbm").capacity_bytes, s.tier("hbm").bandwidth_Bps,
+                         s.tier("lpddr").capacity_bytes), (989e12, 132, 96e9, 4e12, 480e9)),
 ])
 def test_figures_match_the_reference_sheet(name: str, getter, expected) -> None:  # type: ignore[no-untyped-def]
     assert getter(hw.get(name)) == expected
@@ -114,7 +120,7 @@ def test_unpublished_figures_are_marked() -> None:
     assert not hw.get("h100").is_illustrative("peak_flops.bf16")
     for name in CATALOG:  # fp32 has a figure everywhere; where unpublished it says so
         src = hw.get(name).source("peak_flops.fp32")
-        assert src.startswith(("illustrative", "unconfirmed", "NVIDIA", "AWS")), (name, src)
+        assert src.startswith(("illustrative", "unconfirmed", "NVIDIA", "AWS", "AMD")), (name, src)
 
 
 def test_ipus_have_no_bf16_and_peak_says_what_they_have() -> None:

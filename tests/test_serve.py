@@ -47,6 +47,14 @@ def llama8b():
     return MODELS["llama3-8b"]()
 
 
+def test_the_new_gpu_systems_serve_by_their_own_memory(llama8b):
+    """Decode reads the weights every token: the MI300X (5.3 TB/s) beats the MI250 (3.3 TB/s), the GH200 (4 TB/s
+    of HBM3) beats the H100 (3.35 TB/s) it extends."""
+    kw = {"batch": 1, "prompt_tokens": 32, "output_tokens": 8, "precision": "fp16"}
+    tpot = {t: ak.serve(llama8b, target=t, **kw).tpot_s for t in ("mi250", "mi300x", "gh200", "h100")}
+    assert tpot["mi300x"] < tpot["mi250"] and tpot["gh200"] < tpot["h100"]
+
+
 def test_ttft_and_tpot_are_reported_apart_and_add_up_to_the_latency(llama8b):
     est = ak.serve(llama8b, target="h100", batch=8, prompt_tokens=512, output_tokens=64)
     assert est.tpot_s == est.decode_step_s and est.ttft_s > est.tpot_s  # a 512-token prefill beats one token

@@ -50,7 +50,7 @@ class GpuModel(ExecutionModel):
     modes = ("hbm",)
     launch = KERNEL_LAUNCH
     collective = COLLECTIVE
-    shades = ("#2ca02c", "#98df8a", "#1a6b1a", "#5fd35f")
+    shades = ("#2ca02c", "#98df8a", "#1a6b1a", "#5fd35f", "#4a9a7a", "#00a36c")  # a100 ... mi300x, catalog order
     vector_at_fp32_peak = True  # elementwise work runs on the CUDA cores at the fp32 rate
     model_split = "tensor"  # Megatron-style tensor parallelism over NVLink
 
