@@ -12,6 +12,7 @@ from accelkit.sim.bench import BenchCase, bench_rows, validate_bench
 
 HEAD = "Hardware,Num of Hardware,Framework,Model,Input Output Length,Batch Size,Latency,Throughput\n"
 L3 = "meta-llama/Meta-Llama-3-8B"
+ISSUE_12 = {"gh200", "mi250", "mi300x"}  # the systems issue 12 added to the catalog
 
 
 def _csv(tmp_path: Path, lines: list[str]) -> Path:
@@ -58,11 +59,29 @@ def test_rows_are_run_refused_or_left_out_with_the_reason(tmp_path):
 
 
 def test_a_new_catalog_entry_lights_its_system_up(tmp_path, monkeypatch):
-    path = _csv(tmp_path, [f"Nvidia GH200 GPU,1,TensorRT-LLM,{L3},128,1,0.69,0"])
-    assert validate_bench(bench_rows([path]), progress=False).rows == []  # no gh200 in the catalog (yet)
-    monkeypatch.setitem(bench.SYSTEMS, "Nvidia GH200 GPU", bench.BenchSystem("Nvidia GH200 GPU", "h100", "fp16",
-                                                                              "modelled as an H100 here"))
+    path = _csv(tmp_path, [f"Intel PVC GPU,1,vLLM,{L3},128,1,3.0,0"])
+    assert validate_bench(bench_rows([path]), progress=False).rows == []  # no Intel GPU in the catalog
+    monkeypatch.setitem(bench.SYSTEMS, "Intel PVC GPU", bench.BenchSystem("Intel PVC GPU", "h100", "fp16",
+                                                                           "modelled as an H100 here"))
     assert len(validate_bench(bench_rows([path]), progress=False).rows) == 1
+
+
+def test_issue_12s_systems_serve_their_rows_and_the_amd_ones_are_held_apart(tmp_path):
+    """Measured rows (LLM-Inference-Bench, All_results.csv), Llama-3-8B, 128 + 128 tokens, batch 1: GH200 with
+    TensorRT-LLM 0.730 s; MI250 and MI300X with vLLM (ROCm) 1.967 s and 2.170 s."""
+    path = _csv(tmp_path, [f"Nvidia GH200 GPU,1,TensorRT-LLM,{L3},128,1,0.730,0",
+                           f"AMD MI250 GPU,1,vLLM,{L3},128,1,1.967,0",
+                           f"AMD MI300X GPU,1,vLLM,{L3},128,1,2.170,0"])
+    result = validate_bench(bench_rows([path]), progress=False)
+    rows = {r.case.system.target: r for r in result.rows}
+    assert sorted(rows) == ["gh200", "mi250", "mi300x"]
+    assert abs(rows["gh200"].error) < 0.15  # the Hopper GPU with its 4 TB/s of HBM3
+    assert rows["mi300x"].predicted_s < rows["mi250"].predicted_s  # more bandwidth, as the datasheets say
+    # the ROCm rows are shown, with why they are not counted: the goals count the GH200 row alone
+    assert [r.case.system.target for r in result.counted] == ["gh200"]
+    assert result.median_abs_error == pytest.approx(abs(rows["gh200"].error))
+    table = result.table()
+    assert "AMD MI300X GPU *" in table and "held apart from the goals: AMD MI300X GPU: vLLM 0.6.1 on ROCm" in table
 
 
 def test_the_reference_directory_comes_from_the_environment(tmp_path, monkeypatch):
@@ -83,7 +102,10 @@ def test_every_row_of_the_systems_accelkit_has_meets_the_median_goal():
     """Issue 11's goal over the measured configurations: median |error| <= 15%, here over every configuration with
     128-token prompts (every system, model, device count and batch: one capture per model; `make bench` and
     `ak.validate()` run all lengths)."""
-    result = validate_bench([c for c in bench_rows() if c.n == 128], progress=False)
-    assert len(result.rows) > 90 and {s.target for s in result.per_system()} >= {"a100-40gb", "h100", "sn40l"}
+    # issue 12's systems run their batch-1 Llama rows only, to keep this test's time (`make bench` runs them all)
+    result = validate_bench([c for c in bench_rows() if c.n == 128 and c.hardware in bench.SYSTEMS and (
+        c.system.target not in ISSUE_12 or (c.batch == 1 and "Llama" in c.model))], progress=False)
+    assert len(result.rows) > 90
+    assert {s.target for s in result.per_system()} >= {"a100-40gb", "h100", "sn40l", *ISSUE_12}
     assert result.median_abs_error <= bench.GOAL_MEDIAN_ABS_ERROR, result.table()
     assert result.within > 0.85, result.table()
