@@ -97,6 +97,14 @@ def test_spectrum_places_every_chip_in_its_family_column_in_rank_order() -> None
         == ["gpu", "static-schedule"]
 
 
+def test_chips_at_the_same_point_share_one_label() -> None:
+    """An H100 and a GH200 have the same peak and L2: one label names both (two labels drew over each other)."""
+    fig = viz.catalog_scatter(names=["h100", "gh200", "a100"])
+    texts = [t.text[0] for t in fig.data]
+    assert sorted(texts) == sorted(["", "gh200 / h100", "a100"]) or sorted(texts) == sorted(["", "h100 / gh200", "a100"])
+    assert all(sum(n in t.split(" / ") for t in texts) == 1 for n in ("h100", "gh200", "a100"))
+
+
 def test_label_positions_keep_labels_apart() -> None:
     from accelkit.viz.style import label_positions
 

@@ -155,13 +155,22 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
     pts = [(s, a, b) for s in _specs(names) if (a := mx.read(s)) is not None and (b := my.read(s)) is not None]
     xaxis = log_axis([a[0] for _, a, _ in pts], mx.short_unit, title=f"{mx.label} ({mx.unit})", pad=0.35)
     yaxis = log_axis([b[0] for _, _, b in pts], my.short_unit, title=f"{my.label} ({my.unit})", pad=0.45)
-    where = label_positions([a[0] for _, a, _ in pts], [b[0] for _, _, b in pts], [s.name for s, _, _ in pts],
-                            x_range=tuple(xaxis["range"]), y_range=tuple(yaxis["range"]))  # type: ignore[arg-type]
+    # chips at the same point (an H100 and a GH200 share peak and L2) share one label: "gh200 / h100"
+    together: dict[tuple[float, float], list[str]] = {}
+    for s, a, b in pts:
+        together.setdefault((a[0], b[0]), []).append(s.name)
+    spots = list(together)
+    sides = dict(zip(spots, label_positions([x for x, _ in spots], [y for _, y in spots],
+                                            [" / ".join(together[p]) for p in spots],
+                                            x_range=tuple(xaxis["range"]),  # type: ignore[arg-type]
+                                            y_range=tuple(yaxis["range"])), strict=True))  # type: ignore[arg-type]
     fig = go.Figure()
-    for (s, a, b), pos in zip(pts, where, strict=True):
+    for s, a, b in pts:
+        names_here = together[(a[0], b[0])]
         fig.add_scatter(
             name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, mode="markers+text",
-            x=[a[0]], y=[b[0]], text=[s.name], textposition=pos, cliponaxis=False,
+            x=[a[0]], y=[b[0]], text=[" / ".join(names_here) if names_here[0] == s.name else ""],
+            textposition=sides[(a[0], b[0])], cliponaxis=False,
             marker={"size": 12, "color": chip_color(s), "line": {"color": "white", "width": 1}},
             customdata=[[s.full_name, mx.fmt(a[0]), a[1], my.fmt(b[0]), b[1]]],
             hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{mx.label}: %{{customdata[1]}} (%{{customdata[2]}})"
