@@ -105,6 +105,18 @@ def test_gaudi2s_rows_match_on_one_card_and_are_held_apart_for_deepspeeds_scalin
     assert result.counted == [] and "held apart from the goals: Habana Gaudi2: DeepSpeed is the only" in result.table()
 
 
+def test_the_chart_shades_the_band_without_drawing_its_corners():
+    """The 1.5x band is a filled shape (four corners drew as stray points in the chart's corners before)."""
+    from accelkit.sim.bench import BenchRow, BenchValidation
+    from accelkit.viz.perf import bench_chart
+
+    case = BenchCase("Nvidia H100 GPU", 1, "meta-llama/Meta-Llama-3-8B", 128, 1, 1.0, "vLLM", 1)
+    fig = bench_chart(BenchValidation([BenchRow(case, 1.2, 0.1, 0.01)]))
+    band = next(t for t in fig.data if t.name == "within 1.5x")
+    assert band.fill == "toself" and band.mode == "lines"
+    assert [t.x[0] for t in fig.data if t.mode == "markers"] == [1.0]  # the one configuration, nothing else
+
+
 def test_the_reference_directory_comes_from_the_environment(tmp_path, monkeypatch):
     (tmp_path / "llm_inference_bench").mkdir()
     _csv(tmp_path / "llm_inference_bench", [f"Nvidia A100 GPU,1,vLLM,{L3},128,1,1.9,0"])

@@ -380,7 +380,7 @@ def bench_chart(result: Any) -> go.Figure:
         lo = min(min(r.case.measured_s, r.predicted_s) for r in rows) / 1.5
         hi = max(max(r.case.measured_s, r.predicted_s) for r in rows) * 1.5
         fig.add_trace(go.Scatter(x=[lo, hi, hi, lo], y=[lo * 1.5, hi * 1.5, hi / 1.5, lo / 1.5], fill="toself",
-                                 fillcolor="rgba(44,160,44,0.1)", line={"width": 0}, hoverinfo="skip",
+                                 mode="lines", fillcolor="rgba(44,160,44,0.1)", line={"width": 0}, hoverinfo="skip",
                                  name="within 1.5x"))
         fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "black", "width": 1},
                                  hoverinfo="skip", name="modelled = measured"))
