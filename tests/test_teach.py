@@ -178,6 +178,8 @@ def test_compile_time_and_recompile_reasons():
     assert "MODELLED" in str(t) and "batch size" in str(t)
     assert any(r.startswith("the batch size") for r in recompile_reasons(a, b))
     assert recompile_reasons(a, a) == []
+    # the compile report states it: the program's own value, in its summary
+    assert a.compile_time == t and f"real toolchain: {t}" in a.summary()
     gpu = ak.compile(entry.model, entry.example_inputs, target="a100")
     assert compile_time(gpu).seconds == 0
     # more kernels, longer compile

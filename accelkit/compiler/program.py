@@ -22,6 +22,8 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.boundary import flag, got, instance, maybe_whole, one_of, whole
+from accelkit.compiler.compile_time import CompileTime
+from accelkit.compiler.compile_time import compile_time as _compile_time
 from accelkit.compiler.fallback import (
     FALLBACKS,
     device_kernels,
@@ -109,6 +111,14 @@ class CompiledProgram:
         return [k for k in self.kernels if "generated" in k.extra]
 
     @property
+    def compile_time(self) -> CompileTime:
+        """How long the REAL toolchain would take to build this program (MODELLED, illustrative constants per
+        family; :mod:`accelkit.compiler.compile_time`), and the artifact it builds. Changing any of
+        ``compile_time.RECOMPILE_TRIGGERS`` (batch size, input shapes, precision, chips, ...) means building it
+        again; ``recompile_reasons(old, new)`` names the change."""
+        return _compile_time(self)
+
+    @property
     def host_partitions(self) -> int:
         """How many partitions of the program run on the host CPU (``fallback="host"``; 0 otherwise)."""
         return partitions(self.kernels)
@@ -125,6 +135,7 @@ class CompiledProgram:
                f"{self.host_partitions} host partition(s) on {self.host_spec.full_name if self.host_spec else 'the host'}"
                f", {sum(where(k) == 'link' for k in self.kernels)} transfer(s) over the host link"]
               if self.host_partitions else []),
+            f"  real toolchain: {self.compile_time}",
             "passes:",
             *(f"  {p}" for p in self.passes),
             *(["generated kernels (no library kernel for an op; modelled at a lower rate):"]
