@@ -1,0 +1,93 @@
+"""The curriculum's frame around every notebook, and the second notebook run with the solutions applied.
+
+Every notebook opens with objectives (3-5), prerequisites, an estimated time and a link to the glossary, and
+closes with a summary and a self-check. Each of 01-08 asks at least two exercises, every one registered in
+``accelkit.teach`` for that notebook, each an answer cell left as ``...`` and a ``teach.check`` cell. CI runs
+every notebook twice: as shipped (nbval, in ``make test``: each checker says "not done yet" and nothing
+fails) and here with ``solutions=True`` (papermill: every checker must pass on the shipped solution, or the
+check raises ``ExerciseFailed`` and the run fails). 09 and 10 have their solved runs in test_capstone.py and
+test_bridge.py, which check more.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from accelkit import teach
+
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+WITH_EXERCISES = [p for p in NOTEBOOKS if "01" <= p.name[:2] <= "08"]
+SOLVED_ELSEWHERE = ("09", "10")  # test_capstone.py, test_bridge.py
+CHECK_CALL = re.compile(r"""teach\.check\(\s*["'](\d\d\.\w+)["']""")
+
+
+def _cells(path: Path) -> list[nbformat.NotebookNode]:
+    return nbformat.read(str(path), as_version=4).cells
+
+
+def _markdown(path: Path) -> list[str]:
+    return [c.source for c in _cells(path) if c.cell_type == "markdown"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_notebook_opens_with_objectives_prerequisites_time_and_the_glossary(path: Path) -> None:
+    opening = _markdown(path)[0]
+    assert "**Objectives.**" in opening, f"{path.name}: the first cell states no objectives"
+    objectives = opening.split("**Objectives.**", 1)[1].split("**Prerequisites", 1)[0]
+    count = len(re.findall(r"^\d+\. ", objectives, flags=re.M))
+    assert 3 <= count <= 5, f"{path.name}: {count} objectives, want 3-5"
+    assert re.search(r"\*\*Prerequisites:\*\* \S", opening), f"{path.name}: no prerequisites"
+    assert re.search(r"\*\*Time:\*\* about \d+ minutes", opening), f"{path.name}: no estimated time"
+    assert "(glossary.md" in opening, f"{path.name}: the first cell does not link the glossary"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_notebook_closes_with_a_summary_and_a_self_check(path: Path) -> None:
+    text = "\n".join(_markdown(path))
+    assert re.search(r"^## Summary$", text, flags=re.M), f"{path.name}: no '## Summary'"
+    self_check = re.split(r"^## Self-check$", text, flags=re.M)
+    assert len(self_check) == 2, f"{path.name}: no '## Self-check'"
+    questions = re.findall(r"^\d+\. ", self_check[1], flags=re.M)
+    assert len(questions) >= 3, f"{path.name}: {len(questions)} self-check questions, want 3 or more"
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name[:2])
+def test_notebook_asks_every_exercise_registered_for_it(path: Path) -> None:
+    nb = path.name[:2]
+    code = [c.source for c in _cells(path) if c.cell_type == "code"]
+    asked = [m for src in code for m in CHECK_CALL.findall(src)]
+    registered = [e.name for e in teach.exercises_for(nb)]
+    assert len(registered) >= 2, f"notebook {nb} has {len(registered)} exercises in accelkit.teach, want 2 or more"
+    assert sorted(asked) == sorted(registered), f"{path.name} asks {asked}, accelkit.teach registers {registered}"
+    # shipped unanswered, and run as shipped: a solution on the learner's page is no exercise
+    assert any(re.search(r"^\s*\w+ = \.\.\.\s+# TODO", src, flags=re.M) for src in code), path.name
+    assert not any("teach.solutions" in src or "from accelkit.teach import solutions" in src for src in code)
+    params = next(c.source for c in _cells(path) if "parameters" in c.metadata.get("tags", []))
+    assert re.search(r"^solutions = False\b", params, flags=re.M), f"{path.name}: no `solutions = False` knob"
+    assert any("teach.setup(solutions=solutions)" in src for src in code), path.name
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in WITH_EXERCISES if p.name[:2] not in SOLVED_ELSEWHERE],
+                         ids=lambda p: p.name[:2])
+def test_notebook_with_the_solutions_applied(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+
+    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")
+    monkeypatch.setenv("ACCELKIT_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / path.name
+    papermill.execute_notebook(str(path), str(out), kernel_name="python3", cwd=str(path.parent),
+                               progress_bar=False, parameters={"solutions": True})
+    text = "".join(o.get("text", "") for c in nbformat.read(str(out), 4).cells if c.cell_type == "code"
+                   for o in c.outputs)
+    registered = [e.name for e in teach.exercises_for(path.name[:2])]
+    for name in registered:
+        assert f"Exercise {name} (" in text, f"{path.name}: exercise {name} printed nothing"
+    assert text.count("Solved (with the shipped solution).") == len(registered), text[-3000:]
+    assert "not done yet" not in text
