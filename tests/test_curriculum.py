@@ -91,3 +91,11 @@ def test_notebook_with_the_solutions_applied(path: Path, tmp_path: Path, monkeyp
         assert f"Exercise {name} (" in text, f"{path.name}: exercise {name} printed nothing"
     assert text.count("Solved (with the shipped solution).") == len(registered), text[-3000:]
     assert "not done yet" not in text
+
+
+def test_every_glossary_link_has_its_entry() -> None:
+    glossary = (NOTEBOOK_DIR / "glossary.md").read_text()
+    anchors = set(re.findall(r'<a id="([\w-]+)"></a>', glossary))
+    for path in NOTEBOOKS:
+        for anchor in re.findall(r"\(glossary\.md#([\w-]+)\)", path.read_text()):
+            assert anchor in anchors, f"{path.name} links glossary.md#{anchor}, which has no entry"
