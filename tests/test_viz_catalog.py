@@ -120,6 +120,28 @@ def test_memory_tiers_chart() -> None:
     assert tiers == [["sram", "hbm", "ddr"], ["sram"]]  # spectrum order; the hover names each tier
     assert list(fig.data[0].marker.symbol) == ["circle", "square", "diamond"]  # on chip, then off
     assert fig.data[0].line.color != fig.data[1].line.color
+    assert fig.layout.showlegend is not False and not any(t.text and any(t.text) for t in fig.data)
+
+
+def test_memory_tiers_chart_draws_a_panel_per_family_for_the_whole_catalog() -> None:
+    names = [n for n in hw.names() if n != "host"]
+    assert len(names) > viz.catalog.FACET_OVER  # nineteen crossing lines on one chart could not be followed
+    fig = viz.memory_tiers_chart(names)
+    families = {hw.get(n).family for n in names}
+    titles = [a.text for a in fig.layout.annotations]
+    assert sorted(titles) == sorted(families)  # one titled panel per family
+    panel = {t.name: (t.xaxis, t.yaxis) for t in fig.data}
+    for family in families:  # a family's chips share its panel, and no other family is in it
+        axes = {panel[n] for n in names if hw.get(n).family == family}
+        others = {panel[n] for n in names if hw.get(n).family != family}
+        assert len(axes) == 1 and not axes & others, family
+    # every chip is named once, on its on-chip tier; chips at the same spot share a label ("inf2 / trn1")
+    labels = [lab for t in fig.data for lab in t.text if lab]
+    assert sorted(n for lab in labels for n in lab.split(" / ")) == sorted(names)
+    assert "inf2 / trn1" in labels and all(t.text[1:] == ("",) * (len(t.text) - 1) for t in fig.data)
+    # one panel per family on request, even for few chips; one chart when asked
+    assert len(viz.memory_tiers_chart(["sn40l", "tsp"], by_family=True).layout.annotations) == 2
+    assert not viz.memory_tiers_chart(names, by_family=False).layout.annotations
 
 
 @pytest.mark.parametrize("name", [n for n in hw.names() if n != "host"])

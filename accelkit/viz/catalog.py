@@ -222,34 +222,92 @@ def spectrum(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
 _TIER_SYMBOLS = ("circle", "square", "diamond", "triangle-up")
 
 
-def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
+FACET_OVER = 8
+"""``memory_tiers_chart`` draws one panel per family when it shows more chips than this."""
+
+
+def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
+                       by_family: bool | None = None) -> go.Figure:
     """Each chip's memory tiers as a line from fast and small (on chip) to big and slow.
 
     The marker says which tier it is (circle: on chip, square: the first tier off chip, diamond: the
-    next); hover a marker for the tier's name, size, bandwidth and source.
+    next); hover a marker for the tier's name, size, bandwidth and source. ``by_family`` draws one small
+    panel per family on shared axes (the default when more than :data:`FACET_OVER` chips are shown: nineteen
+    lines on one chart cross each other too often to follow), each chip labelled at its on-chip tier.
     """
     specs = _specs(names)
-    fig = go.Figure()
+    facet = len(specs) > FACET_OVER if by_family is None else by_family
+    families = list(dict.fromkeys(s.family for s in specs))  # spectrum order (the catalog's)
+    cols = min(3, len(families)) if facet else 1
+    rows = math.ceil(len(families) / cols) if facet else 1
+    if facet:
+        from plotly.subplots import make_subplots
+
+        fig = make_subplots(rows=rows, cols=cols, shared_xaxes="all", shared_yaxes="all",
+                            subplot_titles=families, horizontal_spacing=0.04, vertical_spacing=0.08)
+    else:
+        fig = go.Figure()
+    caps = [t.capacity_bytes for s in specs for t in s.memory_tiers]
+    bws = [t.bandwidth_Bps for s in specs for t in s.memory_tiers]
+    xaxis = log_axis(caps, "B", title=None if facet else "capacity per chip")
+    yaxis = log_axis(bws, "B/s", title=None if facet else "bandwidth")
+    labels = _on_chip_labels(specs, xaxis, yaxis, 1100 / cols, 260) if facet else {}
     for s in specs:
         tiers = s.memory_tiers
+        where = {}
+        if facet:
+            i = families.index(s.family)
+            where = {"row": i // cols + 1, "col": i % cols + 1}
+        text, side = labels.get(s.name, ("", "middle right"))
         fig.add_scatter(
-            name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, mode="lines+markers",
+            name=s.name, legendgroup=s.family, legendgrouptitle_text=None if facet else s.family,
+            mode="lines+markers+text" if facet else "lines+markers",
             x=[t.capacity_bytes for t in tiers], y=[t.bandwidth_Bps for t in tiers],
-            line={"color": chip_color(s)},
-            marker={"size": 10, "symbol": [_TIER_SYMBOLS[min(i, 3)] for i in range(len(tiers))],
+            text=[text] + [""] * (len(tiers) - 1), textposition=side, textfont={"size": 10}, cliponaxis=False,
+            line={"color": chip_color(s)}, showlegend=not facet,
+            marker={"size": 9 if facet else 10, "symbol": [_TIER_SYMBOLS[min(i, 3)] for i in range(len(tiers))],
                     "line": {"color": "white", "width": 1}},
             customdata=[[s.name, str(t), s.source(f"memory_tiers.{t.name}.bandwidth_Bps")] for t in tiers],
             hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>source: %{customdata[2]}<extra></extra>",
+            **where,
         )
-    caps = [t.capacity_bytes for s in specs for t in s.memory_tiers]
-    bws = [t.bandwidth_Bps for s in specs for t in s.memory_tiers]
-    fig.update_layout(title={"text": "Memory tiers: capacity vs bandwidth (per chip)",
-                             "subtitle": {"text": "circle: on chip; square: first tier off chip; diamond: the next;"
-                                                  " hover a marker for the tier"}},
-                      xaxis=log_axis(caps, "B", title="capacity per chip"),
-                      yaxis=log_axis(bws, "B/s", title="bandwidth"),
-                      legend={"groupclick": "toggleitem"}, margin={"t": 80})
+    subtitle = ("circle: on chip; square: first tier off chip; diamond: the next;"
+                + (" x: capacity per chip, y: bandwidth; one panel per family;" if facet else "")
+                + " hover a marker for the tier")
+    fig.update_layout(title={"text": "Memory tiers: capacity vs bandwidth (per chip)", "subtitle": {"text": subtitle}},
+                      legend={"groupclick": "toggleitem"}, margin={"t": 90 if facet else 80})
+    if facet:
+        fig.update_xaxes(**{k: v for k, v in xaxis.items() if k != "title"})
+        fig.update_yaxes(**{k: v for k, v in yaxis.items() if k != "title"})
+        fig.update_xaxes(title_text="capacity per chip", row=rows)
+        fig.update_yaxes(title_text="bandwidth", col=1)
+        fig.update_layout(height=260 * rows + 120, showlegend=False)
+    else:
+        fig.update_layout(xaxis=xaxis, yaxis=yaxis)
     return fig
+
+
+def _on_chip_labels(specs: Sequence[AcceleratorSpec], xaxis: dict[str, object], yaxis: dict[str, object],
+                    width_px: float, height_px: float) -> dict[str, tuple[str, str]]:
+    """One label per group of a family's chips whose on-chip tiers lie within 0.3 decades of each other
+    ("inf2 / trn1"), on the first chip of the group, on a side that does not cover another label."""
+    out: dict[str, tuple[str, str]] = {}
+    for family in dict.fromkeys(s.family for s in specs):
+        groups: list[tuple[float, float, list[str]]] = []
+        for s in (s for s in specs if s.family == family):
+            x, y = math.log10(s.memory_tiers[0].capacity_bytes), math.log10(s.memory_tiers[0].bandwidth_Bps)
+            near = next((g for g in groups if abs(g[0] - x) < 0.3 and abs(g[1] - y) < 0.3), None)
+            if near:
+                near[2].append(s.name)
+            else:
+                groups.append((x, y, [s.name]))
+        sides = label_positions([10 ** g[0] for g in groups], [10 ** g[1] for g in groups],
+                                [" / ".join(g[2]) for g in groups], x_range=tuple(xaxis["range"]),  # type: ignore[arg-type]
+                                y_range=tuple(yaxis["range"]), width_px=width_px, height_px=height_px,  # type: ignore[arg-type]
+                                font_px=10)
+        for g, side in zip(groups, sides, strict=True):
+            out[g[2][0]] = (" / ".join(g[2]), side)
+    return out
 
 
 # ---- one structural picture per family
