@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 import pytest
 
@@ -137,7 +139,7 @@ def test_memory_tiers_chart_draws_a_panel_per_family_for_the_whole_catalog() -> 
         assert len(axes) == 1 and not axes & others, family
     # every chip is named once, on its on-chip tier; chips at the same spot share a label ("inf2 / trn1")
     labels = [lab for t in fig.data for lab in t.text if lab]
-    assert sorted(n for lab in labels for n in lab.split(" / ")) == sorted(names)
+    assert sorted(n for lab in labels for n in re.split(" / |<br>", lab)) == sorted(names)
     assert "inf2 / trn1" in labels and all(t.text[1:] == ("",) * (len(t.text) - 1) for t in fig.data)
     # one panel per family on request, even for few chips; one chart when asked
     assert len(viz.memory_tiers_chart(["sn40l", "tsp"], by_family=True).layout.annotations) == 2

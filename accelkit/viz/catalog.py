@@ -301,12 +301,14 @@ def _on_chip_labels(specs: Sequence[AcceleratorSpec], xaxis: dict[str, object], 
                 near[2].append(s.name)
             else:
                 groups.append((x, y, [s.name]))
-        sides = label_positions([10 ** g[0] for g in groups], [10 ** g[1] for g in groups],
-                                [" / ".join(g[2]) for g in groups], x_range=tuple(xaxis["range"]),  # type: ignore[arg-type]
-                                y_range=tuple(yaxis["range"]), width_px=width_px, height_px=height_px,  # type: ignore[arg-type]
-                                font_px=10)
-        for g, side in zip(groups, sides, strict=True):
-            out[g[2][0]] = (" / ".join(g[2]), side)
+        # two names a line, above or below the point: a chip's line leaves its on-chip tier to the right
+        texts = ["<br>".join(" / ".join(g[2][i:i + 2]) for i in range(0, len(g[2]), 2)) for g in groups]
+        sides = label_positions([10 ** g[0] for g in groups], [10 ** g[1] for g in groups], texts,
+                                x_range=tuple(xaxis["range"]), y_range=tuple(yaxis["range"]),  # type: ignore[arg-type]
+                                width_px=width_px, height_px=height_px, font_px=10,
+                                positions=("top center", "bottom center", "top right", "bottom right"))
+        for g, text, side in zip(groups, texts, sides, strict=True):
+            out[g[2][0]] = (text, side)
     return out
 
 

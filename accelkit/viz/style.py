@@ -70,9 +70,11 @@ _POSITIONS = ("top center", "bottom center", "middle right", "middle left", "top
 
 def label_positions(xs: Sequence[float], ys: Sequence[float], labels: Sequence[str], *,
                     x_range: tuple[float, float], y_range: tuple[float, float], log: bool = True,
-                    width_px: float = 620, height_px: float = 320, font_px: float = 12) -> list[str]:
+                    width_px: float = 620, height_px: float = 320, font_px: float = 12,
+                    positions: Sequence[str] = _POSITIONS) -> list[str]:
     """A plotly ``textposition`` per point such that no two labels (nor a label and a point) overlap,
-    where the plot's size allows; points are placed left to right, each on the first free side.
+    where the plot's size allows; points are placed left to right, each on the first free side of
+    ``positions`` (in order of preference). A label may have several lines ("<br>").
 
     ``x_range``/``y_range`` are the axis ranges (in log10 units when ``log``); the pixel size is the
     plot area's, roughly.
@@ -88,10 +90,11 @@ def label_positions(xs: Sequence[float], ys: Sequence[float], labels: Sequence[s
     out = [""] * len(pts)
     for i in sorted(range(len(pts)), key=lambda j: pts[j]):
         x, y = pts[i]
-        w, h = 0.62 * font_px * len(labels[i]), font_px * 1.2
-        best, best_hits = _POSITIONS[0], math.inf
+        lines = labels[i].split("<br>")
+        w, h = 0.62 * font_px * max(map(len, lines)), font_px * 1.2 * len(lines)
+        best, best_hits = positions[0], math.inf
         hits: float
-        for pos in _POSITIONS:
+        for pos in positions:
             vert, horiz = pos.split()
             cy = y + (marker + h / 2 if vert == "top" else -marker - h / 2 if vert == "bottom" else 0)
             cx = x + (marker + w / 2 if horiz == "right" else -marker - w / 2 if horiz == "left" else 0)
