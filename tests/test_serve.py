@@ -43,6 +43,17 @@ def test_a_tpu_serves_from_hbm_and_splits_layers_over_its_torus(tiny_llama, targ
     assert four.decode_step_s > one.decode_step_s
 
 
+@pytest.mark.parametrize("target", ["gaudi2", "gaudi3", "mi250", "mi300x", "gh200", "inf2", "trn1"])
+def test_every_new_system_serves(tiny_llama, target):
+    """Issue 12's other systems serve too (the TPUs above): both phases modelled, decode no faster than a token
+    per step of the weights' read at the chip's published bandwidth."""
+    est = ak.serve(tiny_llama, target=target, batch=4, prompt_tokens=32, output_tokens=8, precision="bf16")
+    spec = ak.hardware.get(target)
+    assert est.ttft_s > 0 and est.latency_s > est.ttft_s and est.tokens_per_s > 0
+    fastest_tier = max(t.bandwidth_Bps for t in spec.memory_tiers)
+    assert est.decode_step_s >= est.weights_bytes_per_chip / fastest_tier
+
+
 @pytest.fixture(scope="module")
 def llama8b():
     from accelkit.sim.validate import MODELS
