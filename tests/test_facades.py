@@ -299,6 +299,27 @@ def test_poptorch_beginblock_pipelines_over_ipus_and_replicas_multiply_them():
         torch.testing.assert_close(p, q)
 
 
+def test_poptorch_options_effect_on_the_clock():
+    from accelkit.constants import value
+    from accelkit.poptorch import PopTorchError, throughput
+
+    x, y = _blobs(8)
+    base, iters, accum, both = throughput.option_effects(PopNet(), (x, y), [(1, 1, 1), (1, 1, 16), (1, 8, 1),
+                                                                            (4, 8, 16)])
+    assert (base.combined_batch, iters.combined_batch, accum.combined_batch, both.combined_batch) == (8, 128, 64, 4096)
+    assert both.ipus == 4 and both.round_trips_per_1k == pytest.approx(1000 / 4096)
+    # device iterations: the same weight update, the host round trip paid once per 16 of them
+    assert iters.update_s == base.update_s and iters.call_s == pytest.approx(16 * base.update_s + iters.round_trip_s)
+    assert iters.per_update_s < base.per_update_s and iters.host_share < base.host_share
+    assert base.round_trip_s > 2 * value("HOST_TRANSFER_LATENCY_S")  # in and out, plus the bytes over PCIe
+    # gradient accumulation: 8 micro-batches, one optimizer update: longer updates, less time per sample
+    assert 4 * base.update_s < accum.update_s < 8 * base.update_s and accum.per_sample_s < base.per_sample_s
+    assert both.per_sample_s < min(iters.per_sample_s, accum.per_sample_s)
+    assert "MODELLED on gc200" in throughput.summary([base, both]) and "4,096" in throughput.summary([both])
+    with pytest.raises(PopTorchError, match="batch dimension"):
+        throughput.effect(PopNet(), (torch.tensor(1.0),), throughput.options())
+
+
 # ---- Groq: GroqFlow ---------------------------------------------------------------------------------
 class GroqNet(nn.Module):
     def __init__(self, width: int = 32) -> None:

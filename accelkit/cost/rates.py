@@ -8,6 +8,7 @@
                               tier's bandwidth) of one kernel
     kernel_time(...)          the two, plus communication and fixed latency, as a KernelTime
     allreduce_s(bytes, n, r)  a ring all-reduce over n chips
+    host_transfer_s(spec, n)  one transfer of n bytes between the host and a chip (fixed latency + link)
 
 Pure functions of a spec and a kernel; the family-specific composition lives in ``accelkit.families``.
 """
@@ -16,11 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from accelkit.constants import CHIP_HOP_LATENCY_S
+from accelkit.constants import CHIP_HOP_LATENCY_S, value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.report import KernelTime
 from accelkit.graph.cost import GATHER_OPS
+
+if TYPE_CHECKING:
+    from accelkit.hardware.spec import AcceleratorSpec
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,18 @@ def allreduce_s(nbytes: float, n: int, r: Rates) -> float:
     if n <= 1 or nbytes <= 0:
         return 0.0
     return 2 * (n - 1) / n * nbytes / r.link_Bps + 2 * math.ceil(math.log2(n)) * r.hop_s + r.collective_s
+
+
+def host_link_Bps(spec: AcceleratorSpec) -> float:
+    """Bytes per second one way between the host and one chip: half the spec's host link (vendors quote both
+    directions together), or the illustrative ``HOST_LINK_BPS`` when the spec gives none."""
+    return float(spec.host_link_Bps or value("HOST_LINK_BPS")) / 2
+
+
+def host_transfer_s(spec: AcceleratorSpec, nbytes: float) -> float:
+    """One transfer of ``nbytes`` between the host and one chip: ``HOST_TRANSFER_LATENCY_S`` (a DMA set-up and a
+    synchronisation) plus the bytes over one direction of the host link."""
+    return float(value("HOST_TRANSFER_LATENCY_S")) + nbytes / host_link_Bps(spec)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
-from accelkit.cost.rates import Rates, allreduce_s, kernel_time  # noqa: F401 - re-exported for older imports
+from accelkit.cost.rates import Rates, allreduce_s, host_link_Bps, kernel_time  # noqa: F401 - re-exported for older imports
 from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
 from accelkit.families import TimingContext, model_for, rates
 from accelkit.families.cpu import host_partition_times
@@ -70,7 +70,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
 
     model = model_for(fam)
 
-    link_Bps = (spec.host_link_Bps or value("HOST_LINK_BPS")) / 2  # vendors quote both directions together
+    link_Bps = host_link_Bps(spec)  # one way: vendors quote both directions together
     link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
 
     def times(ks: list[Kernel], samples: int) -> tuple[list[KernelTime], float]:
