@@ -44,7 +44,7 @@ def report():
 @pytest.fixture(scope="module")
 def programs():
     entry = ak.zoo.get("ffn_logreg")
-    return {t: ak.compile(entry.model, entry.example_inputs, target=t, training=True) for t in ("a100", "sn40l")}
+    return {t: ak.compile(entry.model, entry.example_inputs, target=t, training=True) for t in ("a100", "h100", "sn40l")}
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +214,21 @@ def test_speedup_and_ttft_mistakes(contexts):
     assert "fast time by the slow" in teach.check("06.speedup", inverted, quiet=True, **ctx).lines[0].text
     est = contexts["07.ttft"]["estimate"]
     assert "in seconds" in teach.check("07.ttft", est.ttft_s, quiet=True, estimate=est).lines[0].text
+
+
+def test_fastest_names_a_family_winner_and_a_misspelling(contexts):
+    programs = contexts["06.fastest"]["programs"]
+    gpu = min(("a100", "h100"), key=lambda t: programs[t].report.step_time_s)  # sn40l is faster than both
+    line = teach.check("06.fastest", gpu, quiet=True, programs=programs).lines[0]
+    assert "fastest of the gpu chips, but not of all" in line.text and "every family" in line.hint
+    assert "did you mean 'sn40l'" in teach.check("06.fastest", "SN40L", quiet=True, programs=programs).lines[0].hint
+
+
+def test_speedup_names_the_peak_ratio(contexts):
+    ctx = contexts["06.speedup"]
+    peaks = ak.hardware.get("sn40l").peak("bf16") / ak.hardware.get("a100").peak("bf16")
+    line = teach.check("06.speedup", peaks, quiet=True, **ctx).lines[0]
+    assert "ratio of their bf16 peak FLOP/s" in line.text and "divide the step times" in line.hint
 
 
 def test_box_batch_refuses_a_bigger_batch(contexts):

@@ -282,19 +282,35 @@ def _check_combined_batch(answer: Any, *, options: Any, micro_batch: int) -> lis
 def _check_fastest(answer: Any, *, programs: dict[str, Any]) -> list[Line]:
     from accelkit import hardware
 
+    if not isinstance(answer, str):
+        return [Line(False, f"answer one target name as a str, not {answer!r}", "e.g. 'a100', in quotes")]
     times = {t: p.report.step_time_s for t, p in programs.items()}
-    fastest = min(times, key=lambda t: times[t])
-    if answer == fastest:
-        return [Line(True, f"{fastest}: {times[fastest] * 1e3:.3g} ms per step (MODELLED)")]
+    ranked = sorted(times, key=lambda t: times[t])
+    fastest = [t for t in ranked if times[t] <= times[ranked[0]] * (1 + 1e-9)]  # ties all count
+    best = times[ranked[0]]
+    if answer in fastest:
+        tied = [t for t in fastest if t != answer]
+        return [Line(True, f"{answer}: {best * 1e3:.3g} ms per step (MODELLED), the shortest of {len(times)} targets"
+                           + (f" (tied with {', '.join(tied)})" if tied else ""))]
     if answer not in times:
-        return [Line(False, f"{answer!r} is not one of {sorted(times)}", "answer with one of the targets compiled")]
+        key = answer.lower().replace(" ", "").replace("-", "")
+        near = [t for t in times if t.replace("-", "") == key]
+        return [Line(False, f"{answer!r} is not one of the {len(times)} compiled targets",
+                     f"did you mean {near[0]!r}? Use the names as ak.hardware.names() writes them" if near
+                     else f"answer with one of {sorted(times)}")]
+    rank = ranked.index(answer) + 1
+    where = (f"{answer} takes {times[answer] * 1e3:.3g} ms per step, number {rank} of {len(times)}; "
+             f"{fastest[0]} takes {best * 1e3:.3g} ms")
+    family = programs[answer].report.family
+    kin = [t for t in ranked if programs[t].report.family == family]
+    if len(kin) > 1 and kin[0] == answer:
+        return [Line(False, f"{answer} is the fastest of the {family} chips, but not of all: {where}",
+                     "compare across every family: sorted(programs, key=lambda t: programs[t].report.step_time_s)")]
     peak = max(times, key=lambda t: hardware.get(t).peak_16bit()[1])
     if answer == peak:
-        return [Line(False, f"{answer} has the highest peak FLOP/s, but not the shortest step "
-                            f"({times[answer] * 1e3:.3g} ms against {times[fastest] * 1e3:.3g} ms)",
+        return [Line(False, f"{answer} has the highest peak FLOP/s, but not the shortest step: {where}",
                      "a small model rarely reaches the peak: compare program.report.step_time_s")]
-    return [Line(False, f"{answer} takes {times[answer] * 1e3:.3g} ms per step, not the shortest",
-                 "compare program.report.step_time_s across the targets")]
+    return [Line(False, where, "compare program.report.step_time_s across the targets: min(programs, key=...)")]
 
 
 @exercise("06.speedup", "how much faster?",
@@ -303,12 +319,25 @@ def _check_speedup(answer: Any, *, programs: dict[str, Any], fast: str, slow: st
     if bad := _not_a_number(answer, "a ratio"):
         return [bad]
     value = float(answer)
-    truth = programs[slow].report.step_time_s / programs[fast].report.step_time_s
+    t_fast, t_slow = programs[fast].report.step_time_s, programs[slow].report.step_time_s
+    truth = t_slow / t_fast
     if _close(value, truth, 0.05):
-        return [Line(True, f"{fast} is {truth:.3g}x faster than {slow} per step (MODELLED)")]
+        return [Line(True, f"{fast} is {truth:.3g}x faster than {slow} per step (MODELLED): "
+                           f"{t_slow * 1e3:.3g} ms / {t_fast * 1e3:.3g} ms")]
     if value and _close(1 / value, truth, 0.05):
         return [Line(False, "you divided the fast time by the slow one", "speed-up = slow time / fast time")]
-    return [Line(False, f"{value:.3g}x is not the ratio of their step times", "slow step time / fast step time")]
+    if any(_close(value, d, 0.05) for d in (t_slow - t_fast, (t_slow - t_fast) * 1e3)):
+        return [Line(False, "that is the difference of the step times, not their ratio",
+                     "speed-up = slow time / fast time")]
+    p_fast, p_slow = programs[fast], programs[slow]
+    if p_fast.precision == p_slow.precision:
+        peaks = p_fast.spec.peak(p_fast.precision) / p_slow.spec.peak(p_slow.precision)
+        if _close(value, peaks, 0.05):
+            return [Line(False, f"{value:.3g}x is the ratio of their {p_fast.precision} peak FLOP/s, not of their "
+                                f"modelled step times ({truth:.3g}x)",
+                         "a step is not all at peak (launches, memory-bound kernels): divide the step times")]
+    return [Line(False, f"{value:.3g}x is not the ratio of their step times",
+                 "programs[slow].report.step_time_s / programs[fast].report.step_time_s")]
 
 
 # ---- 07 LLM inference ----------------------------------------------------------------------------
