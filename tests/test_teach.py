@@ -235,3 +235,10 @@ def test_box_batch_refuses_a_bigger_batch(contexts):
     program = contexts["08.box_batch"]["program"]
     result = teach.check("08.box_batch", [program.batch_size * 2], quiet=True, program=program)
     assert "new compile" in result.lines[0].hint
+
+
+def test_weights_fit_catches_the_datasheet_capacity():
+    ctx = {"target": "tsp", "params": 110_000_000, "precision": "fp16"}  # 220 MB: under 231 MB, over 212 usable
+    result = teach.check("02.weights_fit", True, quiet=True, **ctx)
+    assert "datasheet capacity" in result.lines[0].text and "usable_on_chip_bytes" in result.lines[0].hint
+    assert teach.check("02.weights_fit", False, quiet=True, **ctx).passed

@@ -126,25 +126,32 @@ def _check_ridge_point(answer: Any, *, target: str, precision: str, tier: str) -
 
 
 @exercise("02.weights_fit", "do the weights fit on chip?",
-          "Do the weights of a model with `params` parameters, stored in `precision`, fit in `target`'s "
-          "on-chip memory (True or False)? Ignore activations.")
+          "Do the weights of a model with `params` parameters, stored in `precision`, fit in the on-chip memory "
+          "`target`'s compiler may fill (True or False)? Ignore activations.")
 def _check_weights_fit(answer: Any, *, target: str, params: int, precision: str) -> list[Line]:
     from accelkit import hardware
+    from accelkit.hardware.capacity import usable_on_chip_bytes
     from accelkit.hardware.spec import fmt_bytes
 
     if not isinstance(answer, bool):
         return [Line(False, f"the answer should be True or False, not {answer!r}",
-                     "compare the weights' bytes with spec.on_chip_memory_bytes")]
+                     "compare the weights' bytes with hardware.capacity.usable_on_chip_bytes(spec)")]
     spec = hardware.get(target)
-    fit = hardware.fits(params, spec, bytes_per_param=_bytes_per(precision))
-    size, fits = fit.model_bytes, fit.on_chip
-    text = (f"{params:,} parameters x {_bytes_per(precision)} B ({precision}) = {fmt_bytes(size)} against "
-            f"{fmt_bytes(spec.on_chip_memory_bytes)} on chip")
+    per = _bytes_per(precision)
+    fit = hardware.fits(params, spec, bytes_per_param=per)
+    size, fits, usable = fit.model_bytes, fit.on_chip, usable_on_chip_bytes(spec)
+    text = (f"{params:,} parameters x {per} B ({precision}) = {fmt_bytes(size)} against {fmt_bytes(usable)} "
+            f"usable of {fmt_bytes(spec.on_chip_memory_bytes)} on chip")
     if answer == fits:
-        return [Line(True, text + (": they fit" if fits else ": they do not fit, so weights live off chip"))]
+        return [Line(True, text + (": they fit" if fits else ": they do not fit, so weights live off chip "
+                                                              "or on more chips"))]
+    if answer == (size <= spec.on_chip_memory_bytes):
+        hint = (f"the compiler can fill only the usable share of on-chip SRAM ({usable / spec.on_chip_memory_bytes:.0%}"
+                "; programs, routing and buffers take the rest): hardware.capacity.usable_on_chip_bytes(spec)")
+        return [Line(False, f"you compared with the datasheet capacity: {text}", hint)]
     wrong_fits = hardware.fits(params, spec, bytes_per_param=4).on_chip
-    hint = (f"a {precision} number takes {_bytes_per(precision)} bytes" if wrong_fits == answer
-            else "multiply the parameters by the bytes per parameter and compare with spec.on_chip_memory_bytes")
+    hint = (f"a {precision} number takes {per} bytes" if wrong_fits == answer
+            else "multiply the parameters by the bytes per parameter and compare with the usable on-chip bytes")
     return [Line(False, f"not quite: {text}", hint)]
 
 

@@ -16,7 +16,7 @@ SOLUTIONS: dict[str, Callable[..., Any]] = {
     "02.ridge_point": lambda *, target, precision, tier: _spec(target).peak(precision)
     / _spec(target).tier(tier).bandwidth_Bps,
     "02.weights_fit": lambda *, target, params, precision: params * (4 if precision == "fp32" else 2)
-    <= _spec(target).on_chip_memory_bytes,
+    <= _usable_on_chip(target),
     "03.first_recipe": lambda *, report: next(f.recipe for f in report.findings if f.severity == "error"),
     "03.gated_mlp": lambda *, target="tsp": _solved_gated_mlp(),
     "04.intensity": lambda *, program, index: program.kernels[index].flops
@@ -44,6 +44,12 @@ def _spec(target: str) -> Any:
     from accelkit import hardware
 
     return hardware.get(target)
+
+
+def _usable_on_chip(target: str) -> int:
+    from accelkit.hardware.capacity import usable_on_chip_bytes
+
+    return usable_on_chip_bytes(_spec(target))
 
 
 def _solved_gated_mlp() -> type:
