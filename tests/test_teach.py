@@ -242,3 +242,16 @@ def test_weights_fit_catches_the_datasheet_capacity():
     result = teach.check("02.weights_fit", True, quiet=True, **ctx)
     assert "datasheet capacity" in result.lines[0].text and "usable_on_chip_bytes" in result.lines[0].hint
     assert teach.check("02.weights_fit", False, quiet=True, **ctx).passed
+
+
+def test_gated_mlp_names_a_condition_taken_per_element():
+    from accelkit.porting import GatedMLP
+
+    class PerElement(GatedMLP):
+        def forward(self, x):
+            h = self.fc1(x)
+            return self.fc2(torch.where(h > 0, torch.relu(h), torch.tanh(h)))  # not GatedMLP's rule
+
+    result = teach.check("03.gated_mlp", PerElement, quiet=True)
+    (wrong,) = [line for line in result.lines if not line.ok]
+    assert wrong.text.startswith("same outputs") and "one condition for the whole tensor" in wrong.hint

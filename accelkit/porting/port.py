@@ -541,7 +541,8 @@ def exercise_check(model: nn.Module, target: str = "tsp", d: int = 16) -> bool:
     report = check(model, (x0,), target)
     flow = report.find(kind="data-dependent-control-flow") + report.find(kind="host-sync")
     results.append((not flow, "captures as one graph: no data-dependent `if` left" if not flow
-                    else f"still a data-dependent branch at {flow[0].source}: {flow[0].fix}"))
+                    else f"still a data-dependent branch{' at ' + flow[0].source if flow[0].source else ''}: "
+                         f"{flow[0].fix}"))
     results.append((report.ok, f"no errors on {target}" if report.ok
                     else f"{len(report.errors)} error(s) on {target}: " + "; ".join(f.summary() for f in report.errors)))
     if results[0][0]:

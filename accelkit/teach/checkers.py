@@ -205,8 +205,21 @@ def _check_gated_mlp(answer: Any, *, target: str = "tsp") -> list[Line]:
         exercise_check(model, target=target)
     lines = [Line(text.startswith("[PASS]"), text[7:]) for text in printed.getvalue().splitlines()
              if text.startswith(("[PASS]", "[FAIL]"))]
-    hint = "compute both activations, then `h = torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))`"
-    return [line if line.ok else Line(False, line.text, hint) for line in lines]
+    return [line if line.ok else Line(False, line.text, _gated_mlp_hint(line.text)) for line in lines]
+
+
+_GATED_MLP_HINTS = {  # words in a failing criterion exercise_check prints -> what to do about it
+    "keep the layers": "subclass GatedMLP (`class MyGatedMLP(GatedMLP)`) and use self.fc1 and self.fc2; add no layers",
+    "data-dependent": "compute both activations, torch.relu(h) and torch.tanh(h), and pick one with "
+                      "torch.where(condition, a, b): no Python `if` on a tensor",
+    "same outputs": "keep GatedMLP's rule: relu when the mean of fc1(x) is positive (one condition for the whole "
+                    "tensor, not one per element), tanh otherwise",
+}
+
+
+def _gated_mlp_hint(text: str) -> str:
+    return next((hint for words, hint in _GATED_MLP_HINTS.items() if words in text),
+                "read the fix of each error above: the rewrite may use only ops the target supports")
 
 
 # ---- 04 compile ----------------------------------------------------------------------------------
