@@ -7,6 +7,7 @@ The fast tests check the case mapping against the reference rows; the slow one r
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,16 @@ def test_every_reference_row_has_a_case_that_agrees_with_it():
     assert {r["case"] for r in rows} == set(v.CASES)
     for row in rows:
         assert row["source"].strip(), f"{row['case']} has no source"
+
+
+def test_issue_12s_chips_have_published_cases():
+    """TPU, Trainium/Inferentia and Gaudi 3 are checked against published results (Gaudi 2, MI250, MI300X and GH200
+    against LLM-Inference-Bench's measured rows): at least one case each, two per family."""
+    targets = Counter(case.kwargs["target"] for case in v.CASES.values())
+    assert all(targets[t] >= 1 for t in ("tpu-v4", "tpu-v5e", "trn1", "inf2", "gaudi3")), targets
+    assert targets["tpu-v4"] + targets["tpu-v5e"] >= 2 and targets["trn1"] + targets["inf2"] >= 2 and targets["gaudi3"] >= 2
+    assert {v.METRICS[r["metric"]][0] for r in v.reference_rows() if r["case"].startswith("gaudi3")} == \
+        {"end_to_end_tokens_per_s"}  # optimum-habana's throughput: the batch's output tokens over its whole run
 
 
 def test_check_cases_names_a_disagreement():

@@ -110,11 +110,12 @@ def test_scaling_curves_have_an_ideal_line(gpt2):
 
 def test_validation_chart_inverts_rates():
     rows = [ValidationRow("fast", "s", 1, "m", "tokens_per_s_per_user", 100.0, 200.0, 1.0, "src", "c", ""),
-            ValidationRow("slow", "s", 1, "m", "latency_s", 1.0, 1.5, 0.5, "src", "c", "")]
+            ValidationRow("slow", "s", 1, "m", "latency_s", 1.0, 1.5, 0.5, "src", "c", ""),
+            ValidationRow("per token", "s", 1, "m", "tpot_s", 0.005, 0.004, -0.2, "src", "c", "")]  # a time too
     info = [InformationalRow("beyond", "s", 16, "m", "tokens_per_s_per_user", 400.0, 100.0, 150.0, 6e13, 2.5e13,
                              "hbm", "src", "c", "")]
     fig = validation_chart(ValidationResult(rows, info))
     validate, informational = fig.data
-    assert list(validate.x) == [0.5, 1.5]  # twice the published rate = half the time
+    assert list(validate.x) == pytest.approx([0.5, 1.5, 0.8])  # twice the published rate = half the time
     assert list(informational.x) == [4.0]
     assert "MODELLED" in fig.layout.title.text

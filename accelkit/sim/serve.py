@@ -90,6 +90,12 @@ class ServingEstimate:
         """Time per output token (after the first): one decode step, every sequence of the batch advancing."""
         return self.decode_step_s
 
+    @property
+    def end_to_end_tokens_per_s(self) -> float:
+        """Every output token of the batch over the end-to-end latency, prefill included: the throughput
+        optimum-habana's ``run_generation.py`` prints (``tokens_per_s`` is the decode steps' rate alone)."""
+        return self.batch * self.output_tokens / self.latency_s
+
     def summary(self) -> str:
         return (f"ServingEstimate (MODELLED): {self.model} on {self.chips} x {self.target} ({self.mode}, "
                 f"{self.parallel}), {self.precision}, batch {self.batch}, {self.prompt_tokens} in / "

@@ -178,6 +178,12 @@ _LLAMA_V4 = (_V4_SLICE + "; " + _PT_XLA_TP + "; the blog's experiments use 256-t
              "sizing example); the generation length is not given: 256 is assumed (the per-token latency barely "
              "depends on it)")
 
+_OH_FP8 = ("Intel's published run command (Gaudi-tutorials' Benchmarking_on_Optimum-habana_with_fp8) is optimum-habana's "
+           "run_generation.py, whose throughput is batch x new tokens over the whole generate() call, prefill included: "
+           "modelled as batch x output tokens over ak.serve's end-to-end latency, every sequence generating all its "
+           "tokens; FP8 from INC's maxabs_quant.json, which quantizes every Linear, MatMul and the KV cache (lm_head "
+           "alone stays bf16): modelled as fp8 weights, matmuls and KV cache")
+
 CASES: dict[str, Case] = {
     "cs3-llama31-8b": _serve("llama3-8b", "wse3", 1, 1, 128, 512, _SHORT_LONG),
     "groq576-llama2-70b": _serve(
@@ -237,6 +243,13 @@ CASES: dict[str, Case] = {
         "804 tokens/s, would read the 13.5 GB of bf16 weights 804 times a second (10.9 TB/s), 3.3x the 4 chips' "
         "3.3 TB/s of HBM; max_seq_len 256 taken as 128 tokens in, 128 out; " + _PT_XLA_TP,
         parallel=Parallel(tensor=4)),
+    "gaudi3x1-llama31-8b-128-b1536": _serve("llama3-8b", "gaudi3", 1, 1536, 128, 128, _OH_FP8, precision="fp8"),
+    "gaudi3x8-llama31-70b-128-b4000": _serve(
+        "llama3-70b", "gaudi3", 8, 4000, 128, 128,
+        _OH_FP8 + "; DeepSpeed's tensor parallelism (gaudi_spawn.py --use_deepspeed --world_size 8) shards each layer "
+        "over the 8 cards, every card running the whole batch: modelled as Parallel(tensor=8) (8 data-parallel copies "
+        "of the 71 GB of fp8 weights, ak.serve's own pick, would be modelled faster still)",
+        precision="fp8", parallel=Parallel(tensor=8)),
     # informational rows: published figures beyond a weights-from-memory bound (not counted)
     "sambanova-cloud-llama31-70b": _serve(
         "llama3-70b", "sn40l", 16, 1, 128, 512,
@@ -255,6 +268,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "sequences_per_s": ("throughput", "seq/s"),
     "images_per_s": ("throughput", "img/s"),
     "tpot_s": ("tpot_s", "s"),  # time per output token (per-token latency), one sequence's view
+    "output_tokens_per_s": ("end_to_end_tokens_per_s", "tokens/s"),  # the batch's output tokens over its whole run
 }
 
 

@@ -331,12 +331,10 @@ def scaling_curves(series: Mapping[str, Sequence[Any]], metric: str = "throughpu
     return fig
 
 
-_TIME_METRICS = ("latency_s", "seconds_per_iteration")
-
-
 def _slowness(r: Any) -> float:
-    """Modelled time over published time: above 1, accelkit's model is slower than the published run."""
-    return r.predicted / r.published if r.metric in _TIME_METRICS else r.published / r.predicted
+    """Modelled time over published time: above 1, accelkit's model is slower than the published run. A row in
+    seconds (its ``unit``: latency, time per token, per iteration) is a time; any other is a rate, inverted."""
+    return r.predicted / r.published if getattr(r, "unit", "") == "s" else r.published / r.predicted
 
 
 def validation_chart(result: Any) -> go.Figure:
