@@ -12,7 +12,9 @@ system accelkit has (:data:`SYSTEMS`, read from the catalog, so a new catalog en
 model accelkit can build (:data:`MODELS`) is served with ``ak.serve`` at the row's devices (tensor parallel, as
 the frameworks ran them), batch and lengths, and compared: ``error = (predicted - measured) / measured``.
 A system whose rows measure a software stack rather than the hardware (:attr:`BenchSystem.held_apart` says why,
-with numbers from the rows: the AMD parts, measured with vLLM on ROCm only) is shown but not counted in the goals.
+with numbers from the rows: the AMD parts, measured with vLLM on ROCm only) is shown but not counted in the goals;
+where that holds only on several devices (:attr:`BenchSystem.held_apart_above`: Gaudi2, whose multi-card rows measure
+DeepSpeed's tensor parallelism), its single-device rows count and the rest are held apart.
 A batch whose KV cache does not fit is refused by accelkit (a ``ServingCapacityError``); those rows are counted
 apart (the measured rows show 3-16x blow-ups there: preemption and swapping that accelkit does not model).
 
@@ -33,7 +35,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,17 @@ class BenchSystem:
     precision: str
     part: str  # what the measured part is, in words
     held_apart: str = ""  # why the rows are shown but not counted in the goals ("": counted)
+    held_apart_above: int = 0  # ``held_apart`` covers only the rows on more than this many devices (0: every row)
+
+    def held_apart_for(self, devices: int) -> str:
+        """Why this system's rows on ``devices`` devices are not counted in the goals ("": they are counted)."""
+        return self.held_apart if devices > self.held_apart_above else ""
+
+    @property
+    def held_apart_rows(self) -> str:
+        """The rows ``held_apart`` covers, in words: "" for every row, else " on more than N device(s)"."""
+        n = self.held_apart_above
+        return f" on more than {n} device{'s' if n != 1 else ''}" if n else ""
 
 
 ROCM_VLLM = ("vLLM 0.6.1 on ROCm is the only serving framework the bench ran on AMD parts (argonne-lcf/LLM-Inference-"
@@ -98,13 +111,14 @@ ROCM_VLLM = ("vLLM 0.6.1 on ROCm is the only serving framework the bench ran on 
              "and {flops}")
 """Why the AMD rows are held apart from the goals, from the measured rows themselves (each system fills it in)."""
 
-DEEPSPEED_HPU = ("DeepSpeed is the only framework the bench ran on Gaudi2, and on several cards its rows measure that "
+DEEPSPEED_HPU = ("DeepSpeed is the only framework the bench ran on Gaudi2, and on 2-8 cards its rows measure that "
                  "framework's tensor-parallel overhead, not the hardware: Llama-2-7B (128 + 128 tokens, batch 1) takes "
                  "0.878 s on 1 card, 0.666 s on 4 and 0.786 s on 8, where reading a card's share of the weights takes "
                  "0.86 ms of the 6.1 ms per token (TensorRT-LLM on the H100: 0.844 s on 1 GPU, 0.48 s on 4); the 187 "
-                 "rows of 7-8 B models on 2-8 cards are modelled 6-46% faster. On one card (67 rows: median |error| "
-                 "10%, worst 1.56x) and for the 70-72 B models on 2-8 cards (-18% to +8%) the rows match the hardware")
-"""Why the Gaudi2 rows are held apart from the goals, from the measured rows themselves."""
+                 "rows of 7-8 B models on 2-8 cards are modelled 6-46% faster (the 70-72 B models' rows there, -18% to "
+                 "+8%, are held apart with them: they ran on the same DeepSpeed tensor parallelism). On one card the "
+                 "rows measure the hardware (67 rows: median |error| 10%, worst 1.56x) and count")
+"""Why the Gaudi2 rows on several cards are held apart from the goals, from the measured rows themselves."""
 
 SYSTEMS: dict[str, BenchSystem] = {s.hardware: s for s in (
     BenchSystem("Nvidia A100 GPU", "a100-40gb", "fp16", "A100 SXM4 40 GB (the runs are ALCF jobs: Polaris)"),
@@ -119,7 +133,7 @@ SYSTEMS: dict[str, BenchSystem] = {s.hardware: s for s in (
                                  flops="from batch 32 on its latency grows in proportion to the batch: the decode "
                                        "steps run at 65-75 TFLOP/s, 5% of the 1,307 TFLOP/s peak, less than the MI250 "
                                        "reaches with the same vLLM")),
-    BenchSystem("Habana Gaudi2", "gaudi2", "bf16", "Gaudi2 96 GB", DEEPSPEED_HPU),
+    BenchSystem("Habana Gaudi2", "gaudi2", "bf16", "Gaudi2 96 GB", DEEPSPEED_HPU, held_apart_above=1),
     BenchSystem("SambaNova SN40L", "sn40l", "bf16", "SN40L sockets (a node of 8)"),
 )}
 """The CSV's systems, each with the catalog entry that models it; those the catalog lacks are skipped."""
@@ -183,6 +197,11 @@ class BenchCase:
     @property
     def system(self) -> BenchSystem:
         return SYSTEMS[self.hardware]
+
+    @property
+    def held_apart(self) -> str:
+        """Why this configuration is not counted in the goals ("": counted): its system's reason, where it applies."""
+        return self.system.held_apart_for(self.devices)
 
     @property
     def name(self) -> str:
@@ -252,6 +271,20 @@ class SystemSummary:
     within: float  # share of rows within GOAL_MAX_RATIO
     worst: float  # the largest ratio
     refused: int  # rows whose batch accelkit says does not fit
+    devices: tuple[int, ...] = ()  # the line's device counts, where a system's rows are split by them (): every row
+    held_apart: str = ""  # why the line's rows are not counted in the goals ("": counted)
+
+    @property
+    def label(self) -> str:
+        """The system's name, with the line's device counts where its rows are split: "Habana Gaudi2 x2-8"."""
+        if not self.devices:
+            return self.system
+        lo, hi = self.devices[0], self.devices[-1]
+        return f"{self.system} x{lo}" + (f"-{hi}" if hi != lo else "")
+
+    def holds(self, case: BenchCase) -> bool:
+        """Whether ``case`` is one of this line's configurations."""
+        return case.hardware == self.system and case.held_apart == self.held_apart
 
 
 @dataclass
@@ -268,13 +301,14 @@ class BenchValidation:
 
     @property
     def counted(self) -> list[BenchRow]:
-        """The rows the goals count: every row but those of a system held apart (:attr:`BenchSystem.held_apart`)."""
-        return [r for r in self.rows if not r.case.system.held_apart]
+        """The rows the goals count: every row but those held apart (:attr:`BenchSystem.held_apart`, on the device
+        counts it covers)."""
+        return [r for r in self.rows if not r.case.held_apart]
 
     @property
     def refused_counted(self) -> int:
         """Refused configurations of the systems the goals count."""
-        return sum(not c.system.held_apart for c, _ in self.refused)
+        return sum(not c.held_apart for c, _ in self.refused)
 
     @property
     def median_abs_error(self) -> float:
@@ -292,16 +326,23 @@ class BenchValidation:
         return sum(r.ratio <= GOAL_MAX_RATIO for r in rows) / len(rows) if rows else float("nan")
 
     def per_system(self) -> list[SystemSummary]:
+        """A line per system; a system held apart on some device counts only (:attr:`BenchSystem.held_apart_above`)
+        gets a line for the rows that count and one for those held apart ("Habana Gaudi2 x1", "Habana Gaudi2 x2-8")."""
         out = []
         for hw, sys in SYSTEMS.items():
-            rows = [r for r in self.rows if r.case.hardware == hw]
-            refused = sum(c.hardware == hw for c, _ in self.refused)
-            if not rows and not refused:
-                continue
-            errs = [abs(r.error) for r in rows]
-            out.append(SystemSummary(hw, sys.target, len(rows), statistics.median(errs) if errs else float("nan"),
-                                     sum(r.ratio <= GOAL_MAX_RATIO for r in rows) / len(rows) if rows else 0.0,
-                                     max((r.ratio for r in rows), default=float("nan")), refused))
+            cases = [r.case for r in self.rows if r.case.hardware == hw] + \
+                [c for c, _ in self.refused if c.hardware == hw]
+            for why in sorted({c.held_apart for c in cases}):  # the counted rows ("") first
+                split = sys.held_apart_above > 0
+                devices = tuple(sorted({c.devices for c in cases if c.held_apart == why})) if split else ()
+                line = SystemSummary(hw, sys.target, 0, float("nan"), 0.0, float("nan"), 0, devices, why)
+                rows = [r for r in self.rows if line.holds(r.case)]
+                errs = [abs(r.error) for r in rows]
+                out.append(replace(
+                    line, rows=len(rows), median_abs_error=statistics.median(errs) if errs else float("nan"),
+                    within=sum(r.ratio <= GOAL_MAX_RATIO for r in rows) / len(rows) if rows else 0.0,
+                    worst=max((r.ratio for r in rows), default=float("nan")),
+                    refused=sum(line.holds(c) for c, _ in self.refused)))
         return out
 
     @property
@@ -313,13 +354,14 @@ class BenchValidation:
         return sorted(self.counted, key=lambda r: -r.ratio)[:n]
 
     def held_apart(self) -> dict[str, str]:
-        """Systems whose rows are shown but not counted in the goals, and why."""
-        return {s.system: SYSTEMS[s.system].held_apart for s in self.per_system() if SYSTEMS[s.system].held_apart}
+        """Systems (or a system's device counts, as :meth:`per_system` labels them: "Habana Gaudi2 x2-8") whose rows
+        are shown but not counted in the goals, and why."""
+        return {s.label: s.held_apart for s in self.per_system() if s.held_apart}
 
     def table(self, worst: int = 8) -> str:
         head = ("system", "accelkit", "rows", "median |err|", f"within {GOAL_MAX_RATIO:g}x", "worst", "refused")
         apart = self.held_apart()
-        lines = [head] + [(s.system + (" *" if s.system in apart else ""), s.target, str(s.rows),
+        lines = [head] + [(s.label + (" *" if s.held_apart else ""), s.target, str(s.rows),
                            f"{s.median_abs_error:.0%}", f"{s.within:.0%}", f"{s.worst:.2f}x", str(s.refused))
                           for s in self.per_system()]
         lines.append(("all" + (" counted" if apart else ""), "", str(len(self.counted)),
@@ -360,7 +402,7 @@ class BenchValidation:
                  row(("system", "accelkit", "rows", "median |error|", f"within {GOAL_MAX_RATIO:g}x", "worst",
                       "refused"), "th")]
         for s in self.per_system():
-            parts.append(row((s.system, s.target, str(s.rows), f"{s.median_abs_error:.0%}", f"{s.within:.0%}",
+            parts.append(row((s.label, s.target, str(s.rows), f"{s.median_abs_error:.0%}", f"{s.within:.0%}",
                               f"{s.worst:.2f}x", str(s.refused))))
         apart = self.held_apart()
         parts.append(row(("all" + (" counted" if apart else ""), "", str(len(self.counted)),
@@ -408,7 +450,7 @@ def validate_bench(cases: Iterable[BenchCase] | None = None, *, progress: bool =
     """Serve every measured configuration of the systems accelkit has (or only ``cases``) and compare.
 
     Builds each model once (on the meta device); ``models`` (keyed by the CSV's model names) supplies ones you
-    already built. ``serve_held_apart=False`` leaves the rows of systems held apart from the goals unserved
+    already built. ``serve_held_apart=False`` leaves the rows held apart from the goals unserved
     (listed as left out, with why): the goals do not count them, and a quick look need not pay for them. Shows a
     progress bar (tqdm, when installed and ``progress``): the whole set is about 1,600 configurations on six
     systems, 2-3 minutes on two cores.
@@ -422,8 +464,8 @@ def validate_bench(cases: Iterable[BenchCase] | None = None, *, progress: bool =
         sys = SYSTEMS.get(c.hardware)
         if sys is None or sys.target not in have:
             reason = f"{c.hardware}: not in accelkit's catalog"
-        elif sys.held_apart and not serve_held_apart:
-            reason = f"{c.hardware}: held apart from the goals, not served here: {sys.held_apart}"
+        elif c.held_apart and not serve_held_apart:
+            reason = f"{c.hardware}{sys.held_apart_rows}: held apart from the goals, not served here: {c.held_apart}"
         elif c.model not in MODELS:
             reason = f"{c.model}: {NOT_MODELLED.get(c.model, 'not built by accelkit (a model with few rows)')}"
         else:

@@ -383,10 +383,11 @@ def bench_chart(result: Any) -> go.Figure:
         fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "black", "width": 1},
                                  hoverinfo="skip", name="modelled = measured"))
     for s in result.per_system():
-        mine = [r for r in rows if r.case.hardware == s.system]
+        mine = [r for r in rows if s.holds(r.case)]
         fig.add_trace(go.Scatter(
             x=[r.case.measured_s for r in mine], y=[r.predicted_s for r in mine], mode="markers",
-            name=f"{s.system} ({s.rows}, median |error| {s.median_abs_error:.0%})", marker={"size": 6, "opacity": 0.7},
+            name=f"{s.label}{' (held apart)' if s.held_apart else ''} ({s.rows}, median |error| "
+                 f"{s.median_abs_error:.0%})", marker={"size": 6, "opacity": 0.7},
             hovertext=[f"{r.case.name}<br>{r.case.framework}: measured {r.case.measured_s:.3g} s<br>modelled "
                        f"{r.predicted_s:.3g} s ({r.error:+.0%})" for r in mine], hoverinfo="text"))
     fig.update_layout(
