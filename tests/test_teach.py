@@ -235,6 +235,13 @@ def test_box_batch_refuses_a_bigger_batch(contexts):
     program = contexts["08.box_batch"]["program"]
     result = teach.check("08.box_batch", [program.batch_size * 2], quiet=True, program=program)
     assert "new compile" in result.lines[0].hint
+    b = program.batch_size  # a power of two above 2: b - 1 does not divide it
+    line = teach.check("08.box_batch", [1, b - 1, b], quiet=True, program=program).lines[0]
+    assert line.text == f"missing {[d for d in range(2, b) if b % d == 0]}, not legal [{b - 1}]"
+    entry = ak.zoo.get("ffn_logreg")
+    dp = ak.compile(entry.model, entry.example_inputs, target="a100", chips=2, parallel=ak.Parallel(data=2))
+    line = teach.check("08.box_batch", [1, dp.batch_size], quiet=True, program=dp).lines[0]
+    assert "[1] divide the compiled batch, but not among the 2 data-parallel replicas" in line.text
 
 
 def test_weights_fit_catches_the_datasheet_capacity():

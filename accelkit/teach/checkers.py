@@ -426,7 +426,13 @@ def _check_box_batch(answer: Any, *, program: Any) -> list[Line]:
         return [Line(False, f"{too_big} is more than the compiled batch {program.batch_size}",
                      "a bigger batch needs a new compile; the box can only run the compiled batch or less")]
     missing, extra = sorted(set(legal) - set(answer)), sorted(set(answer) - set(legal))
-    return [Line(False, f"missing {missing}" + (f", not legal {extra}" if extra else ""),
+    replicas = program.parallel.data
+    if extra and replicas > 1 and all(a > 0 and program.batch_size % a == 0 for a in extra):
+        return [Line(False, f"{extra} divide the compiled batch, but not among the {replicas} data-parallel replicas",
+                     f"each replica needs whole samples: only divisors of {program.batch_size} that are multiples "
+                     f"of {replicas}")]
+    return [Line(False, (f"missing {missing}" if missing else "") + (", " if missing and extra else "")
+                 + (f"not legal {extra}" if extra else ""),
                  f"the divisors of {program.batch_size}: each run splits the compiled batch evenly")]
 
 
