@@ -214,6 +214,8 @@ def test_speedup_and_ttft_mistakes(contexts):
     assert "fast time by the slow" in teach.check("06.speedup", inverted, quiet=True, **ctx).lines[0].text
     est = contexts["07.ttft"]["estimate"]
     assert "in seconds" in teach.check("07.ttft", est.ttft_s, quiet=True, estimate=est).lines[0].text
+    wrong = teach.check("07.decode_memory_bound", est.decode_bound != "memory", quiet=True, estimate=est).lines[0]
+    assert f"is {est.decode_bound}-bound" in wrong.text and "GB of weights" in wrong.text
 
 
 def test_fastest_names_a_family_winner_and_a_misspelling(contexts):

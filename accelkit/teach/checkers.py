@@ -386,10 +386,20 @@ def _check_decode_memory_bound(answer: Any, *, estimate: Any) -> list[Line]:
     if not isinstance(answer, bool):
         return [Line(False, f"answer True or False, not {answer!r}", "estimate.summary() names the bound")]
     truth = estimate.decode_bound == "memory"
-    text = f"decode on {estimate.chips} x {estimate.target} is {estimate.decode_bound}-bound (MODELLED)"
+    where = f"{estimate.chips} x {estimate.target}"
+    text = f"decode on {where} is {estimate.decode_bound}-bound (MODELLED)"
     if answer == truth:
         return [Line(True, text)]
-    return [Line(False, f"not quite: {text}",
+    weights = f"{estimate.weights_bytes_per_chip / 1e9:.3g} GB of weights"
+    why = {
+        "memory": f"each token reads {weights} per chip (and the KV cache), and the memory bandwidth sets the step",
+        "communication": f"each chip reads only {weights} from fast memory; passing each token's activations between "
+                         f"the {estimate.chips} chips takes longer",
+        "latency": f"reading {weights} per chip takes less time than the fixed latencies of every layer (launches, "
+                   "syncs, hops across the chip)",
+        "compute": "at this batch each weight read feeds enough arithmetic to keep the compute units busy",
+    }.get(estimate.decode_bound, "")
+    return [Line(False, f"not quite: {text}" + (f": {why}" if why else ""),
                  "read estimate.decode_bound; a big model at a small batch is usually memory-bound, a small one "
                  "on many chips can be bound by latency or communication")]
 
