@@ -69,7 +69,7 @@ def contexts(prof, report, programs, session_report, estimate):
     options = poptorch.Options().replicationFactor(2).deviceIterations(4)
     options.Training.gradientAccumulation(8)
     return {**CONTEXTS,
-            "01.hottest_op": {"prof": prof}, "03.first_recipe": {"report": report}, "03.gated_mlp": {},
+            "01.hottest_op": {"prof": prof}, "01.zero_flop_time": {"prof": prof}, "03.first_recipe": {"report": report}, "03.gated_mlp": {},
             "04.intensity": {"program": programs["sn40l"], "index": 0},
             "04.bound": {"program": programs["a100"], "index": 0, "tier": "hbm"},
             "05.throughput": {"report": session_report},
@@ -264,3 +264,22 @@ def test_gated_mlp_names_a_condition_taken_per_element():
     result = teach.check("03.gated_mlp", PerElement, quiet=True)
     (wrong,) = [line for line in result.lines if not line.ok]
     assert wrong.text.startswith("same outputs") and "one condition for the whole tensor" in wrong.hint
+
+
+def test_zero_flop_time_names_each_mistake():
+    from types import SimpleNamespace
+
+    from accelkit.profiler.host import OpRow
+
+    ops = [OpRow("aten::addmm", 6e-3, 1000, 2, 0.6), OpRow("aten::relu", 3e-3, 0, 1, 0.3),
+           OpRow("aten::t", 0.5e-3, 0, 2, 0.05), OpRow("aten::mm", 0.5e-3, 200, 1, 0.05)]  # measured: fixed here
+    prof = SimpleNamespace(ops=ops, total_time_s=20e-3)
+
+    def first_line(answer):
+        return teach.check("01.zero_flop_time", answer, quiet=True, prof=prof).lines[0]
+
+    assert first_line(0.35).ok and "2 of 4 ops" in first_line(0.35).text
+    assert "percentage" in first_line(35).text
+    assert "DO have counted FLOPs" in first_line(0.65).text
+    assert "counts ops, not their time" in first_line(0.5).text
+    assert "wall time" in first_line(3.5e-3 / 20e-3).text

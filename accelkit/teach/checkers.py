@@ -83,6 +83,33 @@ def _check_hottest_op(answer: Any, *, prof: Any) -> list[Line]:
                  "prof.ops is sorted by time, hottest first")]
 
 
+@exercise("01.zero_flop_time", "time in ops with no counted FLOPs",
+          "What share of the measured ATen time in the profile `prof` went to ops the flop counter counts as zero "
+          "FLOPs? Answer a fraction between 0 and 1.")
+def _check_zero_flop_time(answer: Any, *, prof: Any) -> list[Line]:
+    if bad := _not_a_number(answer, "a fraction of the time"):
+        return [bad]
+    value = float(answer)
+    zero = [r for r in prof.ops if r.flops == 0]
+    truth = sum(r.share for r in zero)
+    text = f"{len(zero)} of {len(prof.ops)} ops have no counted FLOPs and took {truth:.0%} of the measured ATen time"
+    if _close(value, truth):
+        return [Line(True, text + " on this host")]
+    if value > 1 and _close(value / 100, truth):
+        return [Line(False, f"{value:g} is a percentage", "answer a fraction between 0 and 1: divide by 100")]
+    if _close(value, 1 - truth):
+        return [Line(False, f"{value:.2f} is the share of the ops that DO have counted FLOPs",
+                     "keep the rows whose flops == 0")]
+    if prof.ops and _close(value, len(zero) / len(prof.ops)):
+        return [Line(False, f"{value:.2f} counts ops, not their time",
+                     "add up each zero-FLOP row's share of the time (row.share), not the number of rows")]
+    if prof.total_time_s and _close(value, sum(r.time_s for r in zero) / prof.total_time_s):
+        return [Line(False, f"{value:.2f} divides by the wall time of a forward, not by the ATen ops' summed time",
+                     "use each row's share (row.share), or divide by prof.op_time_s")]
+    return [Line(False, f"{value:.2f} is not the share: {len(zero)} ops with flops == 0 in prof.ops",
+                 "for the rows of prof.ops whose flops are 0, add up their share of the time")]
+
+
 # ---- 02 understand the hardware --------------------------------------------------------------------
 def ridge_point(target: str, precision: str, tier: str) -> float:
     """FLOP per byte where the ``tier`` bandwidth roof meets the ``precision`` compute roof."""

@@ -13,6 +13,7 @@ from typing import Any
 SOLUTIONS: dict[str, Callable[..., Any]] = {
     "01.linear_flops": lambda *, batch, in_features, out_features: 2 * batch * in_features * out_features,
     "01.hottest_op": lambda *, prof: prof.ops[0].op,
+    "01.zero_flop_time": lambda *, prof: sum(r.share for r in prof.ops if r.flops == 0),
     "02.ridge_point": lambda *, target, precision, tier: _spec(target).peak(precision)
     / _spec(target).tier(tier).bandwidth_Bps,
     "02.weights_fit": lambda *, target, params, precision: params * (4 if precision == "fp32" else 2)
