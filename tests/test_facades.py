@@ -309,9 +309,11 @@ def test_poptorch_options_effect_on_the_clock():
     assert (base.combined_batch, iters.combined_batch, accum.combined_batch, both.combined_batch) == (8, 128, 64, 4096)
     assert both.ipus == 4 and both.round_trips_per_1k == pytest.approx(1000 / 4096)
     # device iterations: the same weight update, the host round trip paid once per 16 of them
-    assert iters.update_s == base.update_s and iters.call_s == pytest.approx(16 * base.update_s + iters.round_trip_s)
+    assert iters.update_s == base.update_s and iters.round_trip_s == base.round_trip_s
+    assert iters.call_s == pytest.approx(16 * (base.update_s + base.feed_s) + base.round_trip_s)
     assert iters.per_update_s < base.per_update_s and iters.host_share < base.host_share
-    assert base.round_trip_s > 2 * value("HOST_TRANSFER_LATENCY_S")  # in and out, plus the bytes over PCIe
+    assert base.round_trip_s > 2 * value("HOST_TRANSFER_LATENCY_S")  # in and out, and the loss coming back
+    assert base.feed_s > 0 and accum.feed_s == pytest.approx(8 * base.feed_s)  # 8 micro-batches' inputs per iteration
     # gradient accumulation: 8 micro-batches, one optimizer update: longer updates, less time per sample
     assert 4 * base.update_s < accum.update_s < 8 * base.update_s and accum.per_sample_s < base.per_sample_s
     assert both.per_sample_s < min(iters.per_sample_s, accum.per_sample_s)

@@ -10,6 +10,7 @@ from torch import nn
 import accelkit as ak
 from accelkit import teach
 from accelkit.compiler.compile_time import compile_time, recompile_reasons
+from accelkit.poptorch.throughput import OptionEffect
 from accelkit.teach import checkers, solutions
 
 CONTEXTS = {
@@ -19,6 +20,11 @@ CONTEXTS = {
     "10.recompile": {},
     "09.three_families": {},
 }
+
+
+# one PopTorch call at the defaults: an 11 µs device iteration (update + inputs) and a 20 µs host round trip
+EFFECT = OptionEffect("gc200", replicas=1, accumulation=1, device_iterations=1, micro_batch=8, ipus=1,
+                      update_s=10.5e-6, feed_s=0.5e-6, round_trip_s=20e-6)
 
 
 @pytest.fixture(autouse=True)
@@ -74,6 +80,7 @@ def contexts(prof, report, programs, session_report, estimate):
             "04.bound": {"program": programs["a100"], "index": 0, "tier": "hbm"},
             "05.throughput": {"report": session_report},
             "05.combined_batch": {"options": options, "micro_batch": 2},
+            "05.device_iterations": {"effect": EFFECT, "share": 0.1},
             "06.fastest": {"programs": programs},
             "06.speedup": {"programs": programs, "fast": "sn40l", "slow": "a100"},
             "07.ttft": {"estimate": estimate}, "07.decode_memory_bound": {"estimate": estimate},
@@ -200,6 +207,18 @@ def test_combined_batch_names_the_missing_factor(contexts):
     ctx = contexts["05.combined_batch"]
     result = teach.check("05.combined_batch", 2 * 8 * 2, quiet=True, **ctx)  # no device iterations
     assert "leaves out the 4 device iterations" in result.lines[0].text
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (16, "still 10.2% of a call"),  # 20 / (16 x 11 + 20); 17 is the smallest that makes 10%
+    (19, "of the time on the IPUs"),  # 20 / (19 x 11) < 10%: the round trip left out of the call
+    (40, "a smaller count does too"),
+    (2.5, "not a whole number"),
+])
+def test_device_iterations_names_each_mistake(answer, message):
+    result = teach.check("05.device_iterations", answer, quiet=True, effect=EFFECT, share=0.1)
+    assert result.status == "failed" and message in result.lines[0].text, result.lines[0]
+    assert teach.check("05.device_iterations", 17, quiet=True, effect=EFFECT, share=0.1).passed
 
 
 def test_throughput_catches_the_measured_rate(contexts):

@@ -6,14 +6,16 @@
 One call of a ``poptorch.trainingModel`` consumes the combined batch, ``micro x gradientAccumulation x
 replicationFactor x deviceIterations`` samples, and costs (MODELLED)::
 
-    call = deviceIterations x (one weight update on the IPUs) + one host round trip
+    call = deviceIterations x (one weight update + feeding its inputs) + one host round trip
 
 - a weight update is the compiled program's modelled step (``program.report.step_time_s``): the ``g``
   micro-batches of gradient accumulation one after another, one optimizer update, and with ``r`` replicas
   the all-reduce of the gradients over the IPU-Links;
-- the host round trip is the inputs of the whole call going in and the loss coming back, each a host
-  transfer (:func:`accelkit.cost.rates.host_transfer_s`: the illustrative ``HOST_TRANSFER_LATENCY_S`` plus
-  the bytes over the IPU's PCIe link). ``deviceIterations`` exists to pay it once per many updates.
+- each iteration's inputs cross the IPU's PCIe link (bytes / one direction of ``host_link_Bps``): a cost per
+  sample, which no option removes;
+- the host round trip is what every call pays once, however much it carries: a host transfer in and one out
+  (:func:`accelkit.cost.rates.host_transfer_s`: the illustrative ``HOST_TRANSFER_LATENCY_S`` each, a DMA set-up
+  and a synchronisation) and the loss coming back. ``deviceIterations`` exists to pay it once per many updates.
 
 The executor's own clock (``train.report()``) counts the IPUs' steps; this table adds the host round trip,
 so that what each option buys shows in one number per sample. Nothing here runs a step: each setting is
@@ -30,7 +32,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.cost.rates import host_transfer_s
+from accelkit.cost.rates import host_link_Bps, host_transfer_s
 from accelkit.hardware import get as get_spec
 from accelkit.hardware.spec import fmt_sig
 from accelkit.poptorch.executor import trainingModel
@@ -59,7 +61,13 @@ class OptionEffect:
     micro_batch: int
     ipus: int
     update_s: float  # one weight update on the IPUs: g micro-batches, the optimizer, the all-reduce
-    round_trip_s: float  # one host round trip: the call's inputs in, the loss out
+    feed_s: float  # one iteration's inputs over the PCIe link
+    round_trip_s: float  # once per call: a host transfer in and one out (set-up and sync each), the loss back
+
+    @property
+    def iteration_s(self) -> float:
+        """One device iteration: a weight update and feeding its inputs."""
+        return self.update_s + self.feed_s
 
     @property
     def combined_batch(self) -> int:
@@ -68,7 +76,7 @@ class OptionEffect:
 
     @property
     def call_s(self) -> float:
-        return self.device_iterations * self.update_s + self.round_trip_s
+        return self.device_iterations * self.iteration_s + self.round_trip_s
 
     @property
     def per_update_s(self) -> float:
@@ -81,7 +89,7 @@ class OptionEffect:
 
     @property
     def host_share(self) -> float:
-        """The share of a call spent on the host round trip."""
+        """The share of a call spent on its one host round trip (the inputs' bytes are not in it)."""
         return self.round_trip_s / self.call_s
 
     @property
@@ -111,9 +119,10 @@ def effect(model: nn.Module, micro_inputs: tuple[Any, ...], opts: Options) -> Op
     program = train.compile(*combined)
     in_bytes = sum(t.numel() * t.element_size() for t in combined if isinstance(t, torch.Tensor))
     spec = get_spec(opts.target)
-    round_trip = host_transfer_s(spec, in_bytes) + host_transfer_s(spec, LOSS_BYTES)
+    feed = in_bytes / opts.device_iterations / host_link_Bps(spec)
+    round_trip = host_transfer_s(spec, 0) + host_transfer_s(spec, LOSS_BYTES)
     return OptionEffect(opts.target, opts.replication_factor, opts.Training.gradient_accumulation, opts.device_iterations,
-                        micro, train.chips, program.report.step_time_s, round_trip)
+                        micro, train.chips, program.report.step_time_s, feed, round_trip)
 
 
 def option_effects(model: nn.Module, micro_inputs: tuple[Any, ...],
@@ -128,14 +137,14 @@ def option_effects(model: nn.Module, micro_inputs: tuple[Any, ...],
 def summary(rows: Sequence[OptionEffect]) -> str:
     """The rows as plain text (times MODELLED, three significant figures)."""
     targets = sorted({e.target for e in rows})
-    lines = [f"MODELLED on {' / '.join(targets)}: one call = deviceIterations x one weight update + one host "
-             "round trip",
+    lines = [f"MODELLED on {' / '.join(targets)}: one call = deviceIterations x (one weight update + its inputs over "
+             "PCIe) + one host round trip",
              f"{'replicas':>8} {'accumulate':>10} {'iterations':>10} {'combined':>8} {'IPUs':>4} {'per call':>9} "
              f"{'per update':>10} {'per sample':>10} {'host share':>10} {'trips/1k':>8}"]
     for e in rows:
         lines.append(f"{e.replicas:>8} {e.accumulation:>10} {e.device_iterations:>10} {e.combined_batch:>8,} "
                      f"{e.ipus:>4} {fmt_sig(e.call_s * 1e6):>6} µs {fmt_sig(e.per_update_s * 1e6):>7} µs "
-                     f"{fmt_sig(e.per_sample_s * 1e6):>7} µs {e.host_share:>10.0%} {fmt_sig(e.round_trips_per_1k):>8}")
+                     f"{fmt_sig(e.per_sample_s * 1e6):>7} µs {e.host_share:>10.1%} {fmt_sig(e.round_trips_per_1k):>8}")
     return "\n".join(lines)
 
 

@@ -323,6 +323,46 @@ def _check_combined_batch(answer: Any, *, options: Any, micro_batch: int) -> lis
                  "micro-batch x gradientAccumulation x replicationFactor x deviceIterations")]
 
 
+def device_iterations_for(effect: Any, share: float) -> int:
+    """The smallest deviceIterations ``d`` with the host round trip at most ``share`` of a call:
+    ``round_trip / (d x update + round_trip) <= share`` (``effect``: an OptionEffect of
+    :mod:`accelkit.poptorch.throughput`)."""
+    need = (1 - share) / share * effect.round_trip_s / effect.iteration_s
+    return max(1, math.ceil(need - 1e-9))
+
+
+@exercise("05.device_iterations", "enough device iterations",
+          "With the device iteration (`effect.iteration_s`) and host round trip (`effect.round_trip_s`) of `effect`, "
+          "what is the smallest deviceIterations for which the host round trip is at most `share` of a call?")
+def _check_device_iterations(answer: Any, *, effect: Any, share: float) -> list[Line]:
+    if bad := _not_a_number(answer, "device iterations"):
+        return [bad]
+    if answer != int(answer) or answer < 1:
+        return [Line(False, f"{answer} is not a whole number of at least 1",
+                     "deviceIterations counts loops on the IPU per call: 1, 2, 3, ...")]
+    d, truth = int(answer), device_iterations_for(effect, share)
+    iteration_us, trip_us = effect.iteration_s * 1e6, effect.round_trip_s * 1e6
+
+    def host(n: int) -> float:
+        return effect.round_trip_s / (n * effect.iteration_s + effect.round_trip_s)
+
+    if d == truth:
+        below = f"; {d - 1} would leave {host(d - 1):.1%}" if d > 1 else ""
+        return [Line(True, f"deviceIterations({d}): the host round trip is {host(d):.1%} of a call "
+                           f"({d} x {iteration_us:.3g} µs + {trip_us:.3g} µs){below}")]
+    if d < truth:
+        return [Line(False, f"with deviceIterations({d}) the host round trip is still {host(d):.1%} of a call, above "
+                            f"{share:.0%}", "a call takes d x iteration_s + round_trip_s: solve round_trip_s / "
+                                            f"(d x iteration_s + round_trip_s) <= {share} for d, and round up")]
+    if d == max(1, math.ceil(effect.round_trip_s / (share * effect.iteration_s) - 1e-9)):
+        return [Line(False, f"{d} keeps the round trip to {share:.0%} of the time on the IPUs, but a call also "
+                            "includes the round trip itself",
+                     "the share is round_trip_s / (d x iteration_s + round_trip_s): the call, not the device time")]
+    return [Line(False, f"deviceIterations({d}) works ({host(d):.1%}), but a smaller count does too",
+                 f"the smallest d with round_trip_s / (d x iteration_s + round_trip_s) <= {share}: round up, no "
+                 "further")]
+
+
 # ---- 06 compare ----------------------------------------------------------------------------------
 @exercise("06.fastest", "the fastest target",
           "Of the compiled `programs` ({target: program}), which target has the shortest modelled step time?")

@@ -7,6 +7,7 @@ same context as its checker and computes the answer the way a learner would, fro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,8 @@ SOLUTIONS: dict[str, Callable[..., Any]] = {
     "05.throughput": lambda *, report: report.samples / report.simulated_time_s,
     "05.combined_batch": lambda *, options, micro_batch: micro_batch * options.Training.gradient_accumulation
     * options.replication_factor * options.device_iterations,
+    "05.device_iterations": lambda *, effect, share: math.ceil((1 - share) / share * effect.round_trip_s
+                                                               / effect.iteration_s - 1e-9),
     "06.fastest": lambda *, programs: min(programs, key=lambda t: programs[t].report.step_time_s),
     "06.speedup": lambda *, programs, fast, slow: programs[slow].report.step_time_s
     / programs[fast].report.step_time_s,
