@@ -26,7 +26,7 @@ SOLVED_ELSEWHERE = ("09", "10")  # test_capstone.py, test_bridge.py
 # The solved run proves every checker passes on its solution; the as-shipped run (nbval) covers the full sizes,
 # so the solved run shrinks what only costs time (papermill parameters, as an instructor would for a rehearsal).
 SHRINK = {"01": {"RUNS": 1}, "05": {"steps": 20}, "07": {"BENCH_EVERY": 1000, "WITH_405B": False},
-          "08": {"train_steps": 5}}
+          "08": {"train_steps": 5, "targets": ["a100", "sn40l", "wse2", "tsp"]}}
 CHECK_CALL = re.compile(r"""teach\.check\(\s*["'](\d\d\.\w+)["']""")
 
 
