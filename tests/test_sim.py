@@ -275,11 +275,13 @@ def test_report_is_labelled_modelled_and_traces(gpt2, target, tmp_path):
 
 # ---- data against model parallelism, in numbers -----------------------------------------------------
 def test_small_model_trains_faster_data_parallel(gpt2):
-    through = {name: _train(gpt2, batch_size=32, chips=8, parallel=par).report.throughput
+    """Compiled (fused kernels, no host issuing each op): the split is about communication against compute. In
+    eager PyTorch a small model is bound by each GPU's host, and a pipeline stage's host issues fewer ops."""
+    through = {name: _train(gpt2, batch_size=32, chips=8, parallel=par, stack="compiled").report.throughput
                for name, par in (("data", Parallel(data=8)), ("tensor", Parallel(tensor=8)),
                                  ("pipeline", Parallel(pipeline=8)))}
     assert through["data"] > through["tensor"] and through["data"] > through["pipeline"]
-    assert _train(gpt2, batch_size=32, chips=8).parallel == Parallel(data=8)  # what compile picks
+    assert _train(gpt2, batch_size=32, chips=8, stack="compiled").parallel == Parallel(data=8)  # compile's pick
 
 
 def test_model_too_big_for_one_chip_needs_model_parallelism():

@@ -138,7 +138,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         host=HostMeasurements.from_dict(manifest["host"]) if manifest.get("host") is not None else None,
         host_spec=AcceleratorSpec.from_dict(manifest["host_spec"], origin=f"{mpath}: host_spec")
         if manifest.get("host_spec") is not None else None,
-        fallback=opts.get("fallback"),
+        fallback=opts.get("fallback"), stack=str(opts.get("stack") or ""),  # older artifacts: the family's default
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel(**k) for k in manifest["kernels"]],

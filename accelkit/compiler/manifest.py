@@ -99,7 +99,7 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
             "precision": prog.precision, "batch_size": prog.batch_size, "micro_batch": prog.micro_batch,
             "example_batch": prog.example_batch, "chips": prog.chips, "parallel": asdict(prog.parallel),
             "training": prog.training, "recompute": prog.recompute, "fusion_level": prog.fusion_level,
-            "fallback": prog.fallback,
+            "fallback": prog.fallback, "stack": prog.stack,
         },
         "graph": graph_to_dict(prog.graph),
         "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no

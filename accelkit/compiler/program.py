@@ -79,6 +79,7 @@ class CompiledProgram:
     host: HostMeasurements | None = None  # measured on this host at compile time, for a measured target
     host_spec: AcceleratorSpec | None = None  # fallback="host": the host CPU that runs the host partitions
     fallback: str | None = None  # None (refuse what the target cannot run) or "host"
+    stack: str = ""  # the software stack that runs it ("eager", "compiled", "engine" on a GPU); "": the family's default
     _report: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -241,7 +242,8 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
 
 def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = None, micro_batch: Any = None,
                   chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
-                  recompute: Any = "none", fusion: Any = "o1", fallback: Any = None) -> AcceleratorSpec:
+                  recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
+                  stack: Any = None) -> AcceleratorSpec:
     """Check what :func:`compile` is asked for before any work starts (``ak.Session`` checks the same at
     construction, not at its first step); returns the target's spec. Every refusal names the argument."""
     spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
@@ -260,6 +262,7 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
                            fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
     flag("training", training)
     check_mode(spec, mode)
+    model_for(spec.family).stack(stack)
     whole("chips", chips, example="chips=4", error=CompileError)
     maybe_whole("batch_size", batch_size, example="batch_size=32", error=CompileError)
     maybe_whole("micro_batch", micro_batch, example="micro_batch=8", error=CompileError)
@@ -295,6 +298,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     recompute: str = "none",
     fusion: str = "o1",
     fallback: str | None = None,
+    stack: str | None = None,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -308,10 +312,14 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``fallback="host"`` runs the ops the target refuses on the host CPU instead of refusing them: the graph is
     split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
     every tensor that crosses goes over the host link, both ways (see :mod:`accelkit.compiler.fallback`).
+    ``stack`` is the software stack that runs the program: on a GPU ``"eager"`` (PyTorch eager, the default:
+    what a learner runs), ``"compiled"`` (torch.compile) or ``"engine"`` (a serving engine); every family names its
+    own (``ak.families.model_for(spec.family).stacks``). The report says which.
     """
     spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
                          mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
-                         fallback=fallback)
+                         fallback=fallback, stack=stack)
+    stack = model_for(spec.family).stack(stack)
     if isinstance(model, Graph):
         graph = model
         if training and not graph.training:
@@ -385,7 +393,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
             fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
             weights=state, model=model if isinstance(model, nn.Module) else None,
             host=host_measure(graph) if model_for(spec.family).measured_rates else None,
-            host_spec=host_spec, fallback=fallback,
+            host_spec=host_spec, fallback=fallback, stack=stack,
         )
 
     # Without an explicit split, every split that holds is a candidate: replicating the model (data

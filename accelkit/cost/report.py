@@ -45,12 +45,13 @@ class TimelineEvent:
     duration_s: float
 
 
-PARTS = ("compute", "memory", "communication", "latency", "idle")
+PARTS = ("compute", "memory", "communication", "latency", "host", "idle")
 """What a step's seconds are spent on: kernels bound by compute or by memory, collectives and chip hops,
-fixed start-up costs (launches, syncs, stream latency), and a pipeline's fill and drain."""
+fixed start-up costs (launches, syncs, stream latency), the chip waiting for its host (eager PyTorch issuing
+kernels one by one), and a pipeline's fill and drain."""
 
 _PART_OF_BOUND = {"compute": "compute", "memory": "memory", "communication": "communication",
-                  "latency": "latency"}
+                  "latency": "latency", "host": "host"}
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ class PerfReport:
     host_s: float = 0.0  # fallback="host": seconds per step the host CPU runs its partitions (in fwd / bckwd)
     transfer_s: float = 0.0  # ... and moving tensors over the host link, both ways (in fwd / bckwd)
     host_partitions: int = 0  # ... how many partitions run on the host
+    stack: str = ""  # the software stack that runs the program ("eager", "compiled", "engine"; a vendor's compiler)
+    stack_note: str = ""  # what that stack is, in a sentence
 
     label = "modelled"
 
@@ -181,7 +184,9 @@ class PerfReport:
             tput += f", {fmt_sig(self.tokens_per_s)} tokens/s"
         lines = [
             f"PerfReport (MODELLED, not measured): {self.target} x {self.chips} [{self.family}], mode {self.mode!r}, "
-            f"{self.precision}, batch {self.batch_size}, {'training' if self.training else 'inference'}",
+            f"{self.precision}, batch {self.batch_size}, {'training' if self.training else 'inference'}"
+            + (f", stack {self.stack!r}" if self.stack else ""),
+            *([f"  stack: {self.stack_note}"] if self.stack_note else []),
             f"  step time {fmt_s(self.step_time_s)}; throughput {tput}"
             + (f"; energy {self.energy_j:.3g} J per step" if self.energy_j else ""),
             "  sections: " + ", ".join(f"{k} {fmt_s(v)}" for k, v in self.sections_s.items() if v),

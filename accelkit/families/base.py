@@ -23,6 +23,7 @@ from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
 from accelkit.cost.rates import Rates, Spill, allreduce_s, tile_fill
 from accelkit.cost.report import KernelTime
+from accelkit.errors import CompileError
 from accelkit.families.placement import Placement, Region
 from accelkit.hardware.spec import AcceleratorSpec
 
@@ -58,6 +59,8 @@ class Timed:
     kernels: list[KernelTime]
     step_s: float
     latency_s: float | None = None
+    # (what, start, seconds) of the host's own work alongside the chip's (eager PyTorch issuing each layer's ops)
+    host_events: tuple[tuple[str, float, float], ...] = ()
 
 
 KINDS = ("weights", "activation", "gradient", "optimizer")
@@ -143,6 +146,29 @@ class ExecutionModel:
     kernel_library: frozenset[str] | None = None
     kernel_library_source: str = ""
     generated_efficiency: Constant | None = None
+    # the software stacks that run a model on this family, each with what it is; the first is what a learner runs
+    # by default (``ak.compile``, ``ak.Session``), ``serve_stack`` what ``ak.serve`` runs
+    stacks: tuple[tuple[str, str], ...] = (("vendor", "the vendor's graph compiler and runtime"),)
+    serve_stack: str | None = None
+
+    @property
+    def stack_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _what in self.stacks)
+
+    def stack(self, name: str | None = None, *, serving: bool = False) -> str:
+        """The stack called ``name``, or the family's default (for serving: its serving stack). Raises
+        :class:`~accelkit.errors.CompileError` naming the stacks the family has."""
+        if name is None:
+            return (self.serve_stack if serving and self.serve_stack else None) or self.stacks[0][0]
+        if not isinstance(name, str) or name not in self.stack_names:
+            have = ", ".join(f"{n!r} ({what})" for n, what in self.stacks)
+            raise CompileError(f"stack={name!r} is not a software stack of the {self.family} family",
+                               fix=f"use one of: {have}; or leave stack out for {self.stacks[0][0]!r}")
+        return name
+
+    def describe_stack(self, name: str) -> str:
+        """What the stack ``name`` is, in a sentence."""
+        return dict(self.stacks).get(name, name)
 
     def tile_fill(self, k: Kernel) -> float:
         """The share of the family's matrix unit kernel ``k`` keeps busy (1 without a matrix unit)."""

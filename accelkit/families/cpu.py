@@ -65,6 +65,7 @@ register(
 
 
 class CpuModel(ExecutionModel):
+    stacks = (("eager", "PyTorch eager on the host CPU, op by op, at the rates measured on this machine"),)
     family = FAMILY
     modes = ("dram",)
     shades = ("#7f7f7f", "#b0b0b0", "#4d4d4d")  # the host takes the first

@@ -60,6 +60,7 @@ def _engine(k: Kernel) -> str:
 
 
 class GaudiModel(ExecutionModel):
+    stacks = (("lazy", "the Intel Gaudi PyTorch bridge in lazy mode (the default): ops are gathered into a graph that the graph compiler fuses and runs at mark_step"),)
     family = FAMILY
     matrix_unit = "GAUDI_MME_WIDTH"
     modes = ("hbm",)  # weights and activations in HBM; the graph compiler stages tiles through the on-die SRAM

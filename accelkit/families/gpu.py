@@ -1,12 +1,25 @@
 """GPU: kernel by kernel from HBM. Each kernel reads and writes its tensors in HBM and pays a launch; data
-parallel across GPUs."""
+parallel across GPUs. Three software stacks run a model (``stack=``): eager PyTorch (every op a kernel, issued by
+the host one by one: :mod:`accelkit.families.eager`), torch.compile and a serving engine (the compiler's fused
+kernels, the step launched as a CUDA graph). A matmul's rate follows from its shape (:mod:`accelkit.cost.gemm`)
+under the chip's measured matmul ceiling."""
 
 from __future__ import annotations
 
-from accelkit.constants import Constant, register
+from dataclasses import replace
+from typing import Any
+
+from accelkit.constants import Constant, register, value
+from accelkit.cost.gemm import GemmShape, attention_waves, gemm_fit
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import kernel_time, roofline
+from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
+from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue
+from accelkit.graph.cost import MATMUL_KINDS
+from accelkit.graph.ir import DTYPE_BYTES
+from accelkit.hardware.precision import element_bytes
+from accelkit.hardware.spec import AcceleratorSpec
 
 
 def kernel_by_kernel(kernels: list[Kernel], ctx: TimingContext, *, cache_share: float = 0.0,
@@ -35,14 +48,126 @@ def kernel_by_kernel(kernels: list[Kernel], ctx: TimingContext, *, cache_share: 
 
 FAMILY = "gpu"
 
-KERNEL_LAUNCH, COLLECTIVE = register(
+(KERNEL_LAUNCH, COLLECTIVE, EAGER_OP, EAGER_CAST, EAGER_VIEW, EAGER_CUDNN, GRAPH_LAUNCH, MATMUL_FRACTION,
+ ATTENTION_FRACTION, CONV_FRACTION) = register(
     Constant("GPU_KERNEL_LAUNCH_S", 4e-6, "each GPU kernel costs a 4 µs launch",
              "typical of NVIDIA Nsight kernel traces; NVIDIA publishes no single figure", True, (FAMILY,)),
     Constant("GPU_COLLECTIVE_S", 10e-6,
              "each NCCL all-reduce starts with 10 µs of fixed latency, however small the message",
              "nccl-tests all_reduce_perf on 2 x A100-SXM4-40GB over NVLink: a 32-byte all-reduce takes 10.1 µs "
              "(NVIDIA/nccl issue 583, 2021)", False, (FAMILY,), when="multi-chip"),
+    Constant("GPU_EAGER_OP_S", 15e-6,
+             "eager PyTorch: the host spends 15 µs issuing each op of the model that launches a kernel (the model's "
+             "Python and nn.Module calls, PyTorch's dispatcher, the CUDA launch), one op after another",
+             "Fernandez et al., 'The Framework Tax', EMNLP 2023: eager PyTorch inference is bound by the framework, "
+             "not the GPU, at small batches; a bare op issued from Python takes about 4-5 µs on a current server, "
+             "a transformers or torchvision model's own Python and module calls about twice that again "
+             "(illustrative split; checked against the H100 timings in shared/reference/gpu_measured)", True,
+             (FAMILY,), when="eager"),
+    Constant("GPU_EAGER_CAST_S", 8e-6,
+             "eager PyTorch: a cast autocast inserts (fp32 -> 16 bits) costs the host 8 µs: dispatcher and launch, "
+             "no Python", "illustrative: the C++ half of an op's issue cost", True, (FAMILY,), when="eager"),
+    Constant("GPU_EAGER_VIEW_S", 3e-6,
+             "eager PyTorch: an op that launches no kernel (a view, a reshape) still costs the host 3 µs",
+             "illustrative: the dispatcher without the CUDA launch", True, (FAMILY,), when="eager"),
+    Constant("GPU_EAGER_CUDNN_S", 8e-6,
+             "eager PyTorch: a convolution costs the host 8 µs more than another op (cuDNN finds its execution plan "
+             "for the shape on every call)",
+             "illustrative: cuDNN's v8 graph API builds or looks up an execution plan per call (NVIDIA cuDNN "
+             "developer guide, 'Graph API')", True, (FAMILY,), when="eager"),
+    Constant("GPU_GRAPH_LAUNCH_S", 20e-6,
+             "a compiled program or serving engine launches a step as one CUDA graph: 20 µs on the host per step",
+             "illustrative: a CUDA graph launch (cudaGraphLaunch) plus the runtime's Python per step; PyTorch's "
+             "'Accelerating PyTorch with CUDA Graphs' (2021) shows one launch replacing one per kernel", True,
+             (FAMILY,)),
+    Constant("GPU_MATMUL_FRACTION", 0.8,
+             "a GPU whose catalog entry gives no measured matmul ceiling reaches 80% of its peak on large matmuls",
+             "the median NVIDIA entry of Stas Bekman's Maximum Achievable Matmul FLOPS table (A100 86%, GH200 83%, "
+             "H100 80%)", True, (FAMILY,)),
+    Constant("GPU_ATTENTION_FRACTION", 0.5,
+             "fused attention (FlashAttention-2, PyTorch's scaled_dot_product_attention) runs at half the chip's "
+             "achievable matmul rate",
+             "Dao 2023, FlashAttention-2: 50-73% of peak on A100; Shah et al. 2024, FlashAttention-3: FA-2 reaches "
+             "35% of peak on H100", False, (FAMILY,)),
+    Constant("GPU_CONV_FRACTION", 0.5,
+             "a convolution (cuDNN's implicit GEMM) runs at half the rate of a plain GEMM of the same shape: its "
+             "operands are gathered from the image as it goes",
+             "illustrative; NVIDIA Deep Learning Performance guide, 'Convolutional Layers User's Guide' (implicit "
+             "GEMM, its dimensions and quantization); MLPerf Training ResNet-50 runs at a few percent of peak",
+             True, (FAMILY,)),
 )
+
+register(  # the GEMM shape model's constants (accelkit.cost.gemm reads them)
+    Constant("GEMM_TILES", ((128, 256, 1.0), (256, 128, 1.0), (128, 128, 0.9), (64, 128, 0.75), (128, 64, 0.75),
+                            (64, 64, 0.55)),
+             "a GPU GEMM runs on one of these thread-block tiles (rows, columns, rate relative to the largest): "
+             "smaller tiles reuse each operand they load fewer times",
+             "tile shapes: CUTLASS's Hopper/Ampere GEMM configurations; the relative rates are illustrative",
+             True, (FAMILY,)),
+    Constant("GEMM_K_STEP", 64, "a GEMM's thread block steps through K 64 elements at a time (16-bit inputs)",
+             "CUTLASS's 16-bit GEMM tiles (128x256x64, 128x128x64)", False, (FAMILY,)),
+    Constant("GEMM_LOOP_FILL_STEPS", 2,
+             "each thread block spends about two K steps filling its pipeline and writing its tile, so a GEMM "
+             "with a thin K runs below the rate",
+             "illustrative: a multistage (software-pipelined) main loop's prologue and epilogue", True, (FAMILY,)),
+    Constant("GEMM_SPLIT_K", (1, 2, 4),
+             "a GEMM with too few tiles to fill the SMs may split K over several blocks (split-K)",
+             "cuBLAS and CUTLASS split-K kernels", False, (FAMILY,)),
+)
+
+
+STACKS = (
+    ("eager", "PyTorch eager: one kernel per op, issued by the host one by one; under a 16-bit precision, "
+              "autocast over fp32 weights (casts, fp32 master weights and optimizer)"),
+    ("compiled", "torch.compile: elementwise ops fused into their neighbours, the step launched as one CUDA graph"),
+    ("engine", "a tuned serving engine (TensorRT-LLM, vLLM): fused kernels and CUDA graphs, weights converted "
+               "to the serving precision"),
+)
+
+
+def matmul_rate(spec: AcceleratorSpec, precision: str) -> float:
+    """FLOP/s the chip's best large matmul reaches at ``precision``: the peak x its measured ceiling."""
+    frac = spec.matmul_efficiency if spec.matmul_efficiency is not None else MATMUL_FRACTION.value
+    return spec.peak(precision) * frac
+
+
+def _shape_rate(spec: AcceleratorSpec, precision: str, gemm: GemmShape | None,
+                attention: tuple[int, int] | None, conv: bool = False) -> float:
+    base = matmul_rate(spec, precision)
+    if attention is not None:
+        return base * ATTENTION_FRACTION.value * attention_waves(attention[0], attention[1], spec.compute_units)
+    if gemm is None:
+        return base * value("COMPUTE_EFFICIENCY") / MATMUL_FRACTION.value  # no shape: the generic efficiency
+    return base * gemm_fit(gemm, spec.compute_units).efficiency * (CONV_FRACTION.value if conv else 1.0)
+
+
+def _kernel_shape(k: Kernel, nodes: dict[str, Any], scale: float,
+                  param_shapes: set[tuple[int, ...]]) -> tuple[GemmShape | None, tuple[int, int] | None]:
+    """The GEMM (or attention) a fused kernel's matmul node runs, at ``scale`` times the captured batch."""
+    for name in k.nodes:
+        n = nodes.get(name)
+        if n is None or n.kind not in MATMUL_KINDS:
+            continue
+        if n.kind in ATTENTION_KINDS:
+            if n.inputs and len(n.inputs[0].shape) == 4:
+                b, h, t, _d = n.inputs[0].shape
+                return None, (max(1, round(b * h * scale)), t)
+            return None, None
+        return gemm_of(n, scale, param_shapes), None
+    return None, None
+
+
+def host_issue_s(op: EagerOp) -> float:
+    """What issuing ``op`` costs the host in eager PyTorch."""
+    if not op.runs_kernel:
+        return float(EAGER_VIEW.value)
+    if op.kind == "_to_copy" and op.kernel == "casts":
+        return float(EAGER_CAST.value)
+    return float(EAGER_OP.value) + (float(EAGER_CUDNN.value) if op.kind in CONVOLUTIONS else 0.0)
+
+
+CONVOLUTIONS = frozenset({"conv1d", "conv2d", "conv3d", "convolution", "_convolution", "convolution_backward",
+                          "conv_transpose1d", "conv_transpose2d"})
 
 
 class GpuModel(ExecutionModel):
@@ -53,10 +178,104 @@ class GpuModel(ExecutionModel):
     shades = ("#2ca02c", "#98df8a", "#1a6b1a", "#5fd35f", "#4a9a7a", "#00a36c")  # a100 ... mi300x, catalog order
     vector_at_fp32_peak = True  # elementwise work runs on the CUDA cores at the fp32 rate
     model_split = "tensor"  # Megatron-style tensor parallelism over NVLink
+    stacks = STACKS
+    serve_stack = "engine"
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
-        kts = kernel_by_kernel(kernels, ctx)
+        prog = ctx.program
+        stack = self.stack(getattr(prog, "stack", None) or None)
+        if stack == "eager" and prog is not None and getattr(prog, "graph", None) is not None:
+            return self._eager(kernels, ctx)
+        kts = self._fused(kernels, ctx)
         return Timed(kts, sum(k.time_s for k in kts))
+
+    # ---- compiled and engine: the compiler's fused kernels, each at its shape's rate
+    def _fused(self, kernels: list[Kernel], ctx: TimingContext) -> list[KernelTime]:
+        spec, r, plan, prog = ctx.spec, ctx.rates, ctx.plan, ctx.program
+        w, a = plan.placement["weights"], plan.placement["activation"]
+        o = plan.placement.get("optimizer")
+        units = f"{spec.compute_units} {spec.unit_name or 'units'}"
+        graph = getattr(prog, "graph", None)
+        nodes = {n.name: n for n in graph.nodes} if graph is not None else {}
+        param_shapes = {tuple(m.shape) for m in graph.params.values()} if graph is not None else set()
+        precision = prog.precision if prog is not None else "bf16"
+        out = []
+        for k in kernels:
+            c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
+            if k.kind == "matmul" and k.flops and nodes:
+                gemm, attention = _kernel_shape(k, nodes, ctx.scale, param_shapes)
+                conv = any(op in CONVOLUTIONS for op in k.ops)
+                rate = _shape_rate(spec, precision, gemm, attention, conv) * k.extra.get("efficiency", 1.0)
+                c = k.flops / ctx.tensor / rate
+            out.append(kernel_time(k, units, c, m, 0.0, r.launch_s, ctx.peak * ctx.tensor))
+        return out
+
+    # ---- eager: every op its own kernel, issued by the host
+    def _eager(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
+        spec, r, prog = ctx.spec, ctx.rates, ctx.program
+        section = kernels[0].section if kernels else "fwd"
+        act_bw = r.tier_bw[ctx.plan.placement["activation"]]
+        w_tier = ctx.plan.placement["weights"]
+        spill = ctx.spill
+
+        def weights_s(nbytes: float) -> float:  # weights that did not fit stream from the slower tier
+            if spill is None or w_tier != spill.on_chip:
+                return nbytes / r.tier_bw[w_tier]
+            return nbytes * spill.resident / r.tier_bw[w_tier] + nbytes * (1 - spill.resident) / r.tier_bw[spill.tier]
+        elem = element_bytes(prog.precision)
+        captured = max((DTYPE_BYTES.get(m.dtype, 4) for m in prog.graph.params.values()), default=4)
+        autocast = elem < captured
+        if section == "opt":  # the optimizer: PyTorch's multi-tensor (foreach / fused) update, fp32 state
+            updates = self._fused(kernels, ctx)
+            host = EAGER_OP.value * 10  # a handful of multi-tensor launches per step
+            return Timed(updates, max(host, sum(k.time_s for k in updates)))
+        ops = eager_ops(prog.graph, kernels, scale=ctx.scale, low_bytes=elem, autocast=autocast, section=section)
+        precision = prog.precision if prog.precision in spec.peak_flops else "fp32"
+        t_ = ctx.tensor
+
+        def parts(op: EagerOp) -> tuple[float, float]:
+            if op.flops and (op.gemm is not None or op.attention is not None):
+                c = op.flops / t_ / _shape_rate(spec, precision, op.gemm, op.attention, op.kind in CONVOLUTIONS)
+            else:
+                c = op.flops / t_ / r.vector_flops
+            return c, op.act_bytes / t_ / act_bw + weights_s(op.param_bytes / t_)
+
+        def gpu_time(op: EagerOp) -> float:
+            c, m = parts(op)
+            return max(c, m) + r.launch_s
+
+        issued = issue(ops, gpu_time, host_issue_s)
+        units = f"{spec.compute_units} {spec.unit_name or 'units'}"
+        by_kernel: dict[str, list[EagerOp]] = {}
+        for op in ops:
+            by_kernel.setdefault(op.kernel, []).append(op)
+        kts: list[KernelTime] = []
+        named = {k.name: k for k in kernels}
+        labels = {"": "eager views and constants", "casts": "autocast casts"}
+        for key, group in by_kernel.items():
+            run = [op for op in group if op.runs_kernel]
+            c = sum(parts(op)[0] for op in run)
+            m = sum(parts(op)[1] for op in run)
+            t = sum(issued.gpu_s.get(op.name, 0.0) for op in run)
+            flops = int(sum(op.flops for op in run))
+            nbytes = int(sum(op.bytes for op in run))
+            k = named.get(key)
+            if k is not None:
+                kt = kernel_time(k, units, c, m, 0.0, r.launch_s * len(run), ctx.peak * t_, time=t)
+                kts.append(replace(kt, flops=flops, bytes=nbytes))
+            elif run:
+                name = labels.get(key, key)
+                launches = r.launch_s * len(run)
+                shares = {"compute": c, "memory": m, "latency": launches}
+                kts.append(KernelTime(name, "<eager>", section, f"{len(run)} ops", units, flops, nbytes, c, m, 0.0,
+                                      launches, t, max(shares, key=lambda p: shares[p]),
+                                      flops / t / (ctx.peak * t_) if t > 0 else 0.0))
+        if issued.waits > 0:
+            kts.append(KernelTime("waiting for the host (eager issue)", "<host>", section,
+                                  f"{len(ops)} ops issued", "host CPU", 0, 0, 0.0, 0.0, 0.0, issued.waits,
+                                  issued.waits, "host", 0.0))
+        return Timed(kts, issued.step_s, host_events=tuple((labels.get(k, k), t0, d)
+                                                          for k, t0, d in issued.host_events))
 
 
 MODEL = GpuModel()

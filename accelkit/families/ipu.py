@@ -61,6 +61,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class IpuModel(ExecutionModel):
+    stacks = (("poptorch", "PopTorch: the model compiled ahead of time by PopART into one Poplar program; the host feeds it deviceIterations batches per call"),)
     family = FAMILY
     modes = ("on-chip", "optimizer-offload", "streaming-memory")
     launch = SUPERSTEP_SYNC

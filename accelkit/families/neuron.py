@@ -61,6 +61,7 @@ def _engine(k: Kernel) -> str:
 
 
 class NeuronModel(ExecutionModel):
+    stacks = (("neuronx", "torch-neuronx: the model traced and compiled by neuronx-cc into a NEFF; ops it does not support run on the host CPU"),)
     family = FAMILY
     matrix_unit = "NEURON_PE_WIDTH"
     modes = ("hbm",)  # weights and activations in HBM, staged through the state buffer kernel by kernel

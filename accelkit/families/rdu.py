@@ -58,6 +58,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class RduModel(ExecutionModel):
+    stacks = (("sambaflow", "SambaFlow: the graph compiler maps each section onto PCUs and PMUs and writes a PEF"),)
     family = FAMILY
     modes = ("on-chip", "hbm", "ddr")
     launch = SECTION_SWITCH

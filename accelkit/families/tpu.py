@@ -78,6 +78,7 @@ def torus_allreduce_s(nbytes: float, n: int, r: Rates, dims: int) -> float:
 
 
 class TpuModel(ExecutionModel):
+    stacks = (("xla", "PyTorch/XLA or JAX: the step traced into one XLA program, fused and compiled for the TPU"),)
     family = FAMILY
     matrix_unit = "TPU_MXU_WIDTH"
     modes = ("hbm",)

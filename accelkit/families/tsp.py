@@ -94,6 +94,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class TspModel(ExecutionModel):
+    stacks = (("groqflow", "GroqFlow: the model exported and compiled by Groq's compiler into a cycle-exact schedule"),)
     family = FAMILY
     matrix_unit = "TSP_MXM_WIDTH"
     modes = ("sram",)

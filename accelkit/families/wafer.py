@@ -129,6 +129,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class WaferModel(ExecutionModel):
+    stacks = (("cstorch", "the Cerebras PyTorch stack (cerebras.pytorch): the model compiled for the wafer, run by the appliance"),)
     family = FAMILY
     modes = ("pipelined", "weight-streaming")
     launch = REGION_HANDOFF

@@ -105,6 +105,7 @@ _NUMBERS: dict[str, str] = {
     "bandwidth_Bps": "a number of bytes per second",
     "clock_hz": "a number of hertz (cycles per second)",
     "power_w": "a number of watts",
+    "matmul_efficiency": "a fraction of the peak FLOP/s (above 0, at most 1)",
     "peak_flops": "a number of FLOP/s",
 }
 _INTEGERS = {"compute_units", "pcus", "pmus", "max_chips", "torus_dims", "on_chip_memory_bytes",
@@ -184,6 +185,9 @@ class AcceleratorSpec:
     power_w: float | None = None
     max_chips: int | None = None
     torus_dims: int | None = None  # chips linked in a 2-D or 3-D torus (TPU ICI); None: another network
+    # the share of the 16-bit peak the best large matmul reaches on the real chip (measured: its "maximum
+    # achievable matmul FLOPS"); None where nobody published one (the family's default then applies)
+    matmul_efficiency: float | None = None
     notes: str = ""
 
     # ---- questions a learner asks of a chip
@@ -333,7 +337,7 @@ class AcceleratorSpec:
 _FIGURE_FIELDS = ("compute_units", "mesh_shape", "pcus", "pmus", "functional_slices",
                   "on_chip_memory_bytes", "memory_per_unit_bytes", "on_chip_bandwidth_Bps", "fabric_Bps",
                   "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w", "max_chips", "torus_dims",
-                  "dtypes")
+                  "matmul_efficiency", "dtypes")
 _TEXT_FIELDS = ("name", "vendor", "family", "full_name", "unit_name", "execution_model", "notes")
 _REQUIRED = {
     "name": "a short name, e.g. \"my_chip\"",
@@ -527,8 +531,12 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     for key in ("compute_units", "on_chip_memory_bytes", "on_chip_bandwidth_Bps"):
         v[key] = num(key, values[key], key)
     for key in ("pcus", "pmus", "fabric_Bps", "clock_hz", "chip_to_chip_Bps", "host_link_Bps", "power_w",
-                "max_chips", "torus_dims", "memory_per_unit_bytes"):
+                "max_chips", "torus_dims", "memory_per_unit_bytes", "matmul_efficiency"):
         v[key] = None if values.get(key) is None else num(key, values[key], key)
+    if v["matmul_efficiency"] is not None and v["matmul_efficiency"] > 1:
+        raise SpecError(f"{origin}: field 'matmul_efficiency' must be {_NUMBERS['matmul_efficiency']} "
+                        f"(got {v['matmul_efficiency']!r})", where=where,
+                        fix="write the share of the peak, e.g. 0.80 for 80%")
 
     if v["memory_per_unit_bytes"] is None:
         per = v["pmus"] or v["compute_units"]

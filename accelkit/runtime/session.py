@@ -33,6 +33,7 @@ from torch import nn
 from accelkit import boundary
 from accelkit.compiler.program import CompiledProgram, check_options, compile
 from accelkit.errors import AccelkitError
+from accelkit.families import model_for
 from accelkit.graph.capture import user_code
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
@@ -72,6 +73,7 @@ class SessionReport:
     utilization: dict[str, float]
     sections_s: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    stack: str = ""  # the software stack the modelled clock runs (eager PyTorch on a GPU unless told otherwise)
 
     @property
     def simulated_throughput(self) -> float:
@@ -79,7 +81,8 @@ class SessionReport:
 
     def __str__(self) -> str:
         lines = [
-            f"Session on {self.chips} x {self.target} (mode {self.mode!r}, {self.precision}): {self.steps} steps, "
+            f"Session on {self.chips} x {self.target} (mode {self.mode!r}, {self.precision}"
+            + (f", stack {self.stack!r}" if self.stack else "") + f"): {self.steps} steps, "
             f"{self.samples} samples",
             f"  MODELLED on {self.target}: {self.simulated_time_s:.4g} s in all, "
             f"{fmt_sig(self.simulated_throughput)} samples/s; "
@@ -141,6 +144,7 @@ class Session:
         mode: str = "auto",
         log_dir: str | os.PathLike[str] | None = None,
         fallback: str | None = None,
+        stack: str | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -150,7 +154,7 @@ class Session:
                                fix=f"use one of {list(PRECISION_DTYPES)}")
         # what compile will be asked for at the first step, refused now rather than after it
         spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
-                             mode=mode, parallel=parallel, fallback=fallback)
+                             mode=mode, parallel=parallel, fallback=fallback, stack=stack)
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",
                           example="loss_fn=torch.nn.CrossEntropyLoss() (or torch.nn.functional.mse_loss)")
@@ -166,6 +170,7 @@ class Session:
         self.parallel = parallel
         self.mode = mode
         self.fallback = fallback  # "host": ops the target refuses run on the host CPU (ak.compile's fallback)
+        self.stack = model_for(spec.family).stack(stack)  # the software stack the clock models (eager on a GPU)
         self.steps = 0
         self.samples = 0
         self.simulated_time_s = 0.0
@@ -210,7 +215,7 @@ class Session:
             self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
                 self.model, inputs, target=self.spec, precision=self.precision, batch_size=batch,
                 micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training,
-                fallback=self.fallback)
+                fallback=self.fallback, stack=self.stack)
         return self._programs[key]
 
     def require_compiled(self, what: str = "this") -> CompiledProgram:
@@ -349,7 +354,7 @@ class Session:
             steps=self.steps, samples=self.samples, simulated_time_s=self.simulated_time_s,
             host_time_s=self.host_time_s, input_wait_s=self.input_wait_s,
             utilization=dict(prog.report.utilization) if prog else {}, sections_s=dict(self.sections_s),
-            notes=notes)
+            notes=notes, stack=self.stack)
 
     # ---- checkpoints (safetensors + JSON; loading runs no code) ------------------------
     def save_checkpoint(self, path: str | os.PathLike[str]) -> str:

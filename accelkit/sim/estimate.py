@@ -69,9 +69,12 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     latency = None
 
     model = model_for(fam)
+    stack = model.stack(getattr(prog, "stack", "") or None)
 
     link_Bps = host_link_Bps(spec)  # one way: vendors quote both directions together
     link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
+
+    host_lane: dict[str, tuple[tuple[str, float, float], ...]] = {}  # section -> the host's issue work
 
     def times(ks: list[Kernel], samples: int) -> tuple[list[KernelTime], float]:
         nonlocal latency
@@ -87,6 +90,8 @@ def estimate(prog: CompiledProgram) -> PerfReport:
             if timed.latency_s is not None and latency is None:
                 latency = timed.latency_s
             kts, step = timed.kernels, timed.step_s
+            if timed.host_events:
+                host_lane[on_device[0].section] = timed.host_events
         if len(on_device) == len(ks):
             return kts, step
         # fallback="host": the host partitions run on the host CPU and every crossing goes over the host link,
@@ -168,6 +173,9 @@ def estimate(prog: CompiledProgram) -> PerfReport:
                      f"transfer(s) over the host link at {link_Bps * 2 / 1e9:.3g} GB/s ({link_source}) take "
                      f"{fmt_s(transfer_s)} per step; the device waits while the host works (no overlap modelled)")
     events, t = _events(fwd_kt + bwd_kt, lane)
+    for section, offset in (("fwd", 0.0), ("bckwd", fwd_s)):  # the host issuing ops beside the chip's kernels
+        events += [TimelineEvent(name, section, "host (issues kernels)", offset + start, seconds)
+                   for name, start, seconds in host_lane.get(section, ())]
     if comm_s + dp_s:
         events.append(TimelineEvent("all-reduce", "comm", "links", t, comm_s + dp_s))
         t += comm_s + dp_s
@@ -218,4 +226,5 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         events=events, assumptions=assumptions_for(fam, chips=prog.chips, generated=bool(generated),
                                                    fallback=bool(n_parts)), notes=notes,
         latency_s=latency, host_s=host_s, transfer_s=transfer_s, host_partitions=n_parts,
+        stack=stack, stack_note=model.describe_stack(stack),
     )

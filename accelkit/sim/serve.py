@@ -82,6 +82,7 @@ class ServingEstimate:
     prefill: PhaseWork | None = None  # the whole batch's prompts, per chip (viz.serving_roofline draws both)
     decode: PhaseWork | None = None  # one decode step, per chip
     waves: int = 1  # the batch runs in waves of sequences whose KV cache fits (the rest queued); see ``notes``
+    stack: str = ""  # the software stack serving it ("engine" on a GPU unless told otherwise)
 
     label = "modelled"
 
@@ -99,7 +100,7 @@ class ServingEstimate:
     def summary(self) -> str:
         return (f"ServingEstimate (MODELLED): {self.model} on {self.chips} x {self.target} ({self.mode}, "
                 f"{self.parallel}), {self.precision}, batch {self.batch}, {self.prompt_tokens} in / "
-                f"{self.output_tokens} out"
+                f"{self.output_tokens} out" + (f", stack {self.stack!r}" if self.stack else "")
                 + (f", in {self.waves} waves of at most {math.ceil(self.batch / self.waves)}" if self.waves > 1
                    else "") + "\n"
                 f"  TTFT {fmt_s(self.ttft_s)}; TPOT {fmt_s(self.tpot_s)} per output token "
@@ -141,6 +142,7 @@ def serve(
     precision: str = "bf16",
     parallel: Parallel | None = None,
     mode: str = "auto",
+    stack: str | None = None,
 ) -> ServingEstimate:
     """Model serving ``model`` (a transformers causal LM, meta device welcome) on ``chips`` x ``target``.
 
@@ -151,7 +153,9 @@ def serve(
     example = "serve(model, target='h100', prompt_tokens=128, output_tokens=128)"
     for name, value in (("prompt_tokens", prompt_tokens), ("output_tokens", output_tokens), ("batch", batch)):
         whole(name, value, example=example)
-    check_options(target, precision=precision, chips=chips, mode=mode, parallel=parallel)
+    check_options(target, precision=precision, chips=chips, mode=mode, parallel=parallel, stack=stack)
+    stack = model_for(hardware.get(target).family if isinstance(target, str) else target.family).stack(
+        stack, serving=True)  # a server runs its engine unless told otherwise
     if parallel is None and chips > 1:
         split = model_for(hardware.get(target).family).split(chips)
         options = ([Parallel(data=chips)] if batch >= chips and batch % chips == 0 else []) + [split]
@@ -160,7 +164,8 @@ def serve(
         for par in options:
             try:
                 results.append(serve(model, target=target, chips=chips, batch=batch, prompt_tokens=prompt_tokens,
-                                     output_tokens=output_tokens, precision=precision, parallel=par, mode=mode))
+                                     output_tokens=output_tokens, precision=precision, parallel=par, mode=mode,
+                                     stack=stack))
             except AccelkitError as exc:
                 error = error or exc
         if not results:
@@ -170,7 +175,7 @@ def serve(
     layers, kv_heads, head_dim, heads = _kv_shape(model)
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     kw: dict[str, Any] = {"target": target, "precision": precision, "chips": chips, "parallel": parallel,
-                          "mode": mode}
+                          "mode": mode, "stack": stack}
     # captured at one sequence (once per prompt length) and compiled for the batch: every kernel of a causal LM
     # scales with the sequences, so a sweep over batch sizes reuses the two captured graphs
     prompt: Any = torch.zeros(1, prompt_tokens, dtype=torch.long, device=device)
@@ -214,12 +219,12 @@ def serve(
         tokens_per_s=batch / decode_s, latency_s=ttft + output_tokens * decode_s,
         weights_bytes_per_chip=decode.memory_plan.weights_bytes, kv_cache_bytes=int(kv_total),
         decode_bound=decode_bound, notes=tuple(notes), kv_tier=kv_tier, max_batch=max_batch,
-        prefill=phases[0], decode=phases[1],
+        prefill=phases[0], decode=phases[1], stack=stack or "",
     )
     if 0 < fastest < batch:  # the cache spills to a slower tier: a server would rather queue sequences
         return _in_waves(est, fastest, lambda b: serve(
             model, target=target, chips=chips, batch=b, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-            precision=precision, parallel=parallel, mode=mode))
+            precision=precision, parallel=parallel, mode=mode, stack=stack))
     return est
 
 

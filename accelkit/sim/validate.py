@@ -48,6 +48,7 @@ from accelkit.sim.bench import (
     reference_files,
     validate_bench,
 )
+from accelkit.sim.measured import MeasuredValidation, validate_measured
 from accelkit.sim.serve import serve
 
 REFERENCE_CSV = Path(__file__).with_name("reference") / "published_results.csv"
@@ -199,12 +200,14 @@ CASES: dict[str, Case] = {
                                        parallel=Parallel(tensor=4)),
     "a100x8-gpt22b-tp8-full": Case(
         "gpt-22b", "train", {"target": "a100", "chips": 8, "parallel": Parallel(tensor=8), "recompute": "full",
-                             "precision": "bf16"}, inputs=(4, 2048),
+                             "precision": "bf16", "stack": "compiled"}, inputs=(4, 2048),
         assumption="one iteration = forward, backward (with the forward run again) and an Adam step "
-                   "for a global batch of 4 sequences of 2048 tokens"),
+                   "for a global batch of 4 sequences of 2048 tokens; Megatron-LM's fused kernels: the "
+                   "'compiled' stack"),
     "a100x8-gpt22b-tp8-selective": Case(
         "gpt-22b", "train", {"target": "a100", "chips": 8, "parallel": Parallel(tensor=8),
-                             "recompute": "selective", "precision": "bf16"}, inputs=(4, 2048),
+                             "recompute": "selective", "precision": "bf16", "stack": "compiled"},
+        inputs=(4, 2048),
         assumption="sequence parallelism is not modelled apart: its all-gathers and reduce-scatters move the "
                    "same bytes as tensor parallel's all-reduces; selective recompute re-runs the memory-bound "
                    "forward kernels inside backward"),
@@ -385,6 +388,7 @@ class ValidationResult:
     informational: list[InformationalRow] = field(default_factory=list)
     seconds: float = 0.0
     bench: BenchValidation | None = None  # LLM-Inference-Bench's measured rows, per system
+    gpu: MeasuredValidation | None = None  # timings measured on a real H100 (accelkit.sim.measured)
 
     label = "modelled"
     goal_ratio = GOAL_MAX_RATIO
@@ -425,6 +429,8 @@ class ValidationResult:
                     "needs: weight reads per second the published figure implies"]
         if self.bench is not None:
             out += ["", self.bench.table()]
+        if self.gpu is not None:
+            out += ["", "accelkit (MODELLED) against timings MEASURED on a real H100", self.gpu.table()]
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -504,10 +510,13 @@ def _iterable(value: Any) -> list[Any]:
 
 
 def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
-             models: Mapping[str, nn.Module] | None = None, bench: bool | None = None) -> ValidationResult:
+             models: Mapping[str, nn.Module] | None = None, bench: bool | None = None,
+             gpu: bool | None = None) -> ValidationResult:
     """Run every reference row (or only ``cases``, by name) and compare with the published figures; with
     ``bench`` (the default when no ``cases`` are named), also every LLM-Inference-Bench configuration of the
-    systems accelkit has (:func:`accelkit.sim.bench.validate_bench`, in ``result.bench``).
+    systems accelkit has (:func:`accelkit.sim.bench.validate_bench`, in ``result.bench``); with ``gpu`` (the
+    same default), also the 49 timings measured on a real H100 (:func:`accelkit.sim.measured.validate_measured`,
+    in ``result.gpu``; about 2 minutes more).
 
     Builds each model once per call (on the meta device) and reuses its captured graphs; ``models``
     (keyed like :data:`MODELS`) supplies models you already built, so their captured graphs are
@@ -562,6 +571,8 @@ def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
     elif run_bench and progress:
         print(f"validate: no LLM-Inference-Bench rows under {reference_dir()} (set {REFERENCE_DIR_ENV}); "
               "only the published cases ran")
+    if (cases is None if gpu is None else gpu):
+        result.gpu = validate_measured(progress=progress)
     result.seconds = time.perf_counter() - start
     return result
 

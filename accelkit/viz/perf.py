@@ -32,7 +32,8 @@ MAX_MARKS = 1500
 
 SECTION_COLORS = {"fwd": "#1f77b4", "bckwd": "#ff7f0e", "opt": "#2ca02c", "comm": "#9467bd",
                   "bubble": "#c7c7c7"}
-BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd"}
+BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd",
+                "host": "#ff7f0e"}
 SECTION_LABELS = {"fwd": "forward", "bckwd": "backward", "opt": "optimizer", "comm": "communication",
                   "bubble": "pipeline fill / bubble"}
 

@@ -1,0 +1,27 @@
+"""accelkit's GPU model against 49 timings measured on a real H100 (``accelkit.sim.measured``): GEMMs, eager
+training and inference of GPT-2, BERT-base and ResNet-50, Llama-3-8B prefill. Prints the table; each row's
+error, each workload's median, and the goals (median |error| <= 10%, every row within 1.5x). About 2 minutes."""
+
+from __future__ import annotations
+
+from accelkit.sim.measured import GOAL_MAX_RATIO, GOAL_MEDIAN_ABS_ERROR, validate_measured
+
+
+def run() -> list[dict]:
+    result = validate_measured()
+    print(result.table())
+    rows: list[dict] = [
+        {"name": f"H100 measured {r.case} ({r.stack}): error", "value": round(100 * r.error, 1), "unit": "%",
+         "goal": f"within {GOAL_MAX_RATIO:g}x", "ok": r.ratio <= GOAL_MAX_RATIO}
+        for r in result.rows
+    ]
+    rows += [{"name": f"H100 measured {w} ({n} rows): median |error|", "value": round(100 * med, 1), "unit": "%",
+              "goal": "", "ok": None} for w, (n, med, _worst) in result.per_workload.items()]
+    rows += [
+        {"name": "H100 measured rows: median |error|", "value": round(100 * result.median_abs_error, 1),
+         "unit": "%", "goal": f"<= {GOAL_MEDIAN_ABS_ERROR:.0%}", "ok": result.median_abs_error <= GOAL_MEDIAN_ABS_ERROR},
+        {"name": "H100 measured rows: worst max(modelled/measured, measured/modelled)",
+         "value": round(result.max_ratio, 3), "unit": "x", "goal": f"<= {GOAL_MAX_RATIO:g}x",
+         "ok": result.max_ratio <= GOAL_MAX_RATIO},
+    ]
+    return rows

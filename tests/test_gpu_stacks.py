@@ -1,0 +1,126 @@
+"""The GPU's software stacks (eager PyTorch, torch.compile, a serving engine), kernels whose speed follows their
+shape, and the host's share of an eager step; checked against timings measured on a real H100."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.cost.gemm import GemmShape, gemm_fit
+from accelkit.errors import CompileError
+from accelkit.families import model_for
+from accelkit.sim.measured import measured_rows, validate_measured
+
+
+class Mlp(nn.Module):
+    """Eight small layers: a model far too small for the GPU, as a workshop starts with."""
+
+    def __init__(self, width: int = 64, depth: int = 8) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+# ---- kernel shapes --------------------------------------------------------------------------------------------
+def test_a_large_square_gemm_reaches_the_achievable_rate_and_a_thin_one_does_not() -> None:
+    big = gemm_fit(GemmShape(8192, 8192, 8192), 132)
+    assert big.efficiency > 0.9
+    thin_k = gemm_fit(GemmShape(8192, 8192, 64), 132)  # the main loop's fill and drain dominate
+    assert thin_k.efficiency < 0.6 * big.efficiency
+    narrow = gemm_fit(GemmShape(8192, 16, 4096), 132)  # 16 of every tile's 64+ columns are used
+    assert narrow.efficiency < 0.3
+
+
+def test_wave_quantization_a_tile_too_many_costs_a_whole_wave() -> None:
+    """132 tiles of 128 x 256 fill 132 SMs in one wave; one more tile column makes the split-K-free choices worse,
+    and the library moves to a smaller tile rather than run a nearly empty second wave."""
+    one_wave = gemm_fit(GemmShape(128 * 12, 256 * 11, 4096), 132)  # 132 tiles: one full wave
+    assert one_wave.waves == 1 and one_wave.efficiency > 0.9
+    ragged = gemm_fit(GemmShape(128 * 12 + 1, 256 * 11, 4096), 132)
+    assert ragged.efficiency < one_wave.efficiency
+    assert ragged.tile != (128, 256) or ragged.waves > 1
+
+
+def test_the_chip_catalog_carries_its_measured_matmul_ceiling(tmp_path) -> None:
+    h100, a100 = ak.hardware.get("h100"), ak.hardware.get("a100")
+    assert 0.7 < h100.matmul_efficiency < a100.matmul_efficiency < 0.95  # Hopper throttles below its peak
+    assert "Maximum Achievable Matmul FLOPS" in h100.source("matmul_efficiency")
+    bad = tmp_path / "mygpu.toml"
+    bad.write_text(h100.to_toml().replace("name = \"h100\"", "name = \"mygpu\"")
+                   .replace("value = 0.801", "value = 1.5"))
+    with pytest.raises(ak.AccelkitError, match="matmul_efficiency.*at most 1"):
+        ak.hardware.load(str(bad))
+
+
+# ---- stacks ---------------------------------------------------------------------------------------------------
+def test_every_family_names_its_stacks_and_a_wrong_one_is_refused_with_the_list() -> None:
+    assert model_for("gpu").stack_names == ("eager", "compiled", "engine")
+    assert model_for("gpu").stack() == "eager" and model_for("gpu").stack(serving=True) == "engine"
+    assert model_for("reconfigurable-dataflow").stack() == "sambaflow"
+    x = (torch.randn(4, 64),)
+    with pytest.raises(CompileError, match="'eager'.*'compiled'.*'engine'"):
+        ak.compile(Mlp(), x, target="h100", stack="tensorrt")
+    with pytest.raises(CompileError, match="sambaflow"):
+        ak.compile(Mlp(), x, target="sn40l", stack="eager")
+    with pytest.raises(CompileError, match="stack"):
+        ak.Session(Mlp(), target="h100", stack=3)
+
+
+def test_eager_at_small_batch_is_bound_by_the_host_and_the_report_says_so() -> None:
+    """Eight 64-wide layers: the GPU finishes each kernel long before the host issues the next, so the step is
+    the host's (about the same at batch 1 and 64), and a CUDA graph (compiled) removes most of it."""
+    model = Mlp().eval()
+    one = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16").report
+    many = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16", batch_size=64).report
+    assert one.stack == "eager" and "stack 'eager'" in one.summary()
+    parts = one.breakdown.parts_s
+    assert max(parts, key=lambda p: parts[p]) == "host"
+    assert many.step_time_s == pytest.approx(one.step_time_s, rel=0.05)
+    compiled = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16", stack="compiled").report
+    assert compiled.step_time_s < 0.5 * one.step_time_s and compiled.stack == "compiled"
+    # the timeline shows the host issuing beside the GPU's kernels
+    assert any(k.bound == "host" for k in one.kernels)
+
+
+def test_autocast_casts_fp32_weights_and_a_16_bit_model_has_none() -> None:
+    x = torch.randn(32, 256)
+    fp32 = ak.compile(nn.Linear(256, 256), (x,), target="a100", precision="bf16").report
+    bf16 = ak.compile(nn.Linear(256, 256).to(torch.bfloat16), (x.to(torch.bfloat16),), target="a100",
+                      precision="bf16").report
+    assert any(k.name == "autocast casts" for k in fp32.kernels)
+    assert not any(k.name == "autocast casts" for k in bf16.kernels)
+    assert fp32.step_time_s > bf16.step_time_s
+
+
+def test_the_stack_travels_with_the_program_session_and_serve(tmp_path) -> None:
+    model = Mlp()
+    prog = ak.compile(model, (torch.randn(4, 64),), target="h100", stack="compiled")
+    again = ak.load(prog.save(str(tmp_path / "p.akp")))
+    assert again.stack == "compiled" and again.report.step_time_s == pytest.approx(prog.report.step_time_s)
+    session = ak.Session(model, target="h100", optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                         loss_fn=nn.functional.mse_loss)
+    session.run(torch.randn(4, 64), labels=torch.randn(4, 64))
+    assert session.stack == "eager" and "stack 'eager'" in str(session.report())
+
+
+# ---- against the real H100 ------------------------------------------------------------------------------------
+def test_the_h100_file_has_every_workload_the_checks_name() -> None:
+    rows = measured_rows()
+    assert len(rows) == 49
+    assert {r["workload"] for r in rows} == {"gemm", "train", "infer", "prefill"}
+
+
+def test_gemm_rows_memory_and_compute_bound_are_within_the_goal() -> None:
+    """Four GEMM rows from either side of the ridge point (1 token: reading the weight; 4,096 tokens: the tensor
+    cores), modelled as eager PyTorch runs them."""
+    result = validate_measured(["gemm-gate_up-m1", "gemm-qkv-m64", "gemm-down-m4096", "gemm-square8192-m8192"])
+    assert len(result.rows) == 4
+    assert result.max_ratio <= 1.25, result.table()
+    bounds = {r.case: r.bound for r in result.rows}
+    assert bounds["gemm-gate_up-m1"] == "memory" and bounds["gemm-square8192-m8192"] == "compute"
