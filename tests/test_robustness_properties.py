@@ -45,8 +45,8 @@ from accelkit.errors import AccelkitError
 
 MODELS = {"bad inputs": 190, "session": 8, "verdicts": 10}
 """Generated models per property (the examples Hypothesis draws); 208 in all."""
-FOLDERS = {"symlinks": 12, "shadowed": 4, "concurrent": 4, "killed": 8, "flips": 30, "huge batches": 12,
-           "host dropout": 4}
+FOLDERS = {"symlinks": 8, "shadowed": 4, "concurrent": 3, "killed": 8, "flips": 30, "huge batches": 12,
+           "host dropout": 2}
 """Examples per property over folders, saves and clocks (cheap ones: tiny models, no subprocess)."""
 
 SETTINGS = {"deadline": None, "derandomize": True, "database": None,
