@@ -388,3 +388,21 @@ def test_a_session_keeps_a_bounded_number_of_compiled_programs(monkeypatch: pyte
         session.run(torch.randn(n, 4))
     assert [key[0][0][0][0] for key in session._programs] == [1, 3]
     assert session.compiled is not None and session.compiled.example_batch == 3
+
+
+def test_port_draws_fresh_complex_inputs() -> None:
+    """Fresh inputs like a complex example are drawn as complex numbers (torch has no min() for them)."""
+    class Real(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, z: torch.Tensor) -> torch.Tensor:
+            return self.fc(z.real)
+
+    try:
+        result = ak.port(Real(), (torch.randn(4, 8, dtype=torch.complex64),), target="tsp", trials=2)
+    except AccelkitError as err:  # a target may refuse complex inputs: then with a fix, never raw
+        assert err.fix
+    else:
+        assert result.verified and result.samples_checked == 3

@@ -173,6 +173,8 @@ def _fresh(t: torch.Tensor, g: torch.Generator, shape: Sequence[int] | None = No
     shape = list(t.shape) if shape is None else list(shape)
     if t.dtype == torch.bool:
         return torch.rand(shape, generator=g) < 0.5
+    if t.is_complex():  # real and imaginary parts drawn like a float input's
+        return torch.randn(shape, generator=g, dtype=t.dtype)
     if t.is_floating_point():
         tf = t.double()
         std = float(tf.std()) if t.numel() > 1 and float(tf.std()) > 0 else 1.0
