@@ -43,6 +43,18 @@ def maybe_whole(name: str, value: Any, *, at_least: int = 1, example: str | None
     return None if value is None else whole(name, value, at_least=at_least, example=example, error=error)
 
 
+SEED_MAX = 2**64 - 1  # torch.manual_seed takes seeds below 2**64
+
+
+def seed(name: str, value: Any, *, example: str | None = None) -> int:
+    """A random seed: a whole number from 0 to 2**64 - 1 (what ``torch.manual_seed`` accepts)."""
+    whole(name, value, at_least=0, example=example)
+    if value > SEED_MAX:
+        raise ArgumentError(f"{name} must be at most 2**64 - 1 (torch's seeds are 64-bit), got {value}",
+                            fix=f"e.g. {example or f'{name}=0'}")
+    return int(value)
+
+
 def number(name: str, value: Any, *, at_least: float = 0.0, example: str | None = None) -> float:
     """A real number ≥ ``at_least`` (not a bool, not a string, not NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
@@ -113,3 +125,34 @@ def real_weights(model: Any, *, entry: str, fix: str) -> None:
     if meta:
         raise ModelError(f"{entry} runs the model for real, but {type(model).__name__} is on the meta device "
                          f"({len(meta)} tensor(s), e.g. {meta[0]}): it has shapes and no values", fix=fix)
+
+
+def divisors(n: int, *, most: int = 10_000) -> list[int]:
+    """The divisors of ``n`` in order, at most ``most`` of them (the smallest and the largest, half each).
+
+    Found from ``n``'s prime factors (trial division up to a million), never by trying every number up to ``n``:
+    an error message about a batch of 10**12 must not take hours to write. A factor left above a million is
+    taken as prime (exact for any ``n`` below 10**12)."""
+    factors: dict[int, int] = {}
+    rest, p = n, 2
+    while p * p <= rest and p <= 1_000_000:
+        while rest % p == 0:
+            factors[p] = factors.get(p, 0) + 1
+            rest //= p
+        p += 1 if p == 2 else 2
+    if rest > 1:
+        factors[rest] = factors.get(rest, 0) + 1
+    found = [1]
+    for prime, power in factors.items():
+        found = [d * prime**k for d in found for k in range(power + 1)]
+        if len(found) > 4 * most:  # a number with very many divisors: keep the two ends
+            found = sorted(found)
+            found = found[:most] + found[-most:]
+    found = sorted(set(found))
+    return found if len(found) <= most else found[: most // 2] + found[-(most - most // 2):]
+
+
+def nearby_divisors(n: int, around: int, count: int = 4) -> list[int]:
+    """A few divisors of ``n`` nearest ``around`` (in order): the legal values an error suggests."""
+    near = sorted(divisors(n, most=2_000), key=lambda d: (abs(d - around), d))[:count]
+    return sorted(near)

@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from accelkit.boundary import divisors
 from accelkit.runner import (
     CLI_JSON,
     RunResult,
@@ -72,7 +73,7 @@ def legal_values(prog: Any) -> dict[str, Any]:
     return {
         "target": [prog.spec.name],
         "precision": [prog.precision],
-        "batch_size": [d for d in range(1, batch + 1) if batch % d == 0 and d % replicas == 0],
+        "batch_size": [d for d in divisors(batch) if d % replicas == 0],  # from its factors: 10**12 is quick
         "steps": {"min": 1},
         "seed": {"min": 0},
     }
@@ -93,7 +94,7 @@ def make_box(artifact: str | os.PathLike[str], dir: str | os.PathLike[str], *, s
     from accelkit.compiler.artifact import MANIFEST, WEIGHTS, load
     from accelkit.runtime.session import PRECISION_DTYPES
 
-    src, root = Path(artifact), Path(dir)
+    src, root = _folder(artifact, "artifact"), _folder(dir, "the box folder")
     prog = load(src)
     recorded = recorded_cli(src)
     if spec is None and recorded.get("spec"):
@@ -148,10 +149,11 @@ def read_box(dir: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
 
     from accelkit.compiler.artifact import load
 
-    root = Path(dir)
+    root = _folder(dir, "the box folder")
     path = root / BOX_YAML
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         raise BoxError(f"{root} is not a ModelBox: {BOX_YAML} is missing", fix="make one with `accelkit box`")
+    _inside(root, BOX_YAML, BOX_YAML)
     try:
         cfg = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -176,10 +178,31 @@ def read_box(dir: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
     if inputs is not None and not (isinstance(inputs, list) and all(isinstance(s, str) for s in inputs)):
         raise BoxError(f"{BOX_YAML}: example_inputs must be a list of shapes or null",
                        fix='e.g. example_inputs: ["8x16:float32"]')
-    prog = load(root / rel)
+    prog = load(_inside(root, rel, f"{BOX_YAML}: artifact", folder=True))
     for key, allowed in legal_values(prog).items():
         check_parameter(key, cfg[key], allowed)
     return cfg, prog
+
+
+def _folder(value: Any, what: str) -> Path:
+    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes) or not str(os.fspath(value)):
+        raise BoxError(f"{what} must be a folder path (a str or pathlib.Path), not {type(value).__name__} {value!r}",
+                       fix="e.g. run_box('out/mlp-box')")
+    return Path(value)
+
+
+def _inside(root: Path, name: str, what: str, *, folder: bool = False) -> Path:
+    """``root / name``, refused unless it resolves (through every symlink) inside ``root`` and is a regular file
+    (``folder``: a folder): a box you received must not make accelkit read, show or run anything outside it."""
+    full = root / name
+    real, base = full.resolve(), root.resolve()
+    fix = f"restore the box (`accelkit box`): its files must be real files inside {root}"
+    if not real.is_relative_to(base):
+        raise BoxError(f"{what} {name!r} is a symlink to {real}, outside the box {root}; a box only reads files "
+                       "inside its folder", fix=fix)
+    if not (real.is_dir() if folder else real.is_file()):
+        raise BoxError(f"{what} {name!r} is not a {'folder' if folder else 'regular file'} inside {root}", fix=fix)
+    return full
 
 
 def check_parameter(key: str, value: Any, allowed: Any) -> None:
@@ -201,7 +224,7 @@ def run_box(dir: str | os.PathLike[str], *, steps: int | None = None, spec: str 
     ``spec`` is the model code, named by you: the box's own ``model:`` is imported by itself only when it is
     a ``zoo:NAME`` model (a box you received could name any module; see :func:`accelkit.cli.trusted_spec`).
     """
-    root = Path(dir)
+    root = _folder(dir, "the box folder")
     cfg, prog = read_box(root)
     if steps is not None:
         check_parameter("steps", steps, {"min": 1})

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -138,6 +137,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed from 0 to 2**64 - 1 (torch's seeds are 64-bit)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: a subcommand that did not see --debug must not reset one given before it
@@ -148,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "or zoo:NAME")
     model.add_argument("--inputs", action="append", metavar="SHAPE",
                        help=f"example inputs when the factory gives none (repeat for more): {SHAPE_HELP}")
-    model.add_argument("--seed", type=int, default=0, help="seed for the weights and random inputs (default 0)")
+    model.add_argument("--seed", type=_seed, default=0, help="seed for the weights and random inputs (default 0)")
     model.add_argument("--training", action="store_true", help="a training step (forward + backward) "
                                                                "instead of inference")
     target = argparse.ArgumentParser(add_help=False)
@@ -198,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "zoo model (code named by a file in the folder is never imported by itself)")
     p.add_argument("--inputs", action="append", metavar="SHAPE", help=f"example inputs: {SHAPE_HELP}")
     p.add_argument("--batch-size", type=_positive, help="samples per step (default: the compiled batch)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the random inputs (default 0; a box: its box.yaml)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for the random inputs (default 0; a box: its box.yaml)")
     p.set_defaults(func=_cmd_run)
 
     p = add("box", "package an artifact as a ModelBox: the artifact, box.yaml (legal parameters) and run.py",
@@ -235,16 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or an argparse usage error (2)
         return exc.code if isinstance(exc.code, int) else 2
     prog = f"accelkit {args.command}"
-    cwd = os.getcwd()
-    added = cwd not in sys.path and "" not in sys.path
-    if added:  # a spec names a module in the current folder, as `python -m` would find it
-        sys.path.insert(0, cwd)
-    try:
-        return guard(lambda: args.func(args), prog=prog, debug=getattr(args, "debug", False))
-    finally:
-        if added and cwd in sys.path:
-            sys.path.remove(cwd)
-
+    # The current folder is never put on the import path for the whole command: it may be a folder you
+    # received (`cd box; accelkit run .`), and a `yaml.py` there would shadow the library. Only the module a
+    # spec names is looked up there, while it is imported (see runner.resolve_factory).
+    return guard(lambda: args.func(args), prog=prog, debug=getattr(args, "debug", False))
 
 if __name__ == "__main__":
     sys.exit(main())

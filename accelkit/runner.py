@@ -108,6 +108,23 @@ def _zoo(spec: str) -> Any:
     return zoo
 
 
+def _import_spec_module(module_name: str) -> Any:
+    """Import the module a spec names, finding it in the current folder too (as ``python -m`` would).
+
+    The current folder is on ``sys.path`` only while this one import runs, and behind any folder already
+    there, so a file in it (``yaml.py`` in a folder you received) never shadows a library accelkit imports
+    later. A module already imported is returned as it is."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path and "" not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
 def resolve_factory(spec: str) -> Callable[[], Any] | nn.Module:
     """Import ``module:factory`` (or check ``zoo:NAME``) without calling anything; UsageError if it fails."""
     if spec.startswith("zoo:"):
@@ -123,7 +140,7 @@ def resolve_factory(spec: str) -> Callable[[], Any] | nn.Module:
                          fix="name a model factory like mypkg.models:make_mlp, or zoo:NAME")
     module_name, attr = spec.split(":")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_spec_module(module_name)
     except ModuleNotFoundError as exc:
         hint = ("make it importable: run from the folder that holds your module, add it to PYTHONPATH, or pip install it"
                 if exc.name and module_name.startswith(exc.name) else f"install {exc.name!r}, which it imports")
@@ -221,8 +238,14 @@ class RunResult:
 def recorded_cli(artifact: str | os.PathLike[str]) -> dict[str, Any]:
     """``cli.json`` of an artifact compiled through the CLI (``{}`` if there is none)."""
     path = Path(artifact) / CLI_JSON
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         return {}
+    real, base = path.resolve(), Path(artifact).resolve()
+    if not real.is_relative_to(base):
+        raise AccelkitError(f"{path} is a symlink to {real}, outside the artifact's folder; accelkit only reads "
+                            "files inside it", fix="delete it and pass --spec")
+    if not real.is_file():
+        raise AccelkitError(f"{path} is not a regular file", fix="delete it and pass --spec")
     try:
         data = json.loads(path.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -354,7 +377,7 @@ def run_artifact(artifact: str | os.PathLike[str], *, spec: str | None = None, s
         batches = _random_batches(prog, model, loaded.example_inputs, batch, seed)
         how = f"random (seed {seed}), " + ", ".join(
             f"{m.dtype}[{', '.join(map(str, (batch, *m.shape[1:])))}]" for m in prog.graph.inputs.values())
-    session = Session(model, target=prog.spec.name, precision=prog.precision, batch_size=batch,
+    session = Session(model, target=prog.spec,  # the chip itself: a hardware.load()ed one has no catalog name precision=prog.precision, batch_size=batch,
                       chips=prog.chips, parallel=prog.parallel if batch == prog.batch_size else None,
                       mode="auto" if prog.training else prog.mode)
     if given:

@@ -20,7 +20,7 @@ from torch import nn
 
 import accelkit as ak
 from accelkit.runtime import CheckpointError
-from accelkit.runtime.checkpoint import SCHEMA
+from accelkit.runtime.checkpoint import SCHEMA, _checksum
 from accelkit.runtime.session import CHECKPOINT_SCHEMA
 
 
@@ -130,12 +130,20 @@ def test_another_optimizer_is_refused_before_the_model_is_touched(saved: tuple[P
     refused(saved[0], session(optimizer=torch.optim.SGD), "holds Adam state", "optimizer is SGD")
 
 
-def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
+def _edit(change: Callable[[dict[str, Any]], Any], *, sign: bool = True) -> Callable[[Path], None]:
+    """Edit checkpoint.json; ``sign``: recompute its checksum too, as anyone can (it guards against damage, not
+    against a writer), so what is checked behind the checksum is tested as well."""
     def apply(ckpt: Path) -> None:
         meta = json.loads((ckpt / "checkpoint.json").read_text())
         change(meta)
+        if sign:
+            meta["checksum"] = _checksum(meta)
         (ckpt / "checkpoint.json").write_text(json.dumps(meta))
     return apply
+
+
+def _tensor_to_number(m: dict[str, Any]) -> None:
+    m["optimizer"]["state"]["0"]["exp_avg"] = {"value": 0.5}
 
 
 JSON_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
@@ -146,6 +154,13 @@ JSON_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
                            "corrupted"),
     "a list": (lambda c: (c / "checkpoint.json").write_text("[]"), "checkpoint table"),
     "schema 1 (no checksum)": (_edit(lambda m: m.update(schema_version=1)), "schema 1"),
+    "lr edited, checksum not": (_edit(lambda m: m["optimizer"]["param_groups"][0].update(lr=8.001), sign=False),
+                                "modified after it was saved"),
+    "checksum removed": (_edit(lambda m: m.pop("checksum"), sign=False), "checksum does not match"),
+    "beta2 of 5.0": (_edit(lambda m: m["optimizer"]["param_groups"][0].update(betas=[0.9, 5.0])), "beta"),
+    "layer 0's weights as layer 2's": (_edit(lambda m: m.update(aliases={"model.head.weight": "model.fc.weight"})),
+                                       "tied weights"),
+    "a number where a tensor belongs": (_edit(_tensor_to_number), "exp_avg is 0.5, where the optimizer keeps a tensor"),
     "no checksum": (_edit(lambda m: m.pop("tensors")), "'tensors'"),
     "steps a string": (_edit(lambda m: m["clock"].update(steps="2")), "clock.steps is '2'"),
     "negative time": (_edit(lambda m: m["clock"].update(simulated_time_s=-1)), "clock.simulated_time_s"),
@@ -181,7 +196,7 @@ def test_a_save_that_fails_writing_json_keeps_the_previous_checkpoint(
         raise OSError("disk full")
 
     monkeypatch.setattr("accelkit.runtime.checkpoint._write_json", crash)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(CheckpointError, match="disk full"):
         s.save_checkpoint(ckpt)
     loads_as(ckpt, first)
     assert leftovers(ckpt) == []
@@ -192,20 +207,22 @@ def test_a_crash_between_the_renames_still_loads_the_previous_checkpoint(
     ckpt, first = saved
     s = session()
     train(s, 3)
-    real = os.replace
+    real = os.rename
     calls: list[str] = []
 
-    def dies_after_the_first(src: Any, dst: Any) -> None:  # the old one moved aside, then nothing more happens
-        calls.append(Path(src).name)
-        if len(calls) > 1:
+    def dies_after_moving_aside(src: Any, dst: Any) -> None:  # the old one moved aside, then nothing more happens
+        calls.append(Path(dst).name)
+        if Path(dst).name == "ckpt" and any(c.startswith(".ckpt.old") for c in calls):
             raise KeyboardInterrupt
         real(src, dst)
 
-    monkeypatch.setattr(os, "replace", dies_after_the_first)
+    # where folders cannot be exchanged in one step (not Linux), a save renames twice
+    monkeypatch.setattr("accelkit.compiler.manifest._exchange", lambda a, b: False)
+    monkeypatch.setattr(os, "rename", dies_after_moving_aside)
     with pytest.raises(KeyboardInterrupt):
         s.save_checkpoint(ckpt)
-    monkeypatch.setattr(os, "replace", real)
-    assert calls[0] == "ckpt" and not ckpt.exists() and [n[:9] for n in leftovers(ckpt)] == [".ckpt.old"]
+    monkeypatch.setattr(os, "rename", real)
+    assert not ckpt.exists() and [n[:9] for n in leftovers(ckpt)] == [".ckpt.old"]
     with pytest.warns(UserWarning, match="a save was interrupted"):
         loads_as(ckpt, first)
     second = snapshot(s)
@@ -230,15 +247,22 @@ KILLED_SAVE = textwrap.dedent('''
                 f.truncate(100)
             os._exit(9)
         st.save_file = save_file  # save_checkpoint imports it when called
+    elif where == "between the renames":  # where folders cannot be exchanged in one step (not Linux)
+        import accelkit.compiler.manifest as m
+        m._exchange = lambda a, b: False
+        real_rename = os.rename
+        def rename(src, dst):
+            if ".tmp-" in str(src) and not os.path.exists(dst):
+                os._exit(9)
+            real_rename(src, dst)
+        os.rename = rename
     else:
-        real_replace = os.replace
-        def replace(src, dst):
-            if where == "between the renames" and ".tmp-" in str(src):
-                os._exit(9)
-            real_replace(src, dst)
-            if where == "after the rename" and ".tmp-" in str(src):
-                os._exit(9)
-        os.replace = replace
+        import accelkit.compiler.manifest as m
+        real_swap = m._swap_in
+        def swap_in(tmp, root):
+            real_swap(tmp, root)
+            os._exit(9)
+        m._swap_in = swap_in
     s.save_checkpoint(sys.argv[2])
 ''')
 

@@ -276,3 +276,133 @@ def test_an_exception_in_forward_during_a_session_step_is_the_users_error() -> N
     model.broken = True
     refused(lambda: session.run(X), "BreaksLater.forward raised RuntimeError: fails on real data",
             "test_clear_errors.py:", "float32[4, 8]", kind=ModelError)
+
+
+# ---- the second campaign: raw errors, hangs and a cache that grew without bound ----------------------------
+def test_a_huge_batch_is_refused_at_once_with_a_few_nearby_legal_values() -> None:
+    import time
+
+    t0 = time.perf_counter()
+    err = refused(lambda: ak.Session(nn.Linear(16, 4), target="a100", batch_size=10**12, micro_batch=7),
+                  "not divisible by micro_batch 7", kind=CompileError)
+    assert time.perf_counter() - t0 < 5 and "[4, 5, 8, 10]" in str(err.fix)
+
+
+def test_legal_batches_of_a_huge_artifact_come_from_its_factors() -> None:
+    from types import SimpleNamespace
+
+    from accelkit.boundary import divisors
+    from accelkit.box import legal_values
+
+    assert divisors(10**12)[:6] == [1, 2, 4, 5, 8, 10] and len(divisors(10**12)) == 169
+    assert divisors(999_999_999_989) == [1, 999_999_999_989]  # a prime: trial division stops at a million
+    prog = SimpleNamespace(batch_size=10**12, parallel=SimpleNamespace(data=4), spec=SimpleNamespace(name="a100"),
+                           precision="fp32")
+    legal = legal_values(prog)["batch_size"]
+    assert legal[:3] == [4, 8, 16] and legal[-1] == 10**12 and all(10**12 % d == 0 and d % 4 == 0 for d in legal)
+
+
+def test_an_empty_batch_is_refused() -> None:
+    refused(lambda: ak.compile(mlp(), (torch.randn(0, 8),), target="a100", precision="fp32"), "0 samples",
+            kind=CompileError)
+
+
+def test_wrong_kinds_of_argument_name_the_argument() -> None:
+    model = mlp()
+    refused(lambda: ak.check(model, (X,), target="a100", graph="g"), "graph must be a Graph", kind=ArgumentError)
+    refused(lambda: ak.Session.from_program(model, "prog"), "needs a compiled program")
+    refused(lambda: ak.Session(model, target="a100").run(X, sections=5), "sections must be a list")
+    refused(lambda: ak.port(model, (X,), target="a100", seed=2**70), "seed must be at most 2**64 - 1",
+            kind=ArgumentError)
+
+
+def test_folder_arguments_that_are_not_paths(tmp_path: Path) -> None:
+    from accelkit.box import run_box
+    from accelkit.groqflow import groqit
+
+    refused(lambda: run_box(None), "must be a folder path")  # type: ignore[arg-type]
+    refused(lambda: groqit(mlp(), {"input": X}, cache_dir=5), "cache_dir must be a folder path")  # type: ignore[arg-type]
+
+
+def test_the_cli_refuses_a_seed_torch_cannot_take(capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkit.cli import main
+
+    assert main(["check", "zoo:ffn_logreg", "-t", "tsp", "--seed", "18446744073709551616"]) == 2
+    assert "2**64 - 1" in capsys.readouterr().err
+
+
+def test_a_save_to_a_folder_that_cannot_be_written_is_an_accelkit_error(tmp_path: Path) -> None:
+    from accelkit.compiler.manifest import ArtifactError
+
+    prog = ak.compile(nn.Linear(3, 2), (torch.randn(2, 3),), target="a100", precision="fp32")
+    (tmp_path / "file").write_text("in the way")
+    refused(lambda: prog.save(tmp_path / "file" / "m.akp"), "cannot write the artifact", kind=ArtifactError)
+
+
+@pytest.mark.parametrize("returns", [None, "hello"])
+def test_port_refuses_to_verify_a_forward_that_returns_no_tensor(returns: Any) -> None:
+    class Quiet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x: torch.Tensor) -> Any:
+            self.fc(x)
+            return returns
+
+    refused(lambda: ak.port(Quiet(), (X,), target="tsp"), "no tensor in it", kind=ModelError)
+
+
+def test_an_artifact_for_a_chip_from_a_file_runs(tmp_path: Path) -> None:
+    """A chip read with hardware.load() is not in the catalog: the artifact carries it, and run uses that."""
+    from accelkit.runner import run_artifact
+
+    base = Path(ak.hardware.__file__).parent / "systems"
+    text = (base / "a100.toml").read_text().replace('name = "a100"', 'name = "my-a100"', 1)
+    (tmp_path / "my.toml").write_text(text)
+    chip = ak.hardware.load(tmp_path / "my.toml")
+    assert chip.name == "my-a100"
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 4))
+    out = ak.compile(model, (X,), target=chip, precision="fp32").save(tmp_path / "m.akp")
+    tiny = tmp_path / "tinymodels.py"
+    tiny.write_text("from torch import nn\n\ndef make():\n    return nn.Sequential(nn.Linear(8, 4))\n")
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        result = run_artifact(out, spec="tinymodels:make")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("tinymodels", None)
+    assert result.report.target == "my-a100" and result.report.steps == 1
+
+
+def test_a_session_keeps_a_bounded_number_of_compiled_programs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelkit.runtime import session as session_module
+
+    assert session_module.PROGRAM_CACHE_SIZE == 16
+    monkeypatch.setattr(session_module, "PROGRAM_CACHE_SIZE", 2)  # the same rule, fewer compiles
+    session = ak.Session(nn.Linear(4, 2), target="a100")
+    for n in (1, 2, 1, 3):  # 1 is used again before 3 comes: 2 is the least recently used, and goes
+        session.run(torch.randn(n, 4))
+    assert [key[0][0][0][0] for key in session._programs] == [1, 3]
+    assert session.compiled is not None and session.compiled.example_batch == 3
+
+
+def test_port_draws_fresh_complex_inputs() -> None:
+    """Fresh inputs like a complex example are drawn as complex numbers (torch has no min() for them)."""
+    class Real(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, z: torch.Tensor) -> torch.Tensor:
+            return self.fc(z.real)
+
+    try:
+        result = ak.port(Real(), (torch.randn(4, 8, dtype=torch.complex64),), target="tsp", trials=2)
+    except AccelkitError as err:  # a target may refuse complex inputs: then with a fix, never raw
+        assert err.fix
+    else:
+        assert result.verified and result.samples_checked == 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -315,3 +316,70 @@ def test_every_corrupted_artifact_gets_an_accelkit_error(pristine: Path, tmp_pat
 def test_load_names_a_path_that_is_not_one(path: Any) -> None:
     with pytest.raises(ArtifactError, match="ak.load needs the artifact's folder"):
         ak.load(path)
+
+
+# ---- a received folder is never on the import path --------------------------------------------
+SHADOWED = ("yaml", "safetensors", "IPython", "sympy", "ipywidgets", "plotly")
+
+
+def test_a_received_box_cannot_shadow_a_library(tmp_path: Path) -> None:
+    """`cd box; accelkit run .` with a yaml.py (and other library names) in the box imports none of them."""
+    import subprocess
+
+    box = tmp_path / "b"
+    make_box(_zoo_artifact(tmp_path), box, steps=1)
+    for name in SHADOWED:
+        (box / f"{name}.py").write_text(f'open({str(box / "PWNED")!r}, "a").write("{name} ")\n')
+    script = "import sys; from accelkit.cli import main; sys.exit(main(['run', '.']))"  # as the console script
+    done = subprocess.run([sys.executable, "-P", "-c", script], cwd=box, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1",
+                                               "PYTHONPATH": str(Path(ak.__file__).parents[1])})
+    assert not (box / "PWNED").exists(), (box / "PWNED").read_text()
+    assert done.returncode == 0, done.stderr
+
+
+def _zoo_artifact(tmp_path: Path) -> Path:
+    out = tmp_path / "a.akp"
+    assert main(["compile", "zoo:ffn_logreg", "-t", "a100", "--precision", "fp32", "-o", str(out)]) == 0
+    return out
+
+
+# ---- a received box reads nothing outside itself through symlinks -------------------------------
+@pytest.fixture
+def zoo_box(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    box = make_box(_zoo_artifact(tmp_path), tmp_path / "box", steps=1)
+    capsys.readouterr()
+    return box
+
+
+def test_a_box_artifact_symlinked_elsewhere_is_refused(zoo_box: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.rmtree(zoo_box / "model.akp")
+    (zoo_box / "model.akp").symlink_to(tmp_path / "a.akp")  # a valid artifact, elsewhere
+    with pytest.raises(UsageError, match="outside the box"):
+        run_box(zoo_box)
+    assert main(["run", str(zoo_box)]) == 2 and "outside the box" in capsys.readouterr().err
+
+
+def test_a_box_yaml_symlinked_to_a_secret_never_shows_it(zoo_box: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("user: me\npassword hunter2\n")
+    (zoo_box / "box.yaml").unlink()
+    (zoo_box / "box.yaml").symlink_to(secret)
+    assert main(["run", str(zoo_box)]) == 2
+    err = capsys.readouterr().err
+    assert "hunter2" not in err and "outside the box" in err
+
+
+def test_a_cli_json_symlinked_elsewhere_is_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    akp = _zoo_artifact(tmp_path)
+    elsewhere = tmp_path / "elsewhere.json"
+    (akp / "cli.json").rename(elsewhere)
+    (akp / "cli.json").symlink_to(elsewhere)
+    assert main(["run", str(akp)]) == 1
+    assert "outside the artifact's folder" in capsys.readouterr().err
+    (akp / "cli.json").unlink()
+    (akp / "cli.json").symlink_to("/dev/zero")  # a device: never read (it has no end)
+    assert main(["run", str(akp)]) == 1
+    assert "outside the artifact's folder" in capsys.readouterr().err

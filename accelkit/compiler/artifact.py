@@ -66,6 +66,23 @@ def _positive_int(opts: dict[str, Any], key: str, mpath: Path) -> None:
         raise ArtifactError(f"{mpath}: options.{key} is {v!r}, not a whole number >= 1", fix=_FIX)
 
 
+def _counts_sane(manifest: dict[str, Any], graph: Any, mpath: Path) -> None:
+    """FLOPs and bytes are whole numbers ≥ 0 (a checksum only says the file is as written, not that a writer who
+    recomputed it wrote sense)."""
+    import math
+
+    for node in graph.nodes:
+        if not isinstance(node.flops, int) or isinstance(node.flops, bool) or node.flops < 0:
+            raise ArtifactError(f"{mpath}: graph node {node.name!r} has flops {node.flops!r}, not a whole number >= 0",
+                                fix=_FIX)
+    for k in manifest["kernels"]:
+        for key in ("flops", "bytes_read", "bytes_written", "param_bytes", "out_bytes", "saved_bytes"):
+            v = k.get(key) if isinstance(k, dict) else None
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise ArtifactError(f"{mpath}: kernel {k.get('name') if isinstance(k, dict) else k!r} has {key} "
+                                    f"{v!r}, not a number >= 0", fix=_FIX)
+
+
 def _load(root: Path, reading: list[Path]) -> Any:
     from accelkit.compiler.memory import MemoryPlan
     from accelkit.compiler.passes import Kernel, PassResult
@@ -99,7 +116,17 @@ def _load(root: Path, reading: list[Path]) -> Any:
         _positive_int(opts, key, mpath)
     if opts.get("fallback") not in (None, "host"):
         raise ArtifactError(f"{mpath}: options.fallback is {opts.get('fallback')!r}, not None or 'host'", fix=_FIX)
+    if opts["batch_size"] % opts["micro_batch"]:
+        raise ArtifactError(f"{mpath}: options.micro_batch {opts['micro_batch']} does not divide options.batch_size "
+                            f"{opts['batch_size']}", fix=_FIX)
+    for key in ("training",):
+        if not isinstance(opts.get(key), bool):
+            raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
+    for key in ("precision", "recompute", "fusion_level"):
+        if not isinstance(opts.get(key), str):
+            raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not a name", fix=_FIX)
     graph = graph_from_dict(manifest["graph"])
+    _counts_sane(manifest, graph, mpath)
     weights = None
     winfo = manifest["weights"]
     aliases = winfo.get("aliases", {})
@@ -123,6 +150,10 @@ def _load(root: Path, reading: list[Path]) -> Any:
             if name in weights and tuple(weights[name].shape) != tuple(meta.shape):
                 raise ArtifactError(f"{wpath}: weight {name!r} has shape {tuple(weights[name].shape)}, the "
                                     f"compiled graph has {tuple(meta.shape)}", fix=_FIX)
+            have = str(weights[name].dtype).removeprefix("torch.") if name in weights else meta.dtype
+            if have != meta.dtype:
+                raise ArtifactError(f"{wpath}: weight {name!r} is {have}, the compiled graph has {meta.dtype}",
+                                    fix=_FIX)
         reading[0] = mpath
     pl = dict(manifest["placement"])
     pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])

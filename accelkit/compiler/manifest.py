@@ -12,9 +12,13 @@ the loader imports the program: no cycle.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import shutil
+import sys
+import uuid
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,17 +70,53 @@ def inside(root: Path, name: Any, what: str, *, fix: str) -> Path:
 
 
 def save(prog: Any, path: str | os.PathLike[str]) -> str:
-    from safetensors.torch import save_file
+    """Write ``prog`` to the folder ``path``, all or nothing.
 
+    The artifact is written into a new sibling folder with a unique name (``.<name>.saving-…``), flushed, and
+    only then put in place: by one rename when ``path`` is new or empty, else by exchanging the two folders
+    at once (Linux ``renameat2``; elsewhere two renames, a moment apart). Whatever else the old folder held
+    (``cli.json``, a PEF's ``samba_app.json``) is carried over. A process killed at any point leaves the
+    previous artifact or the new one, never a mix; two processes saving one path each write their own folder,
+    and the last one to finish wins. A folder holding sub-folders (not an artifact's) is written file by file
+    instead, each file by its own atomic rename."""
+    root = boundary.path("path", path, example="prog.save('out/model.akp')")
+    manifest, tensors = _contents(prog)
+    try:
+        return _save(manifest, tensors, root)
+    except OSError as exc:  # a folder that cannot be written: no room, no permission, a file in the way
+        raise ArtifactError(f"cannot write the artifact {root} ({exc.strerror or exc}"
+                            f"{': ' + exc.filename if exc.filename else ''})",
+                            fix="check the path and its permissions (and that the disk has room)") from None
+
+
+def _save(manifest: dict[str, Any], tensors: dict[str, Any] | None, root: Path) -> str:
+    given, root = str(root), Path(os.path.abspath(root))
+    root.parent.mkdir(parents=True, exist_ok=True)
+    if root.exists() and not root.is_dir():
+        raise ArtifactError(f"{root} is a file, not an artifact folder", fix="check the path: save to a folder")
+    if root.is_dir() and (any(p.is_dir() for p in root.iterdir()) or Path(os.path.abspath(os.curdir)).is_relative_to(root.resolve())):
+        _write_in_place(root, manifest, tensors)  # never swap away a folder with more in it, or the one you are in
+        return given
+    tmp = root.parent / f".{root.name}.saving-{uuid.uuid4().hex[:12]}"
+    try:
+        tmp.mkdir()
+        _write(tmp, manifest, tensors)
+        _swap_in(tmp, root)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return given
+
+
+def _contents(prog: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The manifest (less the weights' checksum, known once they are written) and the tensors to write."""
     from accelkit._version import __version__
     from accelkit.graph.ir import graph_to_dict
 
-    root = boundary.path("path", path, example="prog.save('out/model.akp')")
-    root.mkdir(parents=True, exist_ok=True)
-    weights_sha = None
     aliases: dict[str, str] = {}  # tied weights (e.g. GPT-2's lm_head = wte) are stored once
+    tensors: dict[str, Any] | None = None
     if prog.weights:
-        tensors: dict[str, Any] = {}
+        tensors = {}
         first: dict[tuple[int, tuple[int, ...]], str] = {}
         for k, v in prog.weights.items():
             key = (v.untyped_storage().data_ptr(), tuple(v.shape))
@@ -85,11 +125,6 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
             else:
                 first[key] = k
                 tensors[k] = v.detach().contiguous().cpu()
-        save_file(tensors, str(root / WEIGHTS), metadata={"schema_version": str(SCHEMA_VERSION)})
-        weights_sha = _sha256(root / WEIGHTS)
-    elif (root / WEIGHTS).exists():
-        (root / WEIGHTS).unlink()
-    placement = asdict(prog.placement)
     body = {
         "schema_version": SCHEMA_VERSION,
         "accelkit_version": __version__,
@@ -105,17 +140,100 @@ def save(prog: Any, path: str | os.PathLike[str]) -> str:
         "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no
         "kernels": [k.to_dict() for k in prog.kernels],
         "memory_plan": prog.memory_plan.to_dict(),
-        "placement": placement,
+        "placement": asdict(prog.placement),
         "host": prog.host.to_dict() if prog.host is not None else None,  # what this host measured
         # the host CPU that runs a fallback program's host partitions (its measured rates, as compiled)
         "host_spec": prog.host_spec.to_dict() if prog.host_spec is not None else None,
-        "weights": {"file": WEIGHTS if weights_sha else None, "sha256": weights_sha, "aliases": aliases},
+        "weights": {"file": None, "sha256": None, "aliases": aliases},
     }
+    return body, tensors
+
+
+def _write(folder: Path, body: dict[str, Any], tensors: dict[str, Any] | None, *, suffix: str = "") -> None:
+    """Write the weights and the manifest into ``folder`` (names + ``suffix``), flushed to disk."""
+    from safetensors.torch import save_file
+
+    body = {**body, "weights": dict(body["weights"])}
+    if tensors is not None:
+        save_file(tensors, str(folder / (WEIGHTS + suffix)), metadata={"schema_version": str(SCHEMA_VERSION)})
+        _fsync(folder / (WEIGHTS + suffix))
+        body["weights"].update(file=WEIGHTS, sha256=_sha256(folder / (WEIGHTS + suffix)))
     manifest = {**body, "checksum": hashlib.sha256(_canonical(body)).hexdigest()}
-    tmp = root / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    tmp.replace(root / MANIFEST)
-    return str(root)
+    with open(folder / (MANIFEST + suffix), "w") as f:
+        f.write(json.dumps(manifest, indent=1, sort_keys=True))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_in_place(root: Path, body: dict[str, Any], tensors: dict[str, Any] | None) -> None:
+    """Each file under a unique temporary name, then renamed over the old one (the manifest last)."""
+    suffix = f".{uuid.uuid4().hex[:12]}.tmp"
+    try:
+        _write(root, body, tensors, suffix=suffix)
+        if tensors is not None:
+            os.replace(root / (WEIGHTS + suffix), root / WEIGHTS)
+        else:
+            (root / WEIGHTS).unlink(missing_ok=True)
+        os.replace(root / (MANIFEST + suffix), root / MANIFEST)
+    finally:
+        for name in (WEIGHTS, MANIFEST):
+            (root / (name + suffix)).unlink(missing_ok=True)
+
+
+def _swap_in(tmp: Path, root: Path) -> None:
+    """Put the finished folder ``tmp`` at ``root``; ``tmp`` ends up holding the previous folder (if any)."""
+    _fsync(tmp)
+    try:
+        os.rename(tmp, root)  # root new (or an empty folder): one atomic rename
+        _fsync(root.parent)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
+            raise
+    for item in root.iterdir():  # keep what else the folder holds (cli.json, samba_app.json, ...)
+        if item.name not in (MANIFEST, WEIGHTS) and item.is_file() and not (tmp / item.name).exists():
+            shutil.copy2(item, tmp / item.name)
+    _fsync(tmp)
+    if not _exchange(tmp, root):  # no atomic exchange here: two renames, a moment apart
+        aside = root.parent / f".{root.name}.old-{uuid.uuid4().hex[:12]}"
+        os.rename(root, aside)
+        os.rename(tmp, root)
+        os.rename(aside, tmp)
+    _fsync(root.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where that is not available."""
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # an old kernel or a filesystem without it
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries, to disk (a no-op where a folder cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 __all__ = ["MANIFEST", "SCHEMA_VERSION", "WEIGHTS", "ArtifactError", "inside", "save"]

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from accelkit import hardware
-from accelkit.boundary import flag, got, instance, maybe_whole, one_of, whole
+from accelkit.boundary import flag, got, instance, maybe_whole, nearby_divisors, one_of, whole
 from accelkit.compiler.compile_time import CompileTime
 from accelkit.compiler.compile_time import compile_time as _compile_time
 from accelkit.compiler.fallback import (
@@ -269,7 +269,7 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
     if batch_size is not None and micro_batch is not None and batch_size % micro_batch:
         raise CompileError(f"batch_size {batch_size} is not divisible by micro_batch {micro_batch}",
                            fix=f"use a micro_batch that divides {batch_size}, e.g. "
-                               f"{[d for d in range(1, batch_size + 1) if batch_size % d == 0][-2:]}")
+                               f"{nearby_divisors(batch_size, micro_batch)}")
     if parallel is not None:
         instance("parallel", parallel, Parallel, takes="an ak.Parallel (or None: accelkit picks the split)",
                  example="parallel=ak.Parallel(data=2, pipeline=2)", error=CompileError)
@@ -335,11 +335,15 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
                            fix="pass the model object (e.g. MyNet()) and its example inputs")
     example_batch = _example_batch(graph)
     batch = example_batch if batch_size is None else batch_size
+    if batch < 1:
+        raise CompileError(f"the example inputs hold {batch} samples (their first dimension), so there is no batch "
+                           "to compile", fix="pass example inputs with at least one sample, e.g. torch.randn(8, 16), "
+                                             "or give batch_size=")
     micro = batch if micro_batch is None else micro_batch
     if batch % micro:
         raise CompileError(f"batch_size {batch} is not divisible by micro_batch {micro}",
                            fix=f"use a micro_batch that divides {batch}, e.g. "
-                               f"{[d for d in range(1, batch + 1) if batch % d == 0][-2:]}")
+                               f"{nearby_divisors(batch, micro)}")
     if parallel is not None and parallel.data > batch:
         raise CompileError(f"parallel={parallel} gives each of {parallel.data} replicas a share of a batch of {batch}: "
                            f"{parallel.data - batch} replica(s) would have no sample at all",

@@ -11,20 +11,35 @@ compiles, so it sits above the compiler) checks the model against forward passes
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import nn
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _keeps_rng(fn: F) -> F:
+    """Run ``fn`` with torch's global random state saved and put back after: measuring this host (tiny models
+    built with random weights, ops such as dropout replayed) must never change the user's random draws, so a
+    model measured here still gives what plain PyTorch gives with the same seed."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with torch.random.fork_rng(devices=[]):
+            return fn(*args, **kwargs)
+    return cast(F, wrapper)
+
 
 @lru_cache(maxsize=1)
+@_keeps_rng
 def dispatch_overhead_s() -> float:
     """Median Python-side cost of one op inside an eager model's forward on this host (measured once).
 
@@ -48,6 +63,7 @@ def dispatch_overhead_s() -> float:
 
 
 @lru_cache(maxsize=1)
+@_keeps_rng
 def view_op_s() -> float:
     """Median time of one eager view op (view, transpose, slice) on this host (measured once)."""
     x = torch.randn(4, 8)
@@ -55,6 +71,7 @@ def view_op_s() -> float:
     return statistics.median(measure_forward_s(c, (x,), runs=15) for c in calls)
 
 
+@_keeps_rng
 def measure_forward_s(model: Any, example_inputs: Any, runs: int = 7, warmup: int = 2) -> float:
     """Median wall time of one no-grad forward (or call) on this host (measured)."""
     args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
@@ -96,6 +113,7 @@ class HostMeasurements:
         return cls(float(d["dispatch_s"]), float(d["view_op_s"]), op_s)
 
 
+@_keeps_rng
 def measure(graph: Any) -> HostMeasurements:
     """Measure on this host what the CPU model needs for ``graph``: dispatch, views, and each forward op's time
     (the calibration a compile for the host does once; op times are cached per op and shapes)."""
@@ -126,6 +144,7 @@ def _fresh(spec: Any, gen: torch.Generator) -> Any:
     return spec
 
 
+@_keeps_rng
 def op_time_s(op_name: str, args: list[Any], kwargs: dict[str, Any]) -> float | None:
     """Median time of one ATen op on fresh tensors of the recorded shapes, on this host (measured,
     cached per op and shapes, as Vidur profiles kernels). None when the op cannot be replayed."""

@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+import uuid
 import warnings
 from dataclasses import asdict, dataclass
 from itertools import chain
@@ -70,9 +71,12 @@ class BuildState:
     def save(self) -> None:
         body = {k: v for k, v in asdict(self).items() if k not in ("cache_dir", "loaded_from_cache")}
         self.path.mkdir(parents=True, exist_ok=True)
-        tmp = self.path / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(body, indent=1, sort_keys=True))
-        tmp.replace(self.path / STATE_FILE)
+        tmp = self.path / f"{STATE_FILE}.{uuid.uuid4().hex[:12]}.tmp"  # unique: two builds may save at once
+        try:
+            tmp.write_text(json.dumps(body, indent=1, sort_keys=True))
+            tmp.replace(self.path / STATE_FILE)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def read(cls, cache_dir: Path, build_name: str) -> BuildState | None:
@@ -217,6 +221,10 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
         raise GroqFlowError(f"num_chips must be a whole number ≥ 1, got {num_chips!r}", fix="e.g. num_chips=2")
     name = _check_build_name(build_name) if build_name is not None else default_build_name()
     named = bind_inputs(model, inputs)
+    if cache_dir is not None and (not isinstance(cache_dir, (str, os.PathLike))
+                                  or isinstance(os.fspath(cache_dir), bytes) or not str(os.fspath(cache_dir)).strip()):
+        raise GroqFlowError(f"cache_dir must be a folder path (a str or pathlib.Path), not "
+                            f"{type(cache_dir).__name__} {cache_dir!r}", fix="e.g. groqit(model, inputs, cache_dir='builds')")
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     config = {"num_chips": num_chips, "precision": precision, "target": TARGET, "compiler_flags": compiler_flags,
               "assembler_flags": assembler_flags, "groqview": groqview}

@@ -410,7 +410,8 @@ def _split_sources(raw: dict[str, Any], origin: str) -> tuple[dict[str, Any], di
     sources: dict[str, str] = {}
     extra = raw.get("sources", {})
     if not isinstance(extra, dict):
-        raise SpecError(f"{origin}: field 'sources' must be a table of field = \"source text\"")
+        raise SpecError(f"{origin}: field 'sources' must be a table of field = \"source text\"",
+                        fix='write [sources] then one line per figure, e.g. peak_flops.bf16 = "vendor datasheet, p. 2"')
 
     def flatten(table: dict[str, Any], prefix: str = "") -> None:  # [sources] peak_flops.bf16 = "..." nests
         for k, v in table.items():
@@ -426,7 +427,8 @@ def _split_sources(raw: dict[str, Any], origin: str) -> tuple[dict[str, Any], di
             unknown = set(v) - {"value", "source"}
             if unknown:
                 raise SpecError(f"{origin}: field '{key}' has unknown keys {sorted(unknown)}; "
-                                "a figure is { value = ..., source = \"...\" }")
+                                "a figure is { value = ..., source = \"...\" }",
+                                fix=f'write {key} = {{ value = 1.0e12, source = "where the figure comes from" }}')
             if "source" in v:
                 sources[key] = str(v["source"])
             return v["value"]
@@ -484,10 +486,12 @@ def _number(origin: str, key: str, raw: Any, kind: str, *, positive: bool = True
         raise SpecError(f"{origin}: field '{key}' must be {expected} (got {raw!r})", where=where,
                         fix=_suggest(key.split(".")[-1], raw) or "units go in the field name, not the value")
     if positive and raw <= 0:
-        raise SpecError(f"{origin}: field '{key}' must be {expected} greater than 0 (got {raw!r})", where=where)
+        raise SpecError(f"{origin}: field '{key}' must be {expected} greater than 0 (got {raw!r})", where=where,
+                        fix=f"give {key} its published value (> 0), with its source")
     if kind in _INTEGERS:
         if kind not in ("on_chip_memory_bytes", "memory_per_unit_bytes", "capacity_bytes") and raw != int(raw):
-            raise SpecError(f"{origin}: field '{key}' must be {expected} (got {raw!r})", where=where)
+            raise SpecError(f"{origin}: field '{key}' must be {expected} (got {raw!r})", where=where,
+                            fix=f"give {key} as a whole number")
         return int(round(raw))
     return float(raw)
 
@@ -511,14 +515,17 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
 
     for key, what in _REQUIRED.items():
         if values.get(key) is None:
-            raise SpecError(f"{origin}: missing required field '{key}' ({what})", where=where)
+            raise SpecError(f"{origin}: missing required field '{key}' ({what})", where=where,
+                            fix=f"add {key} = ... with its source (a catalog file in accelkit/hardware/systems/ "
+                                "shows every field), or extends = \"a100.toml\" to start from one")
     unknown = sorted(set(values) - _KNOWN)
     if unknown:
         raise SpecError(f"{origin}: unknown field(s) {', '.join(map(repr, unknown))}",
                         where=where, fix="known fields: " + ", ".join(sorted(_KNOWN)))
     for key in _TEXT_FIELDS:
         if key in values and not isinstance(values[key], str):
-            raise SpecError(f"{origin}: field '{key}' must be text (got {values[key]!r})", where=where)
+            raise SpecError(f"{origin}: field '{key}' must be text (got {values[key]!r})", where=where,
+                            fix=f'quote it: {key} = "..."')
     family = values["family"]
     if family not in FAMILIES:
         raise SpecError(f"{origin}: field 'family' must be one of {', '.join(FAMILIES)} (got {family!r})",
@@ -548,7 +555,7 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
         if (not isinstance(mesh, list | tuple) or len(mesh) != 2
                 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in mesh)):
             raise SpecError(f"{origin}: field 'mesh_shape' must be [rows, cols], two whole numbers (got {mesh!r})",
-                            where=where)
+                            where=where, fix="e.g. mesh_shape = [750, 994]")
         mesh = (int(mesh[0]), int(mesh[1]))
     v["mesh_shape"] = mesh
 
@@ -595,13 +602,15 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
                                 where=where)
         extra = set(t) - {"name", "capacity_bytes", "bandwidth_Bps"}
         if extra:
-            raise SpecError(f"{origin}: memory tier {name!r} has unknown field(s) {sorted(extra)}", where=where)
+            raise SpecError(f"{origin}: memory tier {name!r} has unknown field(s) {sorted(extra)}", where=where,
+                            fix="a tier has name, capacity_bytes and bandwidth_Bps (see a catalog file)")
         tiers.append(MemoryTier(name, int(num(f"memory_tiers.{name}.capacity_bytes",
                                                   t["capacity_bytes"], "capacity_bytes")),
                                 float(num(f"memory_tiers.{name}.bandwidth_Bps",
                                               t["bandwidth_Bps"], "bandwidth_Bps"))))
     if len({t.name for t in tiers}) != len(tiers):
-        raise SpecError(f"{origin}: field 'memory_tiers' has two tiers with the same name", where=where)
+        raise SpecError(f"{origin}: field 'memory_tiers' has two tiers with the same name", where=where,
+                        fix="give each [[memory_tiers]] its own name (e.g. sram, hbm, ddr)")
     v["memory_tiers"] = tuple(tiers)
 
     dtypes = values.get("dtypes", ["float32"])
@@ -615,7 +624,8 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     v["dtypes"] = tuple(dtypes)
 
     if not isinstance(sources, dict) or not all(isinstance(s, str) for s in sources.values()):
-        raise SpecError(f"{origin}: field 'sources' must map field names to text", where=where)
+        raise SpecError(f"{origin}: field 'sources' must map field names to text", where=where,
+                        fix='e.g. [sources] peak_flops.bf16 = "vendor datasheet"')
     spec = AcceleratorSpec(sources=FrozenMap(), **v)
     missing = [k for k in spec.figure_keys() if not sources.get(k, "").strip()]
     if missing and strict:

@@ -535,6 +535,9 @@ def check(
     table = table_for(spec)
     hits: list[_Hit] = []
     notes: list[str] = []
+    if graph is not None and not isinstance(graph, Graph):
+        raise ArgumentError(f"graph must be a Graph from ak.capture(...), not {got(graph)}",
+                            fix="check(graph=ak.capture(model, inputs), target=...), or pass the model itself")
     captured = graph is not None
     if graph is None:
         if model is None:

@@ -28,7 +28,7 @@ from torch import nn
 
 from accelkit import boundary
 from accelkit.boundary import flag, got, number, whole
-from accelkit.errors import ArgumentError, PortError
+from accelkit.errors import ArgumentError, ModelError, PortError
 from accelkit.graph.capture import user_code
 from accelkit.graph.values import compare
 from accelkit.porting.check import (
@@ -173,6 +173,8 @@ def _fresh(t: torch.Tensor, g: torch.Generator, shape: Sequence[int] | None = No
     shape = list(t.shape) if shape is None else list(shape)
     if t.dtype == torch.bool:
         return torch.rand(shape, generator=g) < 0.5
+    if t.is_complex():  # real and imaginary parts drawn like a float input's
+        return torch.randn(shape, generator=g, dtype=t.dtype)
     if t.is_floating_point():
         tf = t.double()
         std = float(tf.std()) if t.numel() > 1 and float(tf.std()) > 0 else 1.0
@@ -304,7 +306,7 @@ def _check_arguments(model: Any, example_inputs: Any, tolerance: Any, *, trainin
     boundary.instance("model", model, nn.Module, takes="an nn.Module", example="ak.port(MyNet(), (x,), target='tsp')")
     flag("training", training)
     whole("trials", trials, at_least=0, example="trials=3")
-    whole("seed", seed, at_least=0, example="seed=0")
+    boundary.seed("seed", seed, example="seed=0")
     number("pad_value", pad_value, at_least=-math.inf, example="pad_value=0")
     boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",
                       example="loss_fn=torch.nn.CrossEntropyLoss()")
@@ -379,6 +381,11 @@ def port(
         notes.append("the model (or its inputs) is on the meta device: no numbers to compare")
     with user_code(model, example_inputs):  # the user's own model failing is not a recipe's fault
         ref = _run(model, samples, lambda s: s) if numeric else []
+    if numeric and not all(tensor_leaves(r) for r in ref):
+        kind = type(next(r for r in ref if not tensor_leaves(r))).__name__
+        raise ModelError(f"{model_name}'s forward returns a {kind} with no tensor in it: there are no numbers to "
+                         "check a rewritten model against, so a port could not be verified",
+                         fix="make forward return its output tensor(s) (a tensor, or a tuple/dict of tensors)")
     if numeric and loss_fn is not None and labels is not None:
         with user_code(model, example_inputs, "loss_fn(outputs, labels)"):
             loss_fn(tensor_leaves(ref[0])[0], labels)

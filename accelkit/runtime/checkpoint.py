@@ -22,6 +22,7 @@ same parameters, bit for bit, as an uninterrupted run.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -36,7 +37,7 @@ import torch
 
 from accelkit.errors import AccelkitError
 
-SCHEMA = 2  # 2: the tensor file's SHA-256 is recorded (schema 1 had none)
+SCHEMA = 3  # 2: the tensor file's SHA-256 is recorded (1 had none); 3: checkpoint.json's own checksum
 META = "checkpoint.json"
 TENSORS = "tensors.safetensors"
 _FIX = "save it again with session.save_checkpoint(path)"
@@ -72,6 +73,21 @@ def _siblings(path: Path, kind: str) -> list[Path]:
         return []
     found = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
     return sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+
+
+def _abandoned(tmp: Path) -> bool:
+    """A ``.<name>.tmp-<pid>-<id>`` folder whose saving process is gone (a save killed half way); a folder of a
+    save still running (another process saving the same path) is left alone."""
+    pid = tmp.name.rsplit(".tmp-", 1)[-1].split("-")[0]
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, OSError):
+        return False
+    return False
 
 
 def _remove(paths: list[Path]) -> None:
@@ -154,32 +170,36 @@ def save_checkpoint(session: Any, path: str | os.PathLike[str]) -> str:
         if other:  # the whole folder is replaced: never take the user's files with it
             raise CheckpointError(f"{path} holds files that are not part of a checkpoint ({', '.join(other[:5])}); "
                                   "saving replaces the whole folder", fix="save the checkpoint to a new or empty folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove(_siblings(path, "tmp"))  # what a killed save left behind
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:12]}"
-    old: Path | None = None
+    from accelkit.compiler.manifest import _swap_in
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CheckpointError(f"cannot create the folder {path.parent} ({exc.strerror})",
+                              fix="save to a folder you can write to") from None
+    _remove([t for t in _siblings(path, "tmp") if _abandoned(t)])  # what a killed save left behind
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"  # unique to this save
     try:
         tmp.mkdir()
         save_file(tensors, str(tmp / TENSORS), metadata={"schema_version": str(SCHEMA)})
         sha, size = _sha256(tmp / TENSORS, sync=True)
         meta["tensors"] = {"file": TENSORS, "sha256": sha, "bytes": size}
+        meta["checksum"] = _checksum(meta)
         _write_json(tmp / META, meta)
         _fsync_dir(tmp)
-        if path.exists():
-            old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:12]}"
-            os.replace(path, old)
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except BaseException:
+        _swap_in(tmp, path)  # one atomic exchange on Linux; tmp then holds the previous checkpoint
+    except OSError as exc:
+        raise CheckpointError(f"cannot write the checkpoint {path} ({exc.strerror or exc})",
+                              fix="save to a folder you can write to, on a disk with room") from None
+    finally:
         _remove([tmp])
-        if old is not None and not path.exists():  # put the previous checkpoint back
-            try:
-                os.replace(old, path)
-            except OSError:
-                pass  # load_checkpoint still finds it beside path
-        raise
     _remove(_siblings(path, "old"))
     return given  # as the caller named it (a relative path stays relative)
+
+
+def _checksum(meta: dict[str, Any]) -> str:
+    body = {k: v for k, v in meta.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _committed(path: Path) -> Path:
@@ -207,6 +227,9 @@ def _check_model(session: Any, tensors: dict[str, torch.Tensor], aliases: Any, w
             raise CheckpointError(f"{where / META}: tied weight {alias!r} points at missing {name!r}", fix=_FIX)
         model_sd[alias[len("model."):]] = tensors[name]
     expected = session.model.state_dict()
+    if aliases != _ties(expected):
+        raise CheckpointError(f"{where / META}: its tied weights {aliases} are not this model's {_ties(expected)}",
+                              fix="restore into the same model architecture it was saved from")
     missing = [k for k in expected if k not in model_sd]
     unexpected = [k for k in model_sd if k not in expected]
     if missing or unexpected:
@@ -224,6 +247,51 @@ def _check_model(session: Any, tensors: dict[str, torch.Tensor], aliases: Any, w
             raise CheckpointError(f"{kind} {k}: checkpoint has dtype {got.dtype}, model has {have.dtype}",
                                   where=str(where), fix="restore into a model with the dtypes it was saved from")
     return model_sd
+
+
+def _ties(state: dict[str, torch.Tensor]) -> dict[str, str]:
+    """``model.<name>`` -> the first ``model.<name>`` sharing its storage and shape, as ``save_checkpoint`` writes."""
+    seen: dict[tuple[int, tuple[int, ...]], str] = {}
+    ties: dict[str, str] = {}
+    for k, v in state.items():
+        key = (v.untyped_storage().data_ptr(), tuple(v.shape))
+        if key in seen:
+            ties[f"model.{k}"] = seen[key]
+        else:
+            seen[key] = f"model.{k}"
+    return ties
+
+
+def _reference_state(opt: torch.optim.Optimizer) -> dict[int, dict[str, Any]] | None:
+    """What this optimizer's state looks like after a step (names, tensor or number, shape, dtype): one step of a
+    copy of it on zero gradients, over copies of the parameters. ``None`` where that cannot be run."""
+    try:
+        groups = []
+        for g in opt.param_groups:
+            params = [torch.zeros_like(p, requires_grad=True) for p in g["params"]]
+            for p in params:
+                p.grad = torch.zeros_like(p)
+            groups.append({**g, "params": params})
+        ref = type(opt)(groups, **{k: v for k, v in opt.defaults.items() if k not in ("params",)})
+        ref.step()
+        state = ref.state_dict()["state"]
+    except Exception:  # noqa: BLE001 - an optimizer that needs a closure, or a custom one: no reference
+        return None
+    return {int(i): dict(st) for i, st in state.items()}
+
+
+def _check_group_settings(opt: torch.optim.Optimizer, groups: list[dict[str, Any]], where: Path) -> None:
+    """The optimizer's own constructor checks each group's settings (betas in [0, 1), lr >= 0, ...)."""
+    for i, g in enumerate(groups):
+        settings = {k: (tuple(v) if isinstance(v, list) else v) for k, v in g.items() if k in opt.defaults}
+        try:
+            make: Any = type(opt)
+            make([torch.zeros(1, requires_grad=True)], **settings)
+        except TypeError:
+            return  # a custom optimizer whose constructor does not take its group settings: nothing to check
+        except Exception as exc:  # noqa: BLE001 - torch.optim raises ValueError for a bad setting
+            raise CheckpointError(f"{where}: parameter group {i} holds settings {type(opt).__name__} refuses: "
+                                  f"{exc}", fix=_FIX) from None
 
 
 def _same_kind(saved: Any, have: Any) -> bool:
@@ -262,6 +330,8 @@ def _check_optimizer(session: Any, opt_meta: Any, tensors: dict[str, torch.Tenso
             if not _same_kind(value, have[key]):
                 raise CheckpointError(f"{where}: parameter group {i}'s {key} is {value!r} in the checkpoint, a "
                                       f"{type(have[key]).__name__} in the optimizer", fix=_FIX)
+    _check_group_settings(opt, groups, where)
+    reference = _reference_state(opt) if not current["state"] else current["state"]
     ids = {p for g in current["param_groups"] for p in g["params"]}
     state: dict[int, dict[str, Any]] = {}
     for idx, st in opt_meta["state"].items():
@@ -283,8 +353,29 @@ def _check_optimizer(session: Any, opt_meta: Any, tensors: dict[str, torch.Tenso
                                           f"{_shape(have_t)} {have_t.dtype}", where=str(where), fix=fix)
             else:
                 entry[name] = v["value"]
+        want = (reference or {}).get(int(idx))
+        if want is not None:
+            _check_state_entry(entry, want, f"{where}: optimizer state of parameter {idx}")
         state[int(idx)] = entry
     return {"state": state, "param_groups": groups}
+
+
+def _check_state_entry(entry: dict[str, Any], want: dict[str, Any], what: str) -> None:
+    """The saved state of one parameter has the names, kinds (tensor or number), shapes and dtypes the optimizer
+    itself keeps, so the first step after a load cannot fail on it."""
+    if set(entry) != set(want):
+        raise CheckpointError(f"{what} holds {sorted(entry)}; the optimizer keeps {sorted(want)}", fix=_FIX)
+    for name, have in want.items():
+        got = entry[name]
+        if isinstance(have, torch.Tensor):
+            if not isinstance(got, torch.Tensor):
+                raise CheckpointError(f"{what}: {name} is {got!r}, where the optimizer keeps a tensor", fix=_FIX)
+            if (_shape(got), got.dtype) != (_shape(have), have.dtype):
+                raise CheckpointError(f"{what}: {name} is {_shape(got)} {got.dtype}; the optimizer keeps "
+                                      f"{_shape(have)} {have.dtype}", fix=_FIX)
+        elif isinstance(got, torch.Tensor) or not _same_kind(got, have):
+            raise CheckpointError(f"{what}: {name} is {got!r}, where the optimizer keeps a "
+                                  f"{type(have).__name__}", fix=_FIX)
 
 
 def _check_clock(clock: Any, where: Path) -> dict[str, Any]:
@@ -313,15 +404,20 @@ def load_checkpoint(session: Any, path: str | os.PathLike[str]) -> None:
 
     where = _committed(_folder(path))
     try:
+        _regular(where, META)
         meta = json.loads((where / META).read_text())
         if not isinstance(meta, dict):
             raise CheckpointError(f"{where / META} does not hold a checkpoint table", fix=_FIX)
         if meta.get("schema_version") != SCHEMA:
             raise CheckpointError(f"{where} has checkpoint schema {meta.get('schema_version')!r}; this accelkit "
                                   f"reads {SCHEMA}", fix=_FIX)
+        if meta.get("checksum") != _checksum(meta):
+            raise CheckpointError(f"{where / META} was modified after it was saved (its checksum does not match)",
+                                  fix=_FIX)
         tinfo = meta["tensors"]
         if not isinstance(tinfo, dict) or tinfo.get("file") != TENSORS:
             raise CheckpointError(f"{where / META}: 'tensors' does not name {TENSORS}", fix=_FIX)
+        _regular(where, TENSORS)
         sha, size = _sha256(where / TENSORS)
         if (sha, size) != (tinfo.get("sha256"), tinfo.get("bytes")):
             raise CheckpointError(f"{where / TENSORS} is truncated, corrupted or replaced (its SHA-256 does not "
@@ -344,12 +440,45 @@ def load_checkpoint(session: Any, path: str | os.PathLike[str]) -> None:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise CheckpointError(f"{where / META} is corrupted or has malformed fields ({type(exc).__name__}: {exc})",
                               fix=_FIX) from None
-    # everything checked: nothing below can fail half way
-    session.model.load_state_dict(model_sd, strict=True)
-    if opt_sd is not None:
-        session.optimizer.load_state_dict(opt_sd)
-    torch.set_rng_state(rng)
+    # everything checked; should applying it still fail, the session is put back as it was (all or nothing)
+    before = _snapshot(session)
+    try:
+        session.model.load_state_dict(model_sd, strict=True)
+        if opt_sd is not None:
+            session.optimizer.load_state_dict(opt_sd)
+        torch.set_rng_state(rng)
+    except Exception as exc:  # noqa: BLE001 - the boundary: a failed load changes nothing
+        _restore(session, before)
+        raise CheckpointError(f"{where} could not be applied ({type(exc).__name__}: {' '.join(str(exc).split())[:300]});"
+                              " the session is unchanged", fix=_FIX) from None
     session.steps = clock["steps"]
     session.samples = clock["samples"]
     session.simulated_time_s = clock["simulated_time_s"]
     session.sections_s = dict(clock["sections_s"])
+
+
+def _regular(where: Path, name: str) -> None:
+    """Refuse a file that is not a regular file inside the checkpoint folder (a symlink out of it, /dev/zero, a
+    FIFO): reading one could leak another file's contents or never end."""
+    full = where / name
+    if not full.exists() and not full.is_symlink():
+        raise FileNotFoundError(2, "missing", str(full))
+    real = full.resolve()
+    if not real.is_relative_to(where.resolve()):
+        raise CheckpointError(f"{full} is a symlink to {real}, outside the checkpoint folder", fix=_FIX)
+    if not real.is_file():
+        raise CheckpointError(f"{full} is not a regular file", fix=_FIX)
+
+
+def _snapshot(session: Any) -> tuple[Any, Any, torch.Tensor]:
+    model = {k: v.detach().clone() for k, v in session.model.state_dict().items()}
+    opt = copy.deepcopy(session.optimizer.state_dict()) if session.optimizer is not None else None
+    return model, opt, torch.get_rng_state()
+
+
+def _restore(session: Any, before: tuple[Any, Any, torch.Tensor]) -> None:
+    model, opt, rng = before
+    session.model.load_state_dict(model, strict=True)
+    if opt is not None:
+        session.optimizer.load_state_dict(opt)
+    torch.set_rng_state(rng)

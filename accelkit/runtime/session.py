@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +38,14 @@ from accelkit.families import model_for
 from accelkit.graph.capture import user_code
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
-from accelkit.hardware.spec import fmt_sig
+from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
 
 SECTIONS = ("fwd", "bckwd", "opt")
-CHECKPOINT_SCHEMA = 2  # accelkit.runtime.checkpoint.SCHEMA (a test keeps them equal)
+CHECKPOINT_SCHEMA = 3  # accelkit.runtime.checkpoint.SCHEMA (a test keeps them equal)
+PROGRAM_CACHE_SIZE = 16
+"""A Session keeps the compiled programs of this many input shapes (the least recently used is dropped first), so
+a run over many sequence lengths does not grow without bound; a shape seen again after it was dropped is
+compiled again."""
 
 
 class SessionError(AccelkitError, ValueError):
@@ -133,7 +138,7 @@ class Session:
         self,
         model: nn.Module,
         *,
-        target: str,
+        target: str | AcceleratorSpec,
         optimizer: torch.optim.Optimizer | None = None,
         loss_fn: Callable[..., torch.Tensor] | None = None,
         precision: str = "fp32",
@@ -177,7 +182,8 @@ class Session:
         self.host_time_s = 0.0
         self.input_wait_s = 0.0
         self.sections_s = dict.fromkeys((*SECTIONS, "comm", "bubble"), 0.0)
-        self._programs: dict[Any, Any] = {}
+        # compiled programs by input shapes, least recently used first; at most PROGRAM_CACHE_SIZE are kept
+        self._programs: OrderedDict[Any, Any] = OrderedDict()
         self._fixed_program: Any = None  # set by from_program: the clock's one program
         self._writer = None
         if log_dir is not None:
@@ -194,8 +200,12 @@ class Session:
                      loss_fn: Callable[..., torch.Tensor] | None = None) -> Session:
         """A session whose clock is an already compiled program (a saved artifact, a build): every step is
         timed by it and nothing is compiled again, as the vendors' runtimes run a PEF or a build."""
+        if not isinstance(program, CompiledProgram):
+            raise SessionError(f"Session.from_program needs a compiled program, not {boundary.got(program)}",
+                               fix="pass ak.compile(...) or ak.load('model.akp'), e.g. "
+                                   "ak.Session.from_program(model, ak.load('model.akp'))")
         micro = program.micro_batch if program.training and program.micro_batch != program.batch_size else None
-        session = cls(model, target=program.target, optimizer=optimizer, loss_fn=loss_fn, precision=program.precision,
+        session = cls(model, target=program.spec, optimizer=optimizer, loss_fn=loss_fn, precision=program.precision,
                       batch_size=program.batch_size, micro_batch=micro, chips=program.chips,
                       parallel=program.parallel, mode=program.mode, fallback=program.fallback)
         session._fixed_program = program
@@ -210,8 +220,12 @@ class Session:
         batch = self.batch_size or (int(first.shape[0]) if first is not None and first.dim() else 1)
         key = (tuple((tuple(t.shape), t.dtype) for t in torch.utils._pytree.tree_flatten(inputs)[0]
                      if isinstance(t, torch.Tensor)), training)
-        if key not in self._programs:
+        if key in self._programs:
+            self._programs.move_to_end(key)  # most recently used last; the least recently used goes first
+        else:
             micro = self.micro_batch if training else None
+            while len(self._programs) >= PROGRAM_CACHE_SIZE:
+                self._programs.popitem(last=False)
             self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
                 self.model, inputs, target=self.spec, precision=self.precision, batch_size=batch,
                 micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training,
@@ -250,6 +264,9 @@ class Session:
         training = self.optimizer is not None
         if isinstance(sections, str):  # run(x, sections="fwd"): one section, not its letters
             sections = (sections,)
+        if sections is not None and not isinstance(sections, (list, tuple, set, frozenset)):
+            raise SessionError(f"sections must be a list of section names, not {boundary.got(sections)}",
+                               fix=f"e.g. sections=['fwd'] (a subset of {list(SECTIONS)})")
         secs = tuple(sections) if sections is not None else (SECTIONS if training else ("fwd",))
         bad = [s for s in secs if s not in SECTIONS]
         if bad:
