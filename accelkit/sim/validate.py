@@ -218,6 +218,17 @@ CASES: dict[str, Case] = {
         assumption="Graphcore's published setup: 4 replicas x 4-IPU pipelines, a large global batch (65,536 "
                    "sequences of 128 tokens, packed sequences counted as full ones), micro-batch 32 per replica "
                    "with recomputation"),
+    "a100x1-resnet50-train-amp": Case(
+        "resnet50", "train", {"target": "a100", "chips": 1, "precision": "fp16", "stack": "eager",
+                              "batch_size": 256}, inputs=(1, 3, 224, 224),
+        assumption="NVIDIA's PyTorch recipe runs eager PyTorch with native AMP (fp16 autocast over fp32 weights), "
+                   "batch 256 per GPU, SGD with momentum; DALI feeds the images, so the input pipeline is not the "
+                   "bound; transformers' ResNet-50 has torchvision's layers"),
+    "a100x1-resnet50-train-tf32": Case(
+        "resnet50", "train", {"target": "a100", "chips": 1, "precision": "tf32", "stack": "eager",
+                              "batch_size": 256}, inputs=(1, 3, 224, 224),
+        assumption="the same recipe in TF32: fp32 weights and activations, matmuls and convolutions on the tensor "
+                   "cores at the TF32 rate; batch 256 per GPU"),
     "tsp1-resnet50-b1": Case(
         "resnet50", "infer", {"target": "tsp", "chips": 1, "precision": "int8"}, inputs=(1, 3, 224, 224),
         assumption="int8 weights and activations, batch 1, 224 x 224 images; the paper's figure is images per "
@@ -475,6 +486,10 @@ def run_case(case: Case, model: nn.Module) -> Any:
         return serve(model, **case.kwargs)
     if case.call == "train":
         assert case.inputs is not None, "a training case needs its example input shape"
+        if len(case.inputs) == 4:  # images, with their class labels: the model computes its own loss
+            images = {"pixel_values": torch.zeros(*case.inputs, device="meta"),
+                      "labels": torch.zeros(case.inputs[0], dtype=torch.long, device="meta")}
+            return compile(model, images, training=True, **case.kwargs).report
         ids = torch.zeros(*case.inputs, dtype=torch.long, device="meta")
         return compile(model, (ids,), training=True, **case.kwargs).report
     if case.call == "infer":  # images (batch, channels, height, width) or token ids (batch, sequence)
