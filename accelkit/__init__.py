@@ -26,6 +26,7 @@ from accelkit.profiler import HostProfile, profile
 from accelkit.runtime import Session, StepResult
 from accelkit.sim import PerfReport
 from accelkit.sim.serve import ServingEstimate, serve
+from accelkit.sim.stacks import StackComparison, compare_stacks
 from accelkit.sim.validate import ValidationResult, validate
 
 __all__ = [
@@ -58,6 +59,8 @@ __all__ = [
     "profile",
     "runtime",
     "serve",
+    "compare_stacks",
+    "StackComparison",
     "sim",
     "validate",
     "zoo",

@@ -124,3 +124,19 @@ def test_gemm_rows_memory_and_compute_bound_are_within_the_goal() -> None:
     assert result.max_ratio <= 1.25, result.table()
     bounds = {r.case: r.bound for r in result.rows}
     assert bounds["gemm-gate_up-m1"] == "memory" and bounds["gemm-square8192-m8192"] == "compute"
+
+
+def test_compare_stacks_shows_the_eager_host_floor_and_draws_it() -> None:
+    from accelkit.viz.perf import stack_comparison
+
+    cmp = ak.compare_stacks(Mlp().eval(), (torch.randn(1, 64),), target="a100", batch_sizes=(1, 256))
+    assert [r.stack for r in cmp.rows] == ["eager", "eager", "compiled", "compiled", "engine", "engine"]
+    eager1, eager256 = cmp.row("eager", 1), cmp.row("eager", 256)
+    assert eager1.host_share > 0.5 and eager1.bound == "host"
+    assert eager256.per_sample_s < eager1.per_sample_s / 50  # the host's floor, shared by 256 samples
+    assert cmp.row("compiled", 1).step_s < eager1.step_s
+    fig = stack_comparison(cmp)
+    assert [t.name for t in fig.data] == ["eager", "compiled", "engine"]
+    assert any(e.lane == "host (issues kernels)" for e in cmp.reports[("eager", 1)].events)
+    with pytest.raises(ak.AccelkitError, match="batch sizes"):
+        ak.compare_stacks(Mlp(), (torch.randn(1, 64),), batch_sizes=(0,))

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cost", ("accelkit.cost", "accelkit.families", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
               "accelkit.sim.constants", "accelkit.sim.host")),  # sim's report/constants/host: names kept for readers
     ("compiler", ("accelkit.compiler",)),
-    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured", "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation",
+    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured", "accelkit.sim.stacks", "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation",
                   "accelkit.profiler")),
     ("runtime", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras", "accelkit.poptorch",
                  "accelkit.groqflow", "accelkit.vendor", "accelkit.zoo", "accelkit.box")),

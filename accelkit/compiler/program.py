@@ -196,8 +196,10 @@ def captured(model: nn.Module, example_inputs: Any, training: bool) -> Graph:
 
 
 def _example_batch(graph: Graph) -> int:
+    """Samples in the example: the first input's leading dimension. A 1-D input is one sample (a 10-element
+    vector into ``nn.Linear(10, 5)`` is one sample of 10 features, never 10 samples)."""
     first = next(iter(graph.inputs.values()), None)
-    return int(first.shape[0]) if first is not None and first.shape else 1
+    return int(first.shape[0]) if first is not None and len(first.shape) > 1 else 1
 
 
 _FINDINGS: weakref.WeakKeyDictionary[nn.Module, dict[Any, tuple[Graph, Any]]] = weakref.WeakKeyDictionary()

@@ -217,7 +217,7 @@ class Session:
         if self._fixed_program is not None:
             return self._fixed_program
         first = _first_tensor(inputs)
-        batch = self.batch_size or (int(first.shape[0]) if first is not None and first.dim() else 1)
+        batch = self.batch_size or (int(first.shape[0]) if first is not None and first.dim() > 1 else 1)
         key = (tuple((tuple(t.shape), t.dtype) for t in torch.utils._pytree.tree_flatten(inputs)[0]
                      if isinstance(t, torch.Tensor)), training)
         if key in self._programs:
