@@ -61,7 +61,8 @@ def test_the_chip_catalog_carries_its_measured_matmul_ceiling(tmp_path) -> None:
 # ---- stacks ---------------------------------------------------------------------------------------------------
 def test_every_family_names_its_stacks_and_a_wrong_one_is_refused_with_the_list() -> None:
     assert model_for("gpu").stack_names == ("eager", "compiled", "engine")
-    assert model_for("gpu").stack() == "eager" and model_for("gpu").stack(serving=True) == "engine"
+    gpu = model_for("gpu")
+    assert (gpu.stack(), gpu.stack(session=True), gpu.stack(serving=True)) == ("compiled", "eager", "engine")
     assert model_for("reconfigurable-dataflow").stack() == "sambaflow"
     x = (torch.randn(4, 64),)
     with pytest.raises(CompileError, match="'eager'.*'compiled'.*'engine'"):
@@ -76,13 +77,14 @@ def test_eager_at_small_batch_is_bound_by_the_host_and_the_report_says_so() -> N
     """Eight 64-wide layers: the GPU finishes each kernel long before the host issues the next, so the step is
     the host's (about the same at batch 1 and 64), and a CUDA graph (compiled) removes most of it."""
     model = Mlp().eval()
-    one = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16").report
-    many = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16", batch_size=64).report
+    one = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16", stack="eager").report
+    many = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16", batch_size=64,
+                      stack="eager").report
     assert one.stack == "eager" and "stack 'eager'" in one.summary()
     parts = one.breakdown.parts_s
     assert max(parts, key=lambda p: parts[p]) == "host"
     assert many.step_time_s == pytest.approx(one.step_time_s, rel=0.05)
-    compiled = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16", stack="compiled").report
+    compiled = ak.compile(model, (torch.randn(1, 64),), target="h100", precision="bf16").report  # the default
     assert compiled.step_time_s < 0.5 * one.step_time_s and compiled.stack == "compiled"
     # the timeline shows the host issuing beside the GPU's kernels
     assert any(k.bound == "host" for k in one.kernels)
@@ -90,9 +92,9 @@ def test_eager_at_small_batch_is_bound_by_the_host_and_the_report_says_so() -> N
 
 def test_autocast_casts_fp32_weights_and_a_16_bit_model_has_none() -> None:
     x = torch.randn(32, 256)
-    fp32 = ak.compile(nn.Linear(256, 256), (x,), target="a100", precision="bf16").report
+    fp32 = ak.compile(nn.Linear(256, 256), (x,), target="a100", precision="bf16", stack="eager").report
     bf16 = ak.compile(nn.Linear(256, 256).to(torch.bfloat16), (x.to(torch.bfloat16),), target="a100",
-                      precision="bf16").report
+                      precision="bf16", stack="eager").report
     assert any(k.name == "autocast casts" for k in fp32.kernels)
     assert not any(k.name == "autocast casts" for k in bf16.kernels)
     assert fp32.step_time_s > bf16.step_time_s

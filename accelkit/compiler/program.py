@@ -314,9 +314,10 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``fallback="host"`` runs the ops the target refuses on the host CPU instead of refusing them: the graph is
     split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
     every tensor that crosses goes over the host link, both ways (see :mod:`accelkit.compiler.fallback`).
-    ``stack`` is the software stack that runs the program: on a GPU ``"eager"`` (PyTorch eager, the default:
-    what a learner runs), ``"compiled"`` (torch.compile) or ``"engine"`` (a serving engine); every family names its
-    own (``ak.families.model_for(spec.family).stacks``). The report says which.
+    ``stack`` is the software stack that runs the program: on a GPU ``"compiled"`` (torch.compile, the default
+    here), ``"eager"`` (PyTorch eager, op by op, what ``ak.Session`` runs by default) or ``"engine"`` (a serving
+    engine, ``ak.serve``'s default); every family names its own (``accelkit.families.model_for(family).stacks``).
+    The report says which.
     """
     spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
                          mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,

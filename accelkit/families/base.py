@@ -146,24 +146,29 @@ class ExecutionModel:
     kernel_library: frozenset[str] | None = None
     kernel_library_source: str = ""
     generated_efficiency: Constant | None = None
-    # the software stacks that run a model on this family, each with what it is; the first is what a learner runs
-    # by default (``ak.compile``, ``ak.Session``), ``serve_stack`` what ``ak.serve`` runs
+    # the software stacks that run a model on this family, each with what it is. Defaults: ``ak.compile`` runs
+    # ``compile_stack`` (None: the first), ``ak.Session`` ``session_stack`` (what a learner's own training loop
+    # runs), ``ak.serve`` ``serve_stack``
     stacks: tuple[tuple[str, str], ...] = (("vendor", "the vendor's graph compiler and runtime"),)
+    compile_stack: str | None = None
+    session_stack: str | None = None
     serve_stack: str | None = None
 
     @property
     def stack_names(self) -> tuple[str, ...]:
         return tuple(name for name, _what in self.stacks)
 
-    def stack(self, name: str | None = None, *, serving: bool = False) -> str:
-        """The stack called ``name``, or the family's default (for serving: its serving stack). Raises
-        :class:`~accelkit.errors.CompileError` naming the stacks the family has."""
+    def stack(self, name: str | None = None, *, serving: bool = False, session: bool = False) -> str:
+        """The stack called ``name``, or the family's default for ``ak.compile`` (for a Session: what a training
+        loop runs; for serving: the serving stack). Raises :class:`~accelkit.errors.CompileError` naming the
+        stacks the family has."""
         if name is None:
-            return (self.serve_stack if serving and self.serve_stack else None) or self.stacks[0][0]
+            pick = self.serve_stack if serving else self.session_stack if session else self.compile_stack
+            return pick or self.stacks[0][0]
         if not isinstance(name, str) or name not in self.stack_names:
             have = ", ".join(f"{n!r} ({what})" for n, what in self.stacks)
             raise CompileError(f"stack={name!r} is not a software stack of the {self.family} family",
-                               fix=f"use one of: {have}; or leave stack out for {self.stacks[0][0]!r}")
+                               fix=f"use one of: {have}; or leave stack out for the default ({self.stack()!r})")
         return name
 
     def describe_stack(self, name: str) -> str:

@@ -179,11 +179,13 @@ class GpuModel(ExecutionModel):
     vector_at_fp32_peak = True  # elementwise work runs on the CUDA cores at the fp32 rate
     model_split = "tensor"  # Megatron-style tensor parallelism over NVLink
     stacks = STACKS
+    compile_stack = "compiled"  # ak.compile: a compiled program (torch.compile), comparable with the vendors'
+    session_stack = "eager"  # ak.Session: a learner's own training loop runs eager PyTorch
     serve_stack = "engine"
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         prog = ctx.program
-        stack = self.stack(getattr(prog, "stack", None) or None)
+        stack = self.stack(getattr(prog, "stack", None) or None)  # an older artifact: compile's default
         if stack == "eager" and prog is not None and getattr(prog, "graph", None) is not None:
             return self._eager(kernels, ctx)
         kts = self._fused(kernels, ctx)

@@ -175,7 +175,7 @@ class Session:
         self.parallel = parallel
         self.mode = mode
         self.fallback = fallback  # "host": ops the target refuses run on the host CPU (ak.compile's fallback)
-        self.stack = model_for(spec.family).stack(stack)  # the software stack the clock models (eager on a GPU)
+        self.stack = model_for(spec.family).stack(stack, session=True)  # what the clock models (GPU: eager)
         self.steps = 0
         self.samples = 0
         self.simulated_time_s = 0.0
