@@ -142,3 +142,13 @@ def test_a_calibration_that_breaks_physics_is_refused(monkeypatch, tmp_path):
     with pytest.raises(cal.CalibrationError, match="slower than the dram"):
         cal.calibrate(force=True)
     assert not cal.cache_path().exists()
+
+
+def test_the_fits_table_by_chip_fits_a_notebook_panel():
+    wide = ak.hardware.fits_table({"8 B": 8e9, "70 B": 70e9})
+    narrow = ak.hardware.fits_table({"8 B": 8e9, "70 B": 70e9}, by_chip=True)
+    assert max(map(len, narrow.splitlines())) < 130 < max(map(len, wide.splitlines()))
+    rows = narrow.splitlines()[2:]
+    assert [r.split()[0] for r in rows] == [s.name for s in ak.hardware.catalog()]
+    tsp = next(r for r in rows if r.split()[0] == "tsp")
+    assert ak.hardware.fits(8e9, "tsp", bytes_per_param=2).summary() in tsp
