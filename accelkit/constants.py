@@ -70,10 +70,9 @@ _ENTRIES = (
              "ring all-reduce moves 2 (n-1)/n of the data over each chip's links",
              "the ring algorithm (Patarasuk & Yuan 2009)", False, when="multi-chip"),
     Constant("USABLE_SRAM_FRACTION", 0.92,
-             "92% of on-chip SRAM holds tensors; the rest holds programs, routing and buffers",
-             "no vendor publishes the share; Cerebras' own example bounds it from below: '20B models fit on a "
-             "single CS-3 while 70B models fit on as few as four systems' (cerebras.ai, Cerebras Inference, 2024): "
-             "20 B bf16 weights are 40 GB of the WSE-3's 44 GB, at least 91%", True),
+             "92% of on-chip memory holds tensors; the rest holds programs and buffers",
+             "a round number for chips whose family states no share of its own (each SRAM family registers "
+             "USABLE_SRAM_FRACTION[<family>] with its own basis: usable_sram(family))", True),
     Constant("SERVE_MEMORY_BOUND_SHARE", 0.5,
              "a decode step counts as memory-bound when reading the KV cache takes more than half the step's "
              "weight-bound time", "a labelling rule; it does not change the time", True, when="serve"),
@@ -96,6 +95,13 @@ def register(*entries: Constant) -> tuple[Constant, ...]:
     return entries
 
 
+def usable_sram(family: str) -> Constant:
+    """The share of on-chip SRAM a ``family``'s compiler may fill with tensors: the family's own constant
+    (``USABLE_SRAM_FRACTION[<family>]``, registered by its module with its own source) where it states one,
+    else the round ``USABLE_SRAM_FRACTION``."""
+    return CONSTANTS.get(f"USABLE_SRAM_FRACTION[{family}]", CONSTANTS["USABLE_SRAM_FRACTION"])
+
+
 def value(name: str) -> Any:
     """The value of the constant called ``name``."""
     return CONSTANTS[name].value
@@ -109,6 +115,8 @@ def assumptions_for(family: str, *, chips: int = 1, serve: bool = False, generat
     for c in CONSTANTS.values():
         if c.families and family not in c.families:
             continue
+        if c.name == "USABLE_SRAM_FRACTION" and usable_sram(family) is not c:
+            continue  # the family states its own share
         if c.when == "multi-chip" and chips <= 1:
             continue
         if c.when == "serve" and not serve:

@@ -51,6 +51,7 @@ def test_notebook_10_with_solutions(tmp_path, monkeypatch):
                    for o in c.outputs)
     assert "test against plain PyTorch passed: True" in text
     assert "Exercise 10.recompile" in text and "Solved (with the shipped solution)." in text
+    assert "Exercise 10.commands" in text and text.count("Solved (with the shipped solution).") == 2
     assert "compile again: the batch size: 16 -> 32" in text
 
 

@@ -240,6 +240,48 @@ ALL_RUN = """() => {
     return texts.length > 0 && texts.every(t => /^\\[\\d+\\]:$/.test(t) || t === '[ ]:' || t === '');
 }"""
 CHARTS_SEEN: dict[str, int] = {}
+# notebooks whose every chart passes TEXT_PROBLEMS; the others' problems are written to test-artifacts/browser/
+LABELS_CHECKED = {"00_accelerator_landscape.ipynb", "02_understand_the_hardware.ipynb"}
+# Every text a chart draws (titles, axis titles, tick labels, bar and marker labels, annotations, legend entries),
+# as the browser laid it out: two that overlap, or one cut off by the chart's edge, is a label a learner cannot read;
+# a legend with a scrollbar hides entries. Returns one line per problem.
+TEXT_PROBLEMS = """(plot) => {
+    const svg = plot.querySelector('svg.main-svg');
+    if (!svg) return [];
+    const edge = svg.getBoundingClientRect();
+    const sel = ['.gtitle', '.g-xtitle text', '.g-ytitle text', '.g-x2title text', '.g-y2title text',
+                 '.xtick text', '.ytick text', '.textpoint text', 'text.bartext', '.annotation-text', '.legendtext'];
+    const boxes = [];
+    for (const el of plot.querySelectorAll(sel.join(','))) {
+        const text = (el.textContent || '').trim();
+        if (!text || el.closest('[visibility="hidden"]') || getComputedStyle(el).opacity === '0') continue;
+        const r = el.getBoundingClientRect();
+        if (r.width < 1 || r.height < 1) continue;
+        const legend = !!el.closest('.legend');
+        boxes.push({text, r, legend, axis: !!el.closest('.xtick, .ytick')});
+    }
+    const out = [];
+    const slack = 2;  // px: glyph boxes touch without the text overlapping
+    for (const b of boxes) {
+        if (b.legend) continue;  // the legend scrolls inside its own box (checked below)
+        if (b.r.left < edge.left - slack || b.r.right > edge.right + slack || b.r.top < edge.top - slack
+            || b.r.bottom > edge.bottom + slack) out.push(`cut off by the chart's edge: "${b.text}"`);
+    }
+    for (let i = 0; i < boxes.length; i++) {
+        for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i].r, b = boxes[j].r;
+            if (boxes[i].legend !== boxes[j].legend) continue;
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > slack && h > slack && w * h > 0.2 * Math.min(a.width * a.height, b.width * b.height))
+                out.push(`"${boxes[i].text}" overlaps "${boxes[j].text}"`);
+        }
+    }
+    for (const bar of plot.querySelectorAll('.legend .scrollbar')) {
+        if (bar.getBoundingClientRect().height > 1) out.push('the legend needs a scrollbar: too many entries');
+    }
+    return [...new Set(out)];
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -289,13 +331,21 @@ def test_notebook_draws_every_chart_in_jupyterlab(notebooks_lab: tuple[str, str,
 
             outputs = page.locator(PLOTLY_OUT)
             n = outputs.count()
+            unreadable: dict[str, list[str]] = {}
             for i in range(n):  # each output scrolled into view so JupyterLab renders it
                 out = outputs.nth(i)
                 out.scroll_into_view_if_needed()
                 expect(out).to_have_class(re.compile(r"\bjs-plotly-plot\b"), timeout=15_000)  # plotly drew it
                 expect(out.locator("svg.main-svg").first).to_be_visible(timeout=15_000)
                 out.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}-chart{i + 1}.png"))
+                problems = out.evaluate(TEXT_PROBLEMS)
+                if problems:
+                    unreadable[f"chart {i + 1}"] = problems
             assert n > 0 or name in FIGURELESS, f"{name}: no plotly output was rendered by JupyterLab"
+            if unreadable:
+                (ARTIFACTS / f"{Path(name).stem}-unreadable.json").write_text(json.dumps(unreadable, indent=1))
+            # the notebooks whose figures have been made readable must stay so; the rest are listed (see the file)
+            assert name not in LABELS_CHECKED or unreadable == {}, f"{name}: labels a learner cannot read: {unreadable}"
             CHARTS_SEEN[name] = page.locator(".js-plotly-plot").count()  # figures and FigureWidgets
             assert page.locator(JSON_TREE).count() == 0, f"{name}: a figure (or other output) shows as a JSON tree"
             stderr = [t[:300] for t in page.locator(STDERR).all_inner_texts()]

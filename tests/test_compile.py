@@ -194,16 +194,14 @@ def test_small_bert_on_wse2_is_pipelined():
 def test_70b_llama_streams_on_cs3_and_needs_many_tsps(llama70b):
     model, inputs = llama70b
     prog = compile(model, inputs, target="wse3")
-    # 141 GB of weights on 40 GB of usable SRAM: the wafer holds what fits and streams the rest from MemoryX,
-    # which beats streaming every layer (weight streaming mode, still there when asked for)
+    # 141 GB of weights on 40 GB of usable SRAM: as on a real CS-3, the model runs in weight streaming (weights in
+    # MemoryX, one layer at a time on the wafer); no Cerebras mode keeps part of them resident and streams the rest
     plan = prog.memory_plan
-    assert prog.mode == "pipelined" and plan.partial and plan.spill_tier == "memoryx"
-    assert 0.25 < plan.resident < 0.3 and plan.streamed_bytes == pytest.approx(plan.weights_bytes * (1 - plan.resident),
-                                                                             rel=0.01)
-    assert "stream from memoryx every pass" in plan.summary() and "all in sram from 4 chips" in plan.summary()
+    assert prog.mode == "weight-streaming" and not plan.partial and plan.placement["weights"] == "memoryx"
+    assert "not pipelined: does not fit: sram needs 141 GB" in plan.summary()
     streaming = compile(model, inputs, target="wse3", mode="weight-streaming")
     assert streaming.memory_plan.placement["weights"] == "memoryx"
-    assert streaming.report.step_time_s > prog.report.step_time_s
+    assert streaming.report.step_time_s == prog.report.step_time_s
     _invariants(prog)
     _invariants(streaming)
     with pytest.raises(ModeError) as info:

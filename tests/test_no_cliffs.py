@@ -81,6 +81,8 @@ def test_a_one_percent_bigger_model_takes_at_most_a_few_percent_longer(target, t
         except ModeError:  # a stated boundary: this many chips no longer hold it
             return
     a, b = times
+    if a.mode != b.mode and model_for(spec.family).no_partial_residency:
+        return  # a stated boundary: the vendor switches mode here (Cerebras: pipelined -> weight streaming)
     ta, tb = a.report.step_time_s, b.report.step_time_s
     allowed = ta * (1 + SLACK) * _tile_step(a, b) + _added_bytes_s(a, b)
     assert tb <= allowed, (f"{target} x{chips}: {a.mode}{' partial' if a.memory_plan.partial else ''} "
@@ -89,8 +91,9 @@ def test_a_one_percent_bigger_model_takes_at_most_a_few_percent_longer(target, t
 
 
 def test_llama_70b_on_four_cs3_is_served_from_wafer_sram():
-    """The cliff of issue 11: 70 B weights need 35.3 GB per wafer; the plan holds them on four wafers, and one,
-    two or four wafers each do better than the one before (what does not fit streams from MemoryX)."""
+    """70 B weights need 35.3 GB per wafer: four wafers hold them in SRAM (pipelined) and serve at Cerebras' rate;
+    on one or two wafers they do not fit, and the model runs in weight streaming from MemoryX, as a real CS-3 does
+    (a stated boundary: Cerebras has no mode that keeps part of the weights on the wafer), far slower."""
     from accelkit.sim.validate import MODELS
 
     llama = MODELS["llama3-70b"]()
@@ -98,5 +101,5 @@ def test_llama_70b_on_four_cs3_is_served_from_wafer_sram():
     for chips in (1, 2, 4):
         est = ak.serve(llama, target="wse3", chips=chips, prompt_tokens=128, output_tokens=512)
         rates[chips] = est.tokens_per_s_per_user
-    assert rates[1] < rates[2] < rates[4]
+    assert rates[2] >= rates[1] * 0.99 and rates[2] * 100 < rates[4]
     assert 300 < rates[4] < 900  # Cerebras reports about 450 tokens/s per user on four CS-3

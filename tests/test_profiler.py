@@ -63,7 +63,8 @@ def test_totals_rows_and_shares(mlp_profile: HostProfile) -> None:
     p = mlp_profile
     assert p.param_count == 2 * (D * D + D) + D * OUT
     assert p.param_bytes == 4 * p.param_count
-    assert len(p.run_times_s) == 3 and p.total_time_s == pytest.approx(sum(p.run_times_s) / 3)
+    kept = sorted(p.run_times_s)[:3]  # runs repeat until the fastest three agree
+    assert len(p.run_times_s) >= 3 and p.total_time_s == pytest.approx(kept[1]) and p.spread >= 0
     assert sum(r.share for r in p.ops) == pytest.approx(1.0)
     times = [r.time_s for r in p.ops]
     assert times == sorted(times, reverse=True) and p.top(2) == p.ops[:2]
@@ -95,7 +96,7 @@ def test_training_profiles_forward_and_backward() -> None:
         model(x).sum().backward()
     assert prof.total_flops == counter.get_total_flops() > 2 * B * D * (2 * D + OUT)
     assert row(prof, "aten::mm").calls > 1  # the backward's weight and input gradients
-    assert prof.summary().splitlines()[0].endswith("forward + backward, mean of 1 run after 1 warm-up")
+    assert prof.summary().splitlines()[0].endswith("forward + backward, 1 run after 1 warm-up")
 
 
 class Attention(nn.Module):

@@ -70,14 +70,16 @@ def test_every_metric_draws(metric: str) -> None:
 
 def test_scatter_one_trace_per_chip_grouped_by_family() -> None:
     fig = viz.catalog_scatter()
-    assert [t.name for t in fig.data] == [s.name for s in hw.catalog()]
+    assert [t.meta for t in fig.data] == [s.name for s in hw.catalog()]  # one trace per chip, named in meta
     assert {t.legendgroup for t in fig.data} == {s.family for s in hw.catalog()}
+    # the legend names each family once (its chips are labelled on the plot): no legend long enough to scroll
+    assert sorted(t.name for t in fig.data if t.showlegend is not False) == sorted({s.family for s in hw.catalog()})
     assert len({t.marker.color for t in fig.data}) == len(fig.data)  # sn30 and sn40l differ
-    gc200 = next(t for t in fig.data if t.name == "gc200")
+    gc200 = next(t for t in fig.data if t.meta == "gc200")
     assert gc200.y[0] == 250e12  # no bf16 on an IPU: the 16-bit peak is fp16
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     # bow and gc200 sit almost on one point: their labels go to different sides
-    bow = next(t for t in fig.data if t.name == "bow")
+    bow = next(t for t in fig.data if t.meta == "bow")
     assert bow.textposition != gc200.textposition
     assert not any("e+" in t or "10" in t and "¹" in t for t in fig.layout.yaxis.ticktext)
 
@@ -88,14 +90,14 @@ def test_spectrum_places_every_chip_in_its_family_column_in_rank_order() -> None
 
     specs = hw.catalog()
     fig = spectrum()
-    families = [t.replace("<b>", "").replace("</b>", "") for t in fig.layout.xaxis.ticktext]
+    families = [t.replace("<b>", "").replace("</b>", "").replace("<br>", "") for t in fig.layout.xaxis.ticktext]
     assert families == sorted({s.family for s in specs}, key=lambda f: FAMILY_INFO[f].rank)
     column = {t.text[0]: families[int(t.x[0])] for t in fig.data}
     assert column == {s.name: s.family for s in specs}  # every chip once, in its family's column
     said = " ".join(a.text.replace("<br>", " ") for a in fig.layout.annotations)
     for f in families:  # what each family trades is said beneath it
         assert FAMILY_INFO[f].trades and FAMILY_INFO[f].trades in said
-    assert [t.replace("<b>", "").replace("</b>", "") for t in spectrum(["tsp", "a100"]).layout.xaxis.ticktext] \
+    assert [t.replace("<b>", "").replace("</b>", "").replace("<br>", "") for t in spectrum(["tsp", "a100"]).layout.xaxis.ticktext] \
         == ["gpu", "static-schedule"]
 
 

@@ -21,7 +21,7 @@ from accelkit.families import model_for
 JIT = "nothing ahead of time: eager kernels are precompiled in the library"
 
 ALCF_SOURCE = ("ALCF AI Testbed user guide, SambaNova example programs (UNet compile times 358-1,844 s), "
-               "docs.alcf.anl.gov/ai-testbed/sambanova/ (unconfirmed: figures as quoted in accelkit issue 13)")
+               "docs.alcf.anl.gov/ai-testbed/sambanova/ (figures as the guide quoted them; the page changes with each SDK release)")
 
 # The CompiledProgram fields a compiled artifact is specialised to; changing any one means a new compile.
 RECOMPILE_TRIGGERS: dict[str, str] = {

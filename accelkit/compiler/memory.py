@@ -36,7 +36,7 @@ from accelkit.hardware.capacity import chips_to_hold, usable_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
 
 # Part of on-chip SRAM a compiler can give to tensors (see accelkit.sim.constants, illustrative).
-USABLE_SRAM_FRACTION: float = constants.value("USABLE_SRAM_FRACTION")
+USABLE_SRAM_FRACTION: float = constants.value("USABLE_SRAM_FRACTION")  # the default; see usable_note(family)
 OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments
 
 MODES = {family: model.modes for family, model in REGISTRY.items()}
@@ -87,6 +87,7 @@ class MemoryPlan:
     resident_tier: str | None = None  # the tier that holds the resident share
     streamed_bytes: int = 0  # per chip: the state that does not fit on chip
     spilled_kinds: tuple[str, ...] = ()  # the kinds of bytes that share the on-chip tier with the stream
+    family: str = ""  # the chip's architecture family (whose usable share of SRAM the plan used)
 
     @property
     def partial(self) -> bool:
@@ -108,6 +109,10 @@ class MemoryPlan:
             lines.append(f"  partial residency: {self.resident:.0%} of the {' and '.join(self.spilled_kinds)} in "
                          f"{self.resident_tier}; {fmt_bytes(self.streamed_bytes)} per chip stream from "
                          f"{self.spill_tier} every pass (all in {self.resident_tier} from {self.chips_needed} chips)")
+        for m, why in self.candidates.items():  # the faster modes that could not hold it, and why
+            if m == self.mode:
+                break
+            lines.append(f"  not {m}: {why}")
         for kind, label in (("weights", "weights"), ("activation", "activations"), ("gradient", "gradients"),
                             ("optimizer", "optimizer")):
             b = getattr(self, f"{kind}_bytes")
@@ -121,7 +126,7 @@ class MemoryPlan:
             lines.append(f"  tier {tier:<16} {fmt_bytes(used):>10} of {capacity_text(cap, self.datasheet_bytes(tier))}"
                          f" ({used / cap:.0%})")
         if any(self.tier_capacity[t] < self.datasheet_bytes(t) for t in self.tier_use):
-            lines.append(f"  ({USABLE_NOTE})")
+            lines.append(f"  ({usable_note(self.family)})")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,8 +179,13 @@ def capacity_text(usable: int, datasheet: int) -> str:
     return f"{fmt_bytes(usable)} usable of {fmt_bytes(datasheet)}"
 
 
-USABLE_NOTE = (f"usable: {constants.CONSTANTS['USABLE_SRAM_FRACTION'].meaning} (illustrative, bounded by Cerebras' "
-               "'20B models fit on a single CS-3'; ak.constants.CONSTANTS['USABLE_SRAM_FRACTION'] gives the source)")
+def usable_note(family: str) -> str:
+    """Why a tier shows less than its datasheet: the family's own usable share of SRAM and where it comes from."""
+    c = constants.usable_sram(family)
+    return f"usable: {c.meaning} ({'illustrative: ' if c.illustrative else ''}{c.source})"
+
+
+USABLE_NOTE = usable_note("")  # the default share's note (families with their own: usable_note(family))
 
 
 def _tiers(spec: AcceleratorSpec) -> dict[str, int]:
@@ -227,7 +237,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
         for tier, b in layout.extra.items():
             use[tier] = use.get(tier, 0) + b
         return MemoryPlan(layout.mode, chips, w, act, grad, opt, layout.placement, use, {t: caps[t] for t in use},
-                          needed, layout.replicas, candidates, {t: sheet[t] for t in use})
+                          needed, layout.replicas, candidates, {t: sheet[t] for t in use}, family=spec.family)
 
     def partial(layout: Layout, plan: MemoryPlan) -> MemoryPlan | None:
         """The layout with the tier that decides it filled and the state that does not fit streaming from the next
@@ -252,6 +262,8 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
                        tier_datasheet={t: sheet[t] for t in use}, resident=room / movable, spill_tier=slow,
                        streamed_bytes=int(streamed), spilled_kinds=tuple(state), resident_tier=fast)
 
+    family_model = model_for(spec.family)
+
     def fits(p: MemoryPlan) -> bool:
         return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
 
@@ -267,7 +279,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
         over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {capacity_text(caps[t], sheet[t])}" for t in p.tier_use
                 if p.tier_use[t] > caps[t]]
         candidates[m] = "fits" if not over else "does not fit: " + ", ".join(over)
-        part = None if not over else partial(layouts[m], p)
+        part = None if not over or family_model.no_partial_residency else partial(layouts[m], p)
         if part is not None:
             partials[m] = part
             candidates[m] += f" (in part: {part.resident:.0%} on chip, the rest streams from {part.spill_tier})"
@@ -276,7 +288,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
     for m in order:
         if fits(plans[m]):
             return [*options, plans[m]]
-        if m in partials and mode == "auto":  # a mode the user forces must hold everything
+        if m in partials and mode == "auto":  # a mode the user forces must hold everything (the vendor's modes only)
             options.append(partials[m])
     if options:
         return options

@@ -44,6 +44,7 @@ from accelkit.cost.host import measure as host_measure
 from accelkit.errors import CompileError, PrecisionError
 from accelkit.families import model_for
 from accelkit.graph.capture import capture
+from accelkit.graph.cost import captured_element_bytes
 from accelkit.graph.ir import Graph
 from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
 from accelkit.hardware.spec import AcceleratorSpec
@@ -359,7 +360,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
         kernels, res = partition(kernels, graph, host)
         passes.append(res)
     host_spec = hardware.get("host") if host else None
-    captured_bytes = max((m.nbytes // max(1, m.numel) for m in graph.params.values()), default=4) or 4
+    captured_bytes = captured_element_bytes(graph)  # a float16 example is scaled once, not twice
     elem = element_bytes(precision)
     byte_scale = elem / captured_bytes
     # the host holds the weights of the ops it runs; the chip holds the rest

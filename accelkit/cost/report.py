@@ -10,6 +10,7 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from accelkit.cost import Parallel
@@ -190,11 +191,11 @@ class PerfReport:
             f"  step time {fmt_s(self.step_time_s)}; throughput {tput}"
             + (f"; energy {self.energy_j:.3g} J per step" if self.energy_j else ""),
             "  sections: " + ", ".join(f"{k} {fmt_s(v)}" for k, v in self.sections_s.items() if v),
-            "  utilization: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items()),
+            "  utilization: " + utilization_text(self.utilization),
             *([f"  host fallback: {self.host_partitions} partition(s) on the host CPU, {fmt_s(self.host_s)} per step; "
                f"transfers over the host link {fmt_s(self.transfer_s)} per step (both inside the sections above)"]
               if self.host_partitions else []),
-            "  bound by: " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(self.bound_by.items(), key=lambda kv: -kv[1])),
+            *bound_text(self.bound_by, self.utilization.get("compute", 0.0)),
             f"  slowest kernels (of {len(self.kernels)}):",
         ]
         for k in self.top(n):
@@ -221,9 +222,45 @@ class PerfReport:
             events.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": lane}})
         doc = {"traceEvents": events, "displayTimeUnit": "ns",
                "otherData": {"accelkit": "modelled timeline, not a measurement", "assumptions": self.assumptions}}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # "out/trace.json" works in a fresh folder
         with open(path, "w") as f:
             json.dump(doc, f)
         return str(path)
+
+
+def fmt_pct(v: float) -> str:
+    """A share as a percentage a reader can trust: ``"6%"``, ``"0.04%"`` (never ``"0%"`` for a share above zero)."""
+    if v <= 0:
+        return "0%"
+    if v < 0.01:
+        return f"{v * 100:.1g}%" if v >= 5e-6 else "<0.001%"
+    return f"{v:.0%}"
+
+
+TINY_UTILIZATION = 0.05  # below this the chip mostly idles: say why instead of printing a bare "0%"
+
+
+def utilization_text(utilization: dict[str, float]) -> str:
+    """``"compute 6%, hbm 2%"``, with tiny shares written out (``0.04%``) and framed for the reader."""
+    text = ", ".join(f"{k} {fmt_pct(v)}" for k, v in utilization.items())
+    compute = utilization.get("compute")
+    if compute is not None and compute < TINY_UTILIZATION:
+        text += (" (the model is far too small to fill this chip: most of its compute units idle; "
+                 "a bigger batch or model, or a smaller chip, would use more of it)")
+    return text
+
+
+def bound_text(bound_by: dict[str, float], compute_utilization: float) -> list[str]:
+    """What sets each kernel's time, in words that agree with the utilization: a kernel "bound by compute" runs
+    as fast as the compute units its shape can use, which for a small kernel is a small part of the chip."""
+    if not bound_by:
+        return []
+    shares = ", ".join(f"{k} {fmt_pct(v)}" for k, v in sorted(bound_by.items(), key=lambda kv: -kv[1]))
+    line = f"  what limits each kernel (share of kernel time): {shares}"
+    if bound_by.get("compute", 0.0) >= 0.5 and compute_utilization < 0.5:
+        line += (f"; compute-bound kernels are limited by the compute units their shapes can fill, which reach "
+                 f"{fmt_pct(compute_utilization)} of the chip's peak here, not by the chip's full speed")
+    return [line]
 
 
 def fmt_s(s: float) -> str:

@@ -122,6 +122,11 @@ class ExecutionModel:
 
     family: str = ""
     modes: tuple[str, ...] = ()  # execution modes, fastest first (the memory plan tries them in order)
+    # how the vendor's compiler places a model a little too big for a mode's fast tier: "" where it keeps the tensors
+    # it can in that tier and the rest in the next (SambaNova's and Graphcore's compilers place tensor by tensor),
+    # else the sentence that says what the vendor does instead (Cerebras switches to weight streaming); then the
+    # memory plan does not offer a partial plan of its own invention
+    no_partial_residency: str = ""
     launch: Constant | None = None  # the fixed start-up cost of one unit of work (kernel launch, superstep sync)
     hop: Constant | None = None  # a chip-to-chip hop's latency when the family's links differ from the default
     collective: Constant | None = None  # the fixed start-up of one collective (all-reduce), on top of its hops

@@ -24,9 +24,15 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "bsp-tiles"
 
-SUPERSTEP_SYNC, _ = register(
+SUPERSTEP_SYNC, _, _ = register(
     Constant("IPU_SUPERSTEP_SYNC_S", 1e-6, "each IPU superstep ends in a sync of every tile costing 1 µs",
              "Graphcore publishes no figure", True, (FAMILY,)),
+    Constant(f"USABLE_SRAM_FRACTION[{FAMILY}]", 0.92,
+             "92% of an IPU's In-Processor Memory holds tensors; the rest holds each tile's code and exchange "
+             "buffers",
+             "Graphcore publishes no share; each tile's memory holds its code and exchange buffers beside the data "
+             "(Graphcore, IPU Programmer's Guide, 'tile memory'); PopTorch's availableMemoryProportion (default 0.6) "
+             "caps only the temporary memory of matmuls and convolutions", True, (FAMILY,)),
     Constant("IPU_TILE_COLUMNS", 46,
              "an IPU's tiles are laid out 46 to a row when its spec gives no mesh",
              "GC200: 1,472 tiles drawn as 32 x 46; the real chip has 4 columns of tile islands", True, (FAMILY,)),

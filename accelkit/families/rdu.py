@@ -24,7 +24,7 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "reconfigurable-dataflow"
 
-SECTION_SWITCH, P2P_HOP, _ = register(
+SECTION_SWITCH, P2P_HOP, _, _ = register(
     Constant("RDU_SECTION_SWITCH_S", 4e-6, "an RDU section switch (loading the next section's configuration) "
              "costs 4 µs", "SambaNova publishes no figure", True, (FAMILY,)),
     Constant("RDU_P2P_HOP_S", 0.5e-6,
@@ -33,6 +33,11 @@ SECTION_SWITCH, P2P_HOP, _ = register(
              "SambaNova publishes no figure; bounded by LLM-Inference-Bench's SN40L decode: Llama-3-8B on 8 sockets "
              "at 1.55 ms per token, about the time to read its weights from HBM at 80%, leaves little for the 64 "
              "tensor-parallel all-reduces a token needs", True, (FAMILY,), when="multi-chip"),
+    Constant(f"USABLE_SRAM_FRACTION[{FAMILY}]", 0.92,
+             "92% of the RDU's PMU SRAM holds tensors; the rest holds the compiler's buffers between stages",
+             "SambaNova publishes no share; its PMUs hold the data while the PCUs hold the configuration (Prabhakar "
+             "et al., 'SambaNova SN40L', IEEE Micro 2024), so the round number is set near the other SRAM chips'",
+             True, (FAMILY,)),
     Constant("RDU_ACTIVATION_SRAM_SHARE", 0.5,
              "an RDU keeps activations in PMU SRAM while they take at most half of it, else they spill to HBM",
              "SambaNova publishes no threshold", True, (FAMILY,)),

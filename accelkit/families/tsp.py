@@ -34,6 +34,11 @@ register(
              "fill whole tiles leaves the rest of the unit idle (a 64-channel convolution uses a fifth of it)",
              "Abts et al., ISCA 2020, 'Think Fast: A Tensor Streaming Processor': the MXM's 320 x 320 arrays of "
              "multiply-accumulate cells", False, (FAMILY,)),
+    Constant(f"USABLE_SRAM_FRACTION[{FAMILY}]", 0.92,
+             "92% of a TSP's SRAM holds weights and activations; the rest holds the instruction streams",
+             "Groq publishes no share; its SRAM (the MEM slices) holds the program's instructions beside the data "
+             "(Abts et al., ISCA 2020, 'Think Fast: A Tensor Streaming Processor'), so not all of it holds tensors",
+             True, (FAMILY,)),
     Constant("TSP_MIN_WEIGHT_SHARE", 0.1,
              "a TSP gives weights at least 10% of its SRAM, however large the activations",
              "the GroqFlow compiler's packing is not published", True, (FAMILY,)),
@@ -55,7 +60,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
     several, each computing its share); every kernel gets a fixed cycle count."""
     r = MODEL.rates(spec, precision or spec.peak_16bit()[0])
     sram = spec.memory_tiers[0]
-    cap = max(sram.capacity_bytes * constants.value("USABLE_SRAM_FRACTION") - plan.activation_bytes,
+    cap = max(sram.capacity_bytes * constants.usable_sram(FAMILY).value - plan.activation_bytes,
               constants.value("TSP_MIN_WEIGHT_SHARE") * sram.capacity_bytes)
     # kernels that share a weight (GPT-2's embedding and head) each count it; memory holds it once
     counted = sum(k.param_bytes for k in kernels)

@@ -27,9 +27,14 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "wafer-dataflow"
 
-REGION_HANDOFF, _, GENERATED = register(
+REGION_HANDOFF, _, _, GENERATED = register(
     Constant("WAFER_REGION_HANDOFF_S", 1.5e-6, "handing a sample from one wafer region to the next costs 1.5 µs",
              "Cerebras publishes no figure", True, (FAMILY,)),
+    Constant(f"USABLE_SRAM_FRACTION[{FAMILY}]", 0.92,
+             "92% of the wafer's SRAM holds tensors; the rest holds each core's program, routing and buffers",
+             "Cerebras publishes no share; its own example bounds it from below: '20B models fit on a single CS-3 "
+             "while 70B models fit on as few as four systems' (cerebras.ai, Cerebras Inference, 2024): 20 B bf16 "
+             "weights are 40 GB of the WSE-3's 44 GB, at least 91%", True, (FAMILY,)),
     Constant("WAFER_MAX_REPLICAS", 64,
              "a wafer holds at most 64 copies of a small model (multi-replica inference)",
              "Cerebras describes multi-replica mode but publishes no limit", True, (FAMILY,)),
@@ -132,6 +137,9 @@ class WaferModel(ExecutionModel):
     stacks = (("cstorch", "the Cerebras PyTorch stack (cerebras.pytorch): the model compiled for the wafer, run by the appliance"),)
     family = FAMILY
     modes = ("pipelined", "weight-streaming")
+    no_partial_residency = ("a model whose weights do not all fit in the wafer's SRAM runs in weight streaming (weights "
+                            "in MemoryX, one layer at a time on the wafer), as Cerebras' compiler does; no Cerebras "
+                            "mode keeps part of the weights resident and streams the rest")
     launch = REGION_HANDOFF
     shades = ("#1f77b4", "#9ecae1", "#08306b")
     diagram = "mesh"

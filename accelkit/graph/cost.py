@@ -183,3 +183,20 @@ def node_bytes(kind: str, inputs: list[TensorMeta], outputs: list[TensorMeta]) -
         # the table (the first input) is read only where indexed: the indices plus the fetched rows
         return sum(i.nbytes for i in inputs[1:]) + written, written
     return sum(i.nbytes for i in inputs), written
+
+
+FLOAT_DTYPES = frozenset({"float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"})
+
+
+def captured_element_bytes(graph: Any) -> int:
+    """Bytes per element of the floating-point tensors a graph was captured with: its parameters' where it has
+    any, else its floating inputs' (a ``nn.ReLU()`` on float16 data is a 2-byte graph), else 4.
+
+    A compile at another precision scales the captured bytes by ``element_bytes(precision) / this`` once,
+    so an fp16 compile moves the same bytes whether the example tensors were float32 or float16."""
+    for metas in (list(graph.params.values()), list(graph.inputs.values())):
+        floats = [m for m in metas if m.dtype in FLOAT_DTYPES and m.numel]
+        if floats:
+            biggest = max(floats, key=lambda m: m.numel)  # the dtype that holds most of the elements
+            return biggest.nbytes // biggest.numel
+    return 4

@@ -40,9 +40,37 @@ def calibrate(force: bool = False) -> AcceleratorSpec:
         cached = _read_cache(path)
         if cached is not None:
             return cached
-    spec = _measure()
+    for _ in range(MEASURE_TRIES):  # a busy machine can break physics for one measurement: measure again
+        spec = _measure()
+        broken = physics_errors(spec)
+        if not broken:
+            break
+    if broken:
+        raise CalibrationError(
+            "the host calibration breaks physics, so it is not used or cached: " + "; ".join(broken)
+            + f" (after {MEASURE_TRIES} tries: other programs were using this machine while it measured)",
+            fix="close what keeps the CPU busy and run ak.hardware.calibrate(force=True) again")
     _write_cache(path, spec)
     return spec
+
+
+MEASURE_TRIES = 3
+
+
+class CalibrationError(AccelkitError):
+    """A host measurement that cannot be true (a cache slower than the memory behind it): not cached."""
+
+
+def physics_errors(spec: AcceleratorSpec) -> list[str]:
+    """What in a measured host spec cannot be true of a real machine: each memory tier at least as fast as the
+    one behind it (a cache slower than DRAM means the measurement was disturbed); empty when it holds."""
+    out = []
+    tiers = list(spec.memory_tiers)
+    for near, far in zip(tiers, tiers[1:], strict=False):
+        if near.bandwidth_Bps < far.bandwidth_Bps:
+            out.append(f"the {near.name} measured {near.bandwidth_Bps / 1e9:.3g} GB/s, slower than the {far.name} "
+                       f"behind it at {far.bandwidth_Bps / 1e9:.3g} GB/s")
+    return out
 
 
 def _cache_key() -> dict[str, Any]:
@@ -56,9 +84,12 @@ def _read_cache(path: Path) -> AcceleratorSpec | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if any(data.get(k) != v for k, v in _cache_key().items()):
             return None
-        return AcceleratorSpec.from_dict(data["spec"], origin=str(path))
+        spec = AcceleratorSpec.from_dict(data["spec"], origin=str(path))
     except (OSError, ValueError, KeyError, TypeError, AccelkitError):
         return None
+    if physics_errors(spec):  # a cache written before this check, or edited by hand: measure again
+        return None
+    return spec
 
 
 def _write_cache(path: Path, spec: AcceleratorSpec) -> None:
@@ -75,18 +106,29 @@ def _write_cache(path: Path, spec: AcceleratorSpec) -> None:
 # ---- micro-benchmarks
 
 
-def _best_time(fn: Any, budget_s: float, min_reps: int = 3) -> tuple[float, int]:
-    """Fastest of repeated calls of ``fn`` within about ``budget_s`` seconds (after one warm-up)."""
+AGREE = 0.10  # the three fastest calls agree within 10% ...
+EXTRA_BUDGET = 4.0  # ... or up to this many times the budget has gone by
+
+
+def _best_time(fn: Any, budget_s: float, min_reps: int = 3) -> tuple[float, int, float]:
+    """Fastest of repeated calls of ``fn`` (after one warm-up): at least ``budget_s`` seconds of calls, more until
+    the three fastest agree within :data:`AGREE`. Returns (best, calls, spread of the three fastest)."""
     fn()
-    best, reps, end = float("inf"), 0, time.perf_counter() + budget_s
-    while reps < min_reps or time.perf_counter() < end:
+    times: list[float] = []
+    start = time.perf_counter()
+
+    def spread() -> float:
+        top = sorted(times)[:3]
+        return (top[-1] - top[0]) / top[0] if len(top) == 3 and top[0] > 0 else float("inf")
+
+    while True:
         t0 = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-        reps += 1
-        if reps >= min_reps and time.perf_counter() > end:
+        times.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - start
+        if len(times) >= min_reps and elapsed > budget_s and (spread() <= AGREE or elapsed > budget_s * EXTRA_BUDGET):
             break
-    return best, reps
+    return min(times), len(times), spread()
 
 
 def _matmul_flops(dtype: torch.dtype, budget_s: float) -> tuple[float, str] | None:
@@ -101,10 +143,10 @@ def _matmul_flops(dtype: torch.dtype, budget_s: float) -> tuple[float, str] | No
             if time.perf_counter() - t0 > 0.01 or n >= 1024:
                 break
             n *= 2
-        best, reps = _best_time(lambda: torch.mm(a, b), budget_s)
+        best, reps, spread = _best_time(lambda: torch.mm(a, b), budget_s)
     except (RuntimeError, TypeError):
         return None
-    return 2 * n**3 / best, f"torch.mm {n}x{n}, best of {reps}"
+    return 2 * n**3 / best, f"torch.mm {n}x{n}, best of {reps} (the three fastest within {spread:.0%})"
 
 
 def _copy_Bps(nbytes: int, budget_s: float, inner: int = 1) -> tuple[float, str]:
@@ -116,8 +158,9 @@ def _copy_Bps(nbytes: int, budget_s: float, inner: int = 1) -> tuple[float, str]
         for _ in range(inner):
             dst.copy_(src)
 
-    best, reps = _best_time(run, budget_s)
-    return 2 * nbytes * inner / best, f"copy of a {nbytes / 2**20:g} MiB tensor, best of {reps}"
+    best, reps, spread = _best_time(run, budget_s)
+    return (2 * nbytes * inner / best,
+            f"copy of a {nbytes / 2**20:g} MiB tensor, best of {reps} (the three fastest within {spread:.0%})")
 
 
 def _cache_bytes() -> int | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from accelkit.constants import value
+from accelkit.constants import usable_sram
 from accelkit.hardware.spec import AcceleratorSpec, MemoryTier
 
 CACHE_TIERS = ("l1", "l2", "cache", "cmem", "vmem")
@@ -23,14 +23,15 @@ VMEM stages tiles on their way from HBM to the matrix units; its CMEM caches HBM
 
 def usable_bytes(spec: AcceleratorSpec) -> dict[str, int]:
     """Per tier, the bytes the compiler may fill: the first (on-chip) tier keeps the usable share of its SRAM
-    (``USABLE_SRAM_FRACTION``, the rest holds programs, routing and buffers); the others all of theirs."""
-    share = value("USABLE_SRAM_FRACTION")
+    (``usable_sram(spec.family)``: the family's own share; the rest holds programs, routing and buffers); the
+    others all of theirs."""
+    share = usable_sram(spec.family).value
     return {t.name: int(t.capacity_bytes * (share if i == 0 else 1.0)) for i, t in enumerate(spec.memory_tiers)}
 
 
 def usable_on_chip_bytes(spec: AcceleratorSpec) -> int:
     """On-chip memory the compiler may fill (the usable share of ``on_chip_memory_bytes``)."""
-    return int(spec.on_chip_memory_bytes * value("USABLE_SRAM_FRACTION"))
+    return int(spec.on_chip_memory_bytes * usable_sram(spec.family).value)
 
 
 def holding_tiers(spec: AcceleratorSpec) -> tuple[MemoryTier, ...]:

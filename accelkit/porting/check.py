@@ -16,6 +16,7 @@ import contextlib
 import html
 import inspect
 import io
+import textwrap
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -138,20 +139,34 @@ class CompatibilityReport:
         """The headline and one short line per finding (stable text for notebooks and tests)."""
         return "\n".join([self.headline()] + [f"  {f.summary()}" for f in self.findings])
 
+    def groups(self) -> list[list[Finding]]:
+        """Findings that say the same thing (same severity, kind, why, fix and rule) about several ops or places, each
+        group once, in report order: GPT-2 on a TSP has one int64 warning for a dozen ops."""
+        out: dict[tuple[str, ...], list[Finding]] = {}
+        for f in self.findings:
+            key = (f.severity, f.kind, f.reason, f.fix, f.rule_source, f.recipe or "")
+            out.setdefault(key, []).append(f)
+        return list(out.values())
+
     def __str__(self) -> str:
         lines = [self.headline()]
         if not self.captured:
             lines.append("(the model could not be captured, so only what stopped the capture is listed)")
         if not self.findings:
             return "\n".join(lines)
-        rows = [(str(i), f.severity, f.kind, f.op, str(f.count), f.where, f.source or "-")
-                for i, f in enumerate(self.findings, 1)]
+        groups = self.groups()
+        rows = [(str(i), g[0].severity, g[0].kind, _ops(g), str(sum(f.count for f in g)), _places(g, 1),
+                 g[0].source or "-" if len(g) == 1 else f"{len(g)} places")
+                for i, g in enumerate(groups, 1)]
         head = ("#", "severity", "kind", "op", "count", "module", "source")
         widths = [min(48, max(len(r[c]) for r in [head, *rows])) for c in range(len(head))]
         fmt = "  ".join(f"{{:{'>' if c in (0, 4) else '<'}{w}}}" for c, w in enumerate(widths))
         lines += [fmt.format(*head), "-" * (sum(widths) + 2 * (len(widths) - 1))]
-        for r, f in zip(rows, self.findings, strict=True):
+        for r, g in zip(rows, groups, strict=True):
+            f = g[0]
             lines.append(fmt.format(*(x if len(x) <= 48 else x[:45] + "..." for x in r)))
+            if len(g) > 1:
+                lines.append(textwrap.fill(f"     at: {_places(g)}", width=110, subsequent_indent=" " * 9))
             lines.append(f"     why: {f.reason}")
             lines.append(f"     fix: {f.fix}" + (f"  [ak.port recipe: {f.recipe}]" if f.recipe else ""))
             lines.append(f"     rule ({f.evidence}): {f.rule_source}")
@@ -159,20 +174,24 @@ class CompatibilityReport:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        """One short row per finding (what, where, the recipe), then its why, fix and the rule's source on a
-        full-width row beneath: ten narrow columns made the why ~100 px wide and cut the recipe off."""
+        """One short row per group of identical findings (what, how many, where, the recipe), then its why, fix
+        and the rule's source once on a full-width row beneath: ten narrow columns made the why ~100 px wide."""
         e = html.escape
         color = {"error": "#b00020", "warning": "#8a6d00"}
         left = "text-align: left; vertical-align: top"
         rows = []
-        for f in self.findings:
+        for g in self.groups():
+            f = g[0]
+            count = sum(x.count for x in g)
             source = f.rule_source
             shown = source[len(f.evidence) + 1:].strip() if source.lower().startswith(f.evidence + ":") else source
+            where = (e(f.where) + (f"<br><small>{e(f.source)}</small>" if f.source else "") if len(g) == 1
+                     else f"{len(g)} places:<br><small>{e(_places(g))}</small>")
             rows.append(
                 f"<tr style='border-top: 1px solid #ccc'><td style='{left}; color:{color.get(f.severity, 'inherit')}'>"
                 f"<b>{e(f.severity)}</b></td><td style='{left}'>{e(f.kind)}</td>"
-                f"<td style='{left}'><code>{e(f.op)}</code>{f' x{f.count}' if f.count > 1 else ''}</td>"
-                f"<td style='{left}'>{e(f.where)}" + (f"<br><small>{e(f.source)}</small>" if f.source else "")
+                f"<td style='{left}'><code>{e(_ops(g))}</code>{f' x{count}' if count > 1 else ''}</td>"
+                f"<td style='{left}'>{where}"
                 + f"</td><td style='{left}'>{e(f.recipe or '-')}</td></tr>"
                 f"<tr><td></td><td colspan='4' style='{left}'>{e(f.reason)}<br><b>fix:</b> {e(f.fix)}<br>"
                 f"<small>rule ({e(f.evidence)}): {e(shown)}</small></td></tr>")
@@ -182,6 +201,24 @@ class CompatibilityReport:
                  f"{''.join(rows)}</table>" if self.findings else "")
         notes = "".join(f"<p><small>note: {e(n)}</small></p>" for n in self.notes)
         return f"<p><b>{e(self.headline())}</b></p>{table}{notes}"
+
+
+def _ops(group: list[Finding]) -> str:
+    """The op of a group of findings, or ``"aten.expand.default (+5 ops)"`` when they are about several."""
+    ops = list(dict.fromkeys(f.op for f in group))
+    return ops[0] + (f" (+{len(ops) - 1} ops)" if len(ops) > 1 else "")
+
+
+def _places(group: list[Finding], limit: int = 6) -> str:
+    """Where a group of identical findings are: ``"aten.sort in h.0.attn (model.py:41), ... and 9 more"`` (the op
+    named where the group has several); with ``limit=1``, the first place and how many more."""
+    several = len({f.op for f in group}) > 1
+    places = [(f"{f.op.removeprefix('aten.')} in " if several else "") + f"{f.where}"
+              + (f" ({f.source})" if f.source else "") for f in group]
+    if limit == 1:
+        return group[0].where if len(group) == 1 else f"{group[0].module or '<root>'} (+{len(group) - 1} more)"
+    shown = ", ".join(places[:limit])
+    return shown + (f", and {len(places) - limit} more" if len(places) > limit else "")
 
 
 # ------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import html
 import inspect
 import os
 import platform
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -94,8 +95,8 @@ class HostProfile:
     model_name: str
     ops: list[OpRow]                 # sorted by time_s, hottest first
     per_module: list[ModuleRow]
-    total_time_s: float              # wall time per run, mean of the measured runs
-    run_times_s: list[float]         # each measured run
+    total_time_s: float              # wall time per run: the median of the ``runs`` fastest measured runs
+    run_times_s: list[float]         # each measured run (more than ``runs`` when the first ones disagreed)
     total_flops: int                 # per run
     param_count: int
     param_bytes: int
@@ -107,6 +108,8 @@ class HostProfile:
     runs: int = 3
     warmup: int = 1
     portability: list[PortabilityFinding] = field(default_factory=list)
+    spread: float = 0.0              # (slowest - fastest) / median of the runs kept: how far they agree
+    stable: bool = True              # the kept runs agree within STABLE_SPREAD
 
     # ---- derived ----------------------------------------------------------------------------
     @property
@@ -140,7 +143,8 @@ class HostProfile:
         step = "forward + backward" if self.training else "forward"
         runs = f"{self.runs} run" + ("s" if self.runs != 1 else "")
         warmup = f"{self.warmup} warm-up" + ("s" if self.warmup != 1 else "")
-        return f"{self.model_name} {step}, mean of {runs} after {warmup}"
+        kept = runs if self.runs == 1 else f"median of the fastest {runs}"
+        return f"{self.model_name} {step}, {kept} after {warmup}"
 
     def headline(self) -> str:
         return f"MEASURED on this host ({self.cpu}, {self.threads} torch threads): {self.what}"
@@ -150,7 +154,10 @@ class HostProfile:
         peak = ("n/a (no memory events)" if self.peak_memory_bytes is None else
                 f"{_fmt_bytes(self.peak_memory_bytes)} above parameters and inputs (profiler memory events)")
         return [
-            ("wall time per run", f"{self.total_time_s * 1e3:.3f} ms (runs: {runs} ms)"),
+            ("wall time per run", f"{self.total_time_s * 1e3:.3f} ms (runs: {runs} ms; the fastest "
+                                  f"{self.runs} agree within {self.spread:.0%})" if self.stable else
+             f"{self.total_time_s * 1e3:.3f} ms, rough: the runs disagree by {self.spread:.0%} even after "
+             f"{len(self.run_times_s)} runs (runs: {runs} ms); this machine is busy, measure again when it is idle"),
             ("FLOPs per run", f"{_fmt_count(self.total_flops)}FLOP ({FLOPS_NOTE})"),
             ("achieved", f"{_fmt_count(self.achieved_flops_per_s)}FLOP/s (FLOPs / wall time)"),
             ("parameters", f"{self.param_count:,} ({_fmt_bytes(self.param_bytes)})"),
@@ -275,41 +282,52 @@ def profile(
 
         with _module_timer(model, module_depth) as module_times:
             timed = [_step(model, _fresh(inputs), training) for _ in range(runs)]
+            # a busy machine makes single runs slow: repeat until the fastest `runs` agree (or the budget ends)
+            deadline = time.perf_counter() + MAX_EXTRA_S
+            while (_spread(_fastest(timed, runs)) > STABLE_SPREAD and len(timed) < runs * MAX_RUNS_FACTOR
+                   and time.perf_counter() < deadline):
+                timed.append(_step(model, _fresh(inputs), training))
+        kept = _fastest(timed, runs)
+        module_scale = runs / len(timed)  # the module timer summed every run
 
-        batches = [_fresh(inputs) for _ in range(runs)]  # copied before profiling: no clone rows
-        prof = torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
-        with _quiet_fd2():  # libkineto writes "USDT: ... profiler_start" to the process's stderr
-            prof.__enter__()
-        try:
-            for args in batches:
+        profiles = []  # one profile per run: each op's time is its median over the runs, so one slow run
+        for args in [_fresh(inputs) for _ in range(runs)]:  # cannot crown the wrong op (inputs copied up front)
+            prof = torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
+            with _quiet_fd2():  # libkineto writes "USDT: ... profiler_start" to the process's stderr
+                prof.__enter__()
+            try:
                 _step(model, args, training)
-        finally:
-            with _quiet_fd2():  # ... and "profiler_stop"
-                prof.__exit__(None, None, None)
-        del batches
+            finally:
+                with _quiet_fd2():  # ... and "profiler_stop"
+                    prof.__exit__(None, None, None)
+            profiles.append(prof)
 
         counter = _count_flops(model, inputs, training)
 
-    total_time_s = sum(t for _, t in timed) / runs
-    forward_time_s = sum(f for f, _ in timed) / runs
+    total_time_s = statistics.median(t for _, t in kept)
+    forward_time_s = statistics.median(f for f, _ in kept)
+    module_times = {k: v * module_scale for k, v in module_times.items()}
+    spread = _spread(kept)
     flops_by_op = {_profiler_name(op): int(n) for op, n in counter.get_flop_counts().get("Global", {}).items()}
     cpu, threads = host_cpu(), torch.get_num_threads()
     result = HostProfile(
         model_name=type(model).__name__,
-        ops=_op_rows(prof, runs, flops_by_op),
+        ops=_op_rows(profiles, flops_by_op),
         per_module=_module_rows(model, module_depth, counter, module_times, runs, forward_time_s),
         total_time_s=total_time_s,
         run_times_s=[t for _, t in timed],
         total_flops=int(counter.get_total_flops()),
         param_count=sum(p.numel() for p in model.parameters()),
         param_bytes=sum(p.numel() * p.element_size() for p in model.parameters()),
-        peak_memory_bytes=_peak_memory(prof),
+        peak_memory_bytes=max((m for m in map(_peak_memory, profiles) if m is not None), default=None),
         host=f"{cpu}, {threads} torch threads, torch {torch.__version__}",
         cpu=cpu,
         threads=threads,
         training=training,
         runs=runs,
         warmup=warmup,
+        spread=spread,
+        stable=spread <= STABLE_SPREAD,
     )
     if check_portability:
         result.portability = _portability(model, inputs)
@@ -487,11 +505,32 @@ def _profiler_name(op: Any) -> str:
     return str(op).replace(".", "::", 1)
 
 
-def _op_rows(prof: Any, runs: int, flops_by_op: dict[str, int]) -> list[OpRow]:
+STABLE_SPREAD = 0.25  # the kept runs agree when the slowest is within 25% of the fastest (of their median)
+MAX_RUNS_FACTOR = 5  # at most this many times `runs` measured runs ...
+MAX_EXTRA_S = 3.0  # ... within this many extra seconds
+
+
+def _fastest(timed: list[tuple[float, float]], n: int) -> list[tuple[float, float]]:
+    return sorted(timed, key=lambda ft: ft[1])[:n]
+
+
+def _spread(timed: list[tuple[float, float]]) -> float:
+    """(slowest - fastest) / median of the runs' wall times: 0 when they agree exactly."""
+    times = [t for _, t in timed]
+    mid = statistics.median(times) if times else 0.0
+    return (max(times) - min(times)) / mid if mid > 0 else 0.0
+
+
+def _op_rows(profiles: list[Any], flops_by_op: dict[str, int]) -> list[OpRow]:
+    per_run: dict[str, list[tuple[float, int]]] = {}
+    for prof in profiles:
+        for e in prof.key_averages():
+            if e.key.startswith("aten::"):
+                per_run.setdefault(e.key, []).append((e.self_cpu_time_total / 1e6, e.count))
     stats: dict[str, tuple[float, int]] = {}
-    for e in prof.key_averages():
-        if e.key.startswith("aten::"):
-            stats[e.key] = (e.self_cpu_time_total / 1e6 / runs, round(e.count / runs))
+    for op, seen in per_run.items():  # an op missing from a run took no time in it
+        seen = seen + [(0.0, 0)] * (len(profiles) - len(seen))
+        stats[op] = (statistics.median(t for t, _ in seen), round(statistics.median(c for _, c in seen)))
     for op in flops_by_op:  # an op with FLOPs the profiler did not list keeps its FLOPs in the table
         stats.setdefault(op, (0.0, 0))
     aten_time = sum(t for t, _ in stats.values()) or 1.0

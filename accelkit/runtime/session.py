@@ -33,7 +33,8 @@ from torch import nn
 
 from accelkit import boundary
 from accelkit.compiler.program import CompiledProgram, check_options, compile
-from accelkit.errors import AccelkitError
+from accelkit.cost.report import utilization_text
+from accelkit.errors import AccelkitError, ModelError
 from accelkit.families import model_for
 from accelkit.graph.capture import user_code
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
@@ -92,12 +93,37 @@ class SessionReport:
             f"  MODELLED on {self.target}: {self.simulated_time_s:.4g} s in all, "
             f"{fmt_sig(self.simulated_throughput)} samples/s; "
             + ", ".join(f"{k} {v:.3g} s" for k, v in self.sections_s.items() if v),
-            "  modelled utilization: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items()),
+            "  modelled utilization: " + utilization_text(self.utilization),
             f"  MEASURED on this host: {self.host_time_s:.4g} s of real PyTorch work"
             + (f", {self.input_wait_s:.3g} s waiting for input" if self.input_wait_s else ""),
         ]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _meta_text(x: Any) -> str:
+    leaves = [t for t in torch.utils._pytree.tree_flatten(x)[0] if isinstance(t, torch.Tensor)]
+    return ", ".join(f"{str(t.dtype).removeprefix('torch.')}[{', '.join(map(str, t.shape))}]" for t in leaves) or "-"
+
+
+@contextlib.contextmanager
+def _labels_blamed(out: Any, labels: Any) -> Any:
+    """A loss_fn that rejects what it was given is about the labels (or the outputs), never the model's inputs:
+    the error names both with their dtypes and shapes and says what a loss usually takes."""
+    try:
+        yield
+    except AccelkitError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the boundary around the user's loss_fn
+        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        logits = getattr(out, "logits", None)
+        outputs = logits if logits is not None else out
+        raise ModelError(
+            f"loss_fn(outputs, labels) raised {type(exc).__name__}: {first}",
+            where=f"outputs ({_meta_text(outputs)}), labels ({_meta_text(labels)})",
+            fix="give labels the dtype and shape your loss_fn takes: e.g. cross_entropy takes class indices as "
+                "int64 (labels.long()) of shape (batch,), or class probabilities of the outputs' shape and dtype; "
+                "mse_loss takes floats of the outputs' shape (labels.float())") from exc
 
 
 def _first_tensor(x: Any) -> torch.Tensor | None:
@@ -299,7 +325,7 @@ class Session:
                     with autocast:
                         with user_code(self.model, xs):
                             out = self.model(*xs)
-                        with user_code(self.model, xs, "loss_fn(outputs, labels)"):
+                        with user_code(self.model, xs, "loss_fn(outputs, labels)"), _labels_blamed(out, ys):
                             loss = self._loss(out, ys)
                     if "bckwd" in secs:
                         if loss is None:

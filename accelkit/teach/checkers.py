@@ -149,7 +149,8 @@ def _check_ridge_point(answer: Any, *, target: str, precision: str, tier: str) -
             return [Line(False, "the units are off by a power of 1,000",
                          "both figures in base units: FLOP/s (not TFLOP/s) and B/s (not GB/s)")]
     return [Line(False, f"{value:,.1f} FLOP/byte is not the ridge point",
-                 f"divide {target}'s {precision} peak by its {tier} bandwidth (spec.peak, spec.tier)")]
+                 f"the ridge is where {target}'s {precision} compute and its {tier} bandwidth take equally long: "
+                 "spec.peak and spec.tier have the two rates")]
 
 
 @exercise("02.weights_fit", "do the weights fit on chip?",
@@ -173,13 +174,13 @@ def _check_weights_fit(answer: Any, *, target: str, params: int, precision: str)
         return [Line(True, text + (": they fit" if fits else ": they do not fit, so weights live off chip "
                                                               "or on more chips"))]
     if answer == (size <= spec.on_chip_memory_bytes):
-        hint = (f"the compiler can fill only the usable share of on-chip SRAM ({usable / spec.on_chip_memory_bytes:.0%}"
-                "; programs, routing and buffers take the rest): hardware.capacity.usable_on_chip_bytes(spec)")
-        return [Line(False, f"you compared with the datasheet capacity: {text}", hint)]
+        hint = ("the compiler can fill only the usable share of on-chip SRAM (programs, routing and buffers take "
+                "the rest): hardware.capacity.usable_on_chip_bytes(spec)")
+        return [Line(False, "you compared with the datasheet capacity", hint)]
     wrong_fits = hardware.fits(params, spec, bytes_per_param=4).on_chip
-    hint = (f"a {precision} number takes {per} bytes" if wrong_fits == answer
+    hint = (f"how many bytes does one {precision} number take?" if wrong_fits == answer
             else "multiply the parameters by the bytes per parameter and compare with the usable on-chip bytes")
-    return [Line(False, f"not quite: {text}", hint)]
+    return [Line(False, "not quite", hint)]
 
 
 def _bytes_per(precision: str) -> int:
@@ -261,11 +262,11 @@ def _check_intensity(answer: Any, *, program: Any, index: int) -> list[Line]:
     if _close(value, truth):
         return [Line(True, f"{k.name}: {truth:,.1f} FLOP/byte ({k.flops:,} FLOPs over {k.bytes:,} bytes)")]
     if k.bytes_read and _close(value, k.flops / k.bytes_read):
-        return [Line(False, "you counted only the bytes read", "bytes moved = bytes_read + bytes_written")]
+        return [Line(False, "you counted only the bytes read", "a kernel also moves the bytes it writes")]
     if value and _close(1 / value, truth):
         return [Line(False, "that is bytes per FLOP", "divide the FLOPs by the bytes, not the other way round")]
     return [Line(False, f"{value:,.1f} is not {k.name}'s intensity",
-                 "intensity = flops / (bytes_read + bytes_written)")]
+                 "intensity is work per byte: every byte the kernel moves counts, both ways")]
 
 
 @exercise("04.bound", "compute or memory bound?",
@@ -281,7 +282,8 @@ def _check_bound(answer: Any, *, program: Any, index: int, tier: str) -> list[Li
             f"{program.target} ({program.precision}, {tier}): {truth} bound")
     if answer == truth:
         return [Line(True, text)]
-    return [Line(False, f"not {answer} bound: {text}",
+    return [Line(False, f"not quite: compare {k.name}'s FLOPs per byte with the ridge point of {program.target} "
+                        f"({program.precision}, {tier})",
                  "above the ridge point a kernel waits for compute; below it, for memory")]
 
 
@@ -301,7 +303,8 @@ def _check_throughput(answer: Any, *, report: Any) -> list[Line]:
     if report.steps and _close(value, report.steps / report.simulated_time_s):
         return [Line(False, "that counts steps per second, not samples", "use report.samples")]
     return [Line(False, f"{value:,.0f} samples/s is not what the report gives",
-                 "samples / simulated_time_s")]
+                 "a rate is how much work per unit of time: which count of work, and which clock, MODELLED or "
+                 "MEASURED?")]
 
 
 @exercise("05.combined_batch", "PopTorch's combined batch",
@@ -317,10 +320,11 @@ def _check_combined_batch(answer: Any, *, options: Any, micro_batch: int) -> lis
         return [Line(True, f"{micro_batch} x {g} accumulated x {r} replicas x {d} device iterations = {truth:,}")]
     for name, n in (("device iterations", d), ("replicas", r), ("gradient accumulation", g)):
         if n > 1 and value * n == truth:
-            return [Line(False, f"{value:,.0f} leaves out the {n} {name}",
-                         "micro-batch x gradientAccumulation x replicationFactor x deviceIterations")]
+            return [Line(False, f"{value:,.0f} leaves out the {name}",
+                         "every option that repeats the micro-batch within one call multiplies the samples")]
     return [Line(False, f"{value:,.0f} is not the combined batch",
-                 "micro-batch x gradientAccumulation x replicationFactor x deviceIterations")]
+                 "one call runs the micro-batch again for each accumulated step, each replica and each device "
+                 "iteration")]
 
 
 def device_iterations_for(effect: Any, share: float) -> int:
@@ -352,15 +356,13 @@ def _check_device_iterations(answer: Any, *, effect: Any, share: float) -> list[
                            f"({d} x {iteration_us:.3g} µs + {trip_us:.3g} µs){below}")]
     if d < truth:
         return [Line(False, f"with deviceIterations({d}) the host round trip is still {host(d):.1%} of a call, above "
-                            f"{share:.0%}", "a call takes d x iteration_s + round_trip_s: solve round_trip_s / "
-                                            f"(d x iteration_s + round_trip_s) <= {share} for d, and round up")]
+                            f"{share:.0%}", "more iterations per call spread the one round trip over more work")]
     if d == max(1, math.ceil(effect.round_trip_s / (share * effect.iteration_s) - 1e-9)):
         return [Line(False, f"{d} keeps the round trip to {share:.0%} of the time on the IPUs, but a call also "
                             "includes the round trip itself",
                      "the share is round_trip_s / (d x iteration_s + round_trip_s): the call, not the device time")]
     return [Line(False, f"deviceIterations({d}) works ({host(d):.1%}), but a smaller count does too",
-                 f"the smallest d with round_trip_s / (d x iteration_s + round_trip_s) <= {share}: round up, no "
-                 "further")]
+                 "look for the smallest count that meets the goal")]
 
 
 # ---- 06 compare ----------------------------------------------------------------------------------
@@ -386,8 +388,7 @@ def _check_fastest(answer: Any, *, programs: dict[str, Any]) -> list[Line]:
                      f"did you mean {near[0]!r}? Use the names as ak.hardware.names() writes them" if near
                      else f"answer with one of {sorted(times)}")]
     rank = ranked.index(answer) + 1
-    where = (f"{answer} takes {times[answer] * 1e3:.3g} ms per step, number {rank} of {len(times)}; "
-             f"{fastest[0]} takes {best * 1e3:.3g} ms")
+    where = f"{answer} takes {times[answer] * 1e3:.3g} ms per step, number {rank} of {len(times)}"
     family = programs[answer].report.family
     kin = [t for t in ranked if programs[t].report.family == family]
     if len(kin) > 1 and kin[0] == answer:
@@ -421,10 +422,10 @@ def _check_speedup(answer: Any, *, programs: dict[str, Any], fast: str, slow: st
         peaks = p_fast.spec.peak(p_fast.precision) / p_slow.spec.peak(p_slow.precision)
         if _close(value, peaks, 0.05):
             return [Line(False, f"{value:.3g}x is the ratio of their {p_fast.precision} peak FLOP/s, not of their "
-                                f"modelled step times ({truth:.3g}x)",
+                                "modelled step times",
                          "a step is not all at peak (launches, memory-bound kernels): divide the step times")]
     return [Line(False, f"{value:.3g}x is not the ratio of their step times",
-                 "programs[slow].report.step_time_s / programs[fast].report.step_time_s")]
+                 "each program's report has its modelled step time: how many of the fast steps fit in one slow step?")]
 
 
 # ---- 07 LLM inference ----------------------------------------------------------------------------
@@ -455,8 +456,6 @@ def _check_decode_memory_bound(answer: Any, *, estimate: Any) -> list[Line]:
     truth = estimate.decode_bound == "memory"
     where = f"{estimate.chips} x {estimate.target}"
     text = f"decode on {where} is {estimate.decode_bound}-bound (MODELLED)"
-    if answer == truth:
-        return [Line(True, text)]
     weights = f"{estimate.weights_bytes_per_chip / 1e9:.3g} GB of weights"
     why = {
         "memory": f"each token reads {weights} per chip (and the KV cache), and the memory bandwidth sets the step",
@@ -466,9 +465,12 @@ def _check_decode_memory_bound(answer: Any, *, estimate: Any) -> list[Line]:
                    "syncs, hops across the chip)",
         "compute": "at this batch each weight read feeds enough arithmetic to keep the compute units busy",
     }.get(estimate.decode_bound, "")
-    return [Line(False, f"not quite: {text}" + (f": {why}" if why else ""),
-                 "read estimate.decode_bound; a big model at a small batch is usually memory-bound, a small one "
-                 "on many chips can be bound by latency or communication")]
+    if answer == truth:
+        return [Line(True, text + (f": {why}" if why else ""))]
+    return [Line(False, "not quite",
+                 "compare the time to read each chip's weights at its memory bandwidth with the step's other parts; "
+                 "a big model at a small batch is usually memory-bound, a small one on many chips can be bound by "
+                 "latency or communication")]
 
 
 # ---- 08 the zoo ----------------------------------------------------------------------------------
@@ -508,9 +510,9 @@ def _check_box_batch(answer: Any, *, program: Any) -> list[Line]:
         return [Line(False, f"{extra} divide the compiled batch, but not among the {replicas} data-parallel replicas",
                      f"each replica needs whole samples: only divisors of {program.batch_size} that are multiples "
                      f"of {replicas}")]
-    return [Line(False, (f"missing {missing}" if missing else "") + (", " if missing and extra else "")
-                 + (f"not legal {extra}" if extra else ""),
-                 f"the divisors of {program.batch_size}: each run splits the compiled batch evenly")]
+    return [Line(False, (f"{len(missing)} legal value(s) missing" if missing else "")
+                 + (", " if missing and extra else "") + (f"{len(extra)} value(s) not legal" if extra else ""),
+                 "each run splits the compiled batch evenly")]
 
 
 # ---- 10 on the real machines ----------------------------------------------------------------------
@@ -543,9 +545,81 @@ def _check_recompile(answer: Any) -> list[Line]:
         why = (f"the artifact is specialised to {RECOMPILE_TRIGGERS[trigger]}" if trigger is not None
                else "the artifact holds the program, not these values")
         ok = answer[change] is need
-        lines.append(Line(ok, f"{change}: {'recompile' if need else 'reuse the artifact'} ({why})",
+        lines.append(Line(ok, f"{change}: {'recompile' if need else 'reuse the artifact'} ({why})" if ok
+                          else f"{change}: not quite",
                           "" if ok else ("shapes, dtypes, batch and chip count are compiled in" if need
                                          else "weights, optimizer values and data are inputs to the program")))
+    return lines
+
+
+def _sambaflow_args(line: Any) -> tuple[str, dict[str, str]] | None:
+    """``python app.py compile -b 64 --pef-name=x`` -> ("compile", {"-b": "64", "--pef-name": "x"}); None when the
+    line is not ``python <script> <subcommand> ...``."""
+    import shlex
+
+    if not isinstance(line, str):
+        return None
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    if words[:1] == ["srun"]:  # ALCF launches the same line through Slurm
+        words = words[1:]
+    if len(words) < 3 or not words[0].startswith("python") or not words[1].endswith(".py"):
+        return None
+    opts: dict[str, str] = {}
+    rest = words[3:]
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if "=" in w and w.startswith("-"):
+            k, _, v = w.partition("=")
+            opts[k] = v
+        elif w.startswith("-") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
+            opts[w] = rest[i + 1]
+            i += 1
+        else:
+            opts[w] = ""
+        i += 1
+    return words[2], opts
+
+
+@exercise("10.commands", "the real command lines",
+          "On a SambaNova system, write the two command lines that compile the app `app.py` for batch `batch` and "
+          "micro-batch `micro_batch` into a PEF named `pef_name`, then run it: a list of two strings.")
+def _check_commands(answer: Any, *, batch: int, micro_batch: int, pef_name: str) -> list[Line]:
+    if not isinstance(answer, (list, tuple)) or len(answer) != 2 or not all(isinstance(a, str) for a in answer):
+        return [Line(False, "answer a list of two command lines (strings): the compile, then the run",
+                     "e.g. ['python app.py compile ...', 'python app.py run ...']")]
+    parsed = [_sambaflow_args(a) for a in answer]
+    lines = []
+    for step, got in zip(("compile", "run"), parsed, strict=True):
+        if got is None:
+            lines.append(Line(False, f"the {step} line is not `python app.py {step} ...`",
+                              "a SambaFlow app is one Python script; its first argument is the subcommand"))
+            continue
+        sub, opts = got
+        if sub != step:
+            lines.append(Line(False, f"the {step} line runs the subcommand {sub!r}",
+                              "compile first, then run against the PEF it wrote"))
+            continue
+        b, mb = opts.get("-b", opts.get("--batch-size")), opts.get("-mb", opts.get("--micro-batch-size"))
+        ok_batch = b == str(batch) and (mb == str(micro_batch) or (mb is None and micro_batch == batch))
+        lines.append(Line(ok_batch, f"{step}: batch and micro-batch as asked" if ok_batch
+                          else f"{step}: the batch options are not the ones asked for",
+                          "" if ok_batch else "the PEF is compiled for one batch and micro-batch, and run with "
+                                              "the same ones: -b and -mb"))
+        if step == "compile":
+            ok = opts.get("--pef-name") == pef_name
+            lines.append(Line(ok, "compile: the PEF is named as asked" if ok else "compile: the PEF is not named "
+                              "as asked", "" if ok else "the compiler takes the PEF's name, not a path "
+                              "(SambaFlow's compiler arguments)"))
+        else:
+            pef = opts.get("--pef", "")
+            ok = pef.endswith(f"{pef_name}.pef") and f"{pef_name}/" in pef
+            lines.append(Line(ok, "run: points at the compiled PEF file" if ok else "run: --pef does not point at "
+                              "the file compile wrote", "" if ok else "compile writes out/<name>/<name>.pef; run "
+                              "takes that file's path"))
     return lines
 
 

@@ -40,6 +40,9 @@ SOLUTIONS: dict[str, Callable[..., Any]] = {
                                         if program.batch_size % d == 0 and d % program.parallel.data == 0],
     "10.recompile": lambda: {change: change.split()[0] in ("batch", "sequence", "bf16", "1")
                              for change in _changes()},
+    "10.commands": lambda *, batch, micro_batch, pef_name: [
+        f"python app.py compile -b {batch} -mb {micro_batch} --pef-name={pef_name}",
+        f"python app.py run -b {batch} -mb {micro_batch} --pef=out/{pef_name}/{pef_name}.pef"],
     "09.three_families": lambda: ["a100", "sn40l", "tsp"],
 }
 

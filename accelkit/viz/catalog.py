@@ -12,6 +12,7 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import plotly.graph_objects as go
 
@@ -116,6 +117,12 @@ def _specs(names: Sequence[str | AcceleratorSpec] | None) -> list[AcceleratorSpe
     return catalog(names)
 
 
+def _headroom(axis: dict[str, object], decades: float) -> dict[str, object]:
+    """A log axis with room above the tallest bar for its upright value label."""
+    lo, hi = cast("list[float]", axis["range"])
+    return {**axis, "range": [lo, hi + decades]}
+
+
 def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
     """One bar per chip for ``metric`` (see :data:`METRICS`), log scale, coloured by family.
 
@@ -127,11 +134,17 @@ def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = No
     fig = go.Figure()
     missing = [s.name for s in specs if m.read(s) is None]
     rows = [(s, r) for s in specs if (r := m.read(s)) is not None]
-    for s, r in rows:  # one trace per chip: its own colour, grouped by family in the legend
+    seen: set[str] = set()
+    for s, r in rows:  # one trace per chip, its own colour; the legend names each family once (clicks toggle it)
+        first = s.family not in seen
+        seen.add(s.family)
         fig.add_bar(
-            name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, x=[s.name], y=[r[0]],
+            name=s.family if first else s.name, meta=s.name, legendgroup=s.family, showlegend=first, x=[s.name],
+            y=[r[0]],
             marker={"color": chip_color(s), "pattern": {"shape": "/" if _illustrative(r[1]) else ""}},
-            text=[fmt_si(r[0], m.short_unit)], textposition="outside", textfont={"size": 12}, cliponaxis=False,
+            # upright labels above narrow bars ran into their neighbours: they stand on end
+            text=[fmt_si(r[0], m.short_unit)], textposition="outside", textangle=-90, textfont={"size": 11},
+            cliponaxis=False,
             customdata=[[s.full_name, r[1]]],
             hovertemplate="<b>%{customdata[0]}</b><br>%{text}<br>source: %{customdata[1]}<extra></extra>",
         )
@@ -140,9 +153,10 @@ def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = No
         subtitle += f"; not on {', '.join(missing)}"
     fig.update_layout(
         title={"text": f"{m.label} ({m.unit})", "subtitle": {"text": subtitle}},
-        yaxis=log_axis([r[0] for _, r in rows], m.short_unit, title=m.unit, pad=0.4),
-        xaxis={"categoryorder": "array", "categoryarray": [s.name for s, _ in rows]},
-        legend={"groupclick": "toggleitem"}, bargap=0.25, margin={"t": 80},
+        yaxis=_headroom(log_axis([r[0] for _, r in rows], m.short_unit, title=m.unit, pad=0.3), decades=1.8),
+        xaxis={"categoryorder": "array", "categoryarray": [s.name for s, _ in rows], "tickangle": -90},
+        legend={"groupclick": "togglegroup", "title": {"text": "family"}}, bargap=0.25, margin={"t": 80},
+        height=520,
         uniformtext={"minsize": 10, "mode": "show"},
     )
     return fig
@@ -163,12 +177,17 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
     sides = dict(zip(spots, label_positions([x for x, _ in spots], [y for _, y in spots],
                                             [" / ".join(together[p]) for p in spots],
                                             x_range=tuple(xaxis["range"]),  # type: ignore[arg-type]
-                                            y_range=tuple(yaxis["range"])), strict=True))  # type: ignore[arg-type]
+                                            y_range=tuple(yaxis["range"]),  # type: ignore[arg-type]
+                                            width_px=680, height_px=SCATTER_HEIGHT_PX - 170), strict=True))
     fig = go.Figure()
-    for s, a, b in pts:
+    seen: set[str] = set()
+    for s, a, b in pts:  # the legend names each family once (its chips are labelled on the plot)
         names_here = together[(a[0], b[0])]
+        first = s.family not in seen
+        seen.add(s.family)
         fig.add_scatter(
-            name=s.name, legendgroup=s.family, legendgrouptitle_text=s.family, mode="markers+text",
+            name=s.family if first else s.name, meta=s.name, legendgroup=s.family, showlegend=first,
+            mode="markers+text",
             x=[a[0]], y=[b[0]], text=[" / ".join(names_here) if names_here[0] == s.name else ""],
             textposition=sides[(a[0], b[0])], cliponaxis=False,
             marker={"size": 12, "color": chip_color(s), "line": {"color": "white", "width": 1}},
@@ -176,9 +195,13 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
             hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{mx.label}: %{{customdata[1]}} (%{{customdata[2]}})"
                            f"<br>{my.label}: %{{customdata[3]}} (%{{customdata[4]}})<extra></extra>"),
         )
-    fig.update_layout(title=f"{my.label} vs {mx.label}", xaxis=xaxis, yaxis=yaxis,
-                      legend={"groupclick": "toggleitem"}, margin={"t": 70})
+    fig.update_layout(title=f"{my.label} vs {mx.label}", xaxis=xaxis, yaxis=yaxis, height=SCATTER_HEIGHT_PX,
+                      legend={"groupclick": "togglegroup", "title": {"text": "family"}}, margin={"t": 70})
     return fig
+
+
+SCATTER_HEIGHT_PX = 520  # tall enough that the chips' labels find room beside their points
+SPECTRUM_WIDTH_PX = 900  # about the width JupyterLab gives a figure in a notebook
 
 
 def spectrum(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
@@ -189,7 +212,12 @@ def spectrum(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
     specs = _specs(names)
     families = sorted({s.family for s in specs}, key=lambda f: (FAMILY_INFO[f].rank, f))
     tallest = max((sum(s.family == f for s in specs) for f in families), default=1)  # the most chips in a column
-    wrap = max(16, 150 // max(1, len(families)) + 4)  # characters per line of the text under a column
+    # the text under a column fits its width: a notebook draws a figure ~900 px wide, 10 px text is ~5.6 px a letter
+    column_px = SPECTRUM_WIDTH_PX / (len(families) + 0.2)
+    wrap = max(10, int(column_px * 0.85 / 5.6))
+    blurbs = {f: textwrap.wrap(FAMILY_INFO[f].trades or FAMILY_INFO[f].execution_model, wrap, break_on_hyphens=False)
+              for f in families}
+    text_px = 14 * max((len(b) for b in blurbs.values()), default=1) + 10  # the tallest text block, in pixels
     fig = go.Figure()
     for x, fam in enumerate(families):
         for i, s in enumerate(s for s in specs if s.family == fam):
@@ -201,20 +229,22 @@ def spectrum(names: Sequence[str | AcceleratorSpec] | None = None) -> go.Figure:
                 customdata=[[s.full_name, fmt_si(peak, "FLOP/s"), p16, fmt_bytes(s.on_chip_memory_bytes)]],
                 hovertemplate=("<b>%{customdata[0]}</b><br>%{customdata[1]} (%{customdata[2]})<br>"
                                "on chip: %{customdata[3]}<extra></extra>"))
-        info = FAMILY_INFO[fam]
         fig.add_annotation(x=x, y=-tallest + 0.5, xref="x", yref="y", yanchor="top",
-                           xanchor="center", showarrow=False, align="left", font={"size": 11},
-                           text="<br>".join(textwrap.wrap(info.trades or info.execution_model, wrap, break_on_hyphens=False)))
+                           xanchor="center", showarrow=False, align="left", font={"size": 10},
+                           text="<br>".join(blurbs[fam]))
     fig.add_annotation(x=len(families) - 0.5, y=0.6, ax=-0.3, ay=0.6, xref="x", yref="y", axref="x", ayref="y",
                        showarrow=True, arrowhead=2, arrowwidth=1.5, arrowcolor="#888", text="")
     fig.update_layout(
         title={"text": "The spectrum: general-purpose and programmable (left) to specialised and "
                        "compiler-scheduled (right)",
                "subtitle": {"text": "one column per family, in its rank order; beneath it, what the family trades"}},
-        xaxis={"tickvals": list(range(len(families))), "ticktext": [f"<b>{f}</b>" for f in families],
+        # family names on two lines where they have a hyphen, level: rotated ones ran into the title
+        xaxis={"tickvals": list(range(len(families))), "tickangle": 0, "tickfont": {"size": 10},
+               "ticktext": [f"<b>{f.replace('-', '-<br>')}</b>" for f in families],
                "side": "top", "range": [-0.4, len(families) - 0.2], "showgrid": False, "zeroline": False},
-        yaxis={"visible": False, "range": [-tallest - 1.8, 0.8]},
-        plot_bgcolor="white", height=220 + 50 * (tallest + 2), margin={"t": 120, "b": 10, "l": 20, "r": 20},
+        yaxis={"visible": False, "range": [-tallest - 0.2 - text_px / 50, 0.8]},
+        plot_bgcolor="white", height=150 + 50 * (tallest + 1) + text_px,
+        margin={"t": 130, "b": 10, "l": 20, "r": 20},
     )
     return fig
 
@@ -535,10 +565,10 @@ def _torus(spec: AcceleratorSpec) -> go.Figure:
         fig.add_annotation(x=x0 + (side - 1) / 2, y=rows - 0.5, yshift=10, text=f"TensorCore {c}", showarrow=False)
         fig.add_annotation(x=x0 + (side - 1) / 2, y=0, text="vector unit", showarrow=False)
         for m in range(mxus):
-            fig.add_annotation(x=x0 + m % side, y=1 + m // side, text="MXU<br>128 x 128", showarrow=False,
-                               font={"color": "white"})
+            fig.add_annotation(x=x0 + m % side, y=1 + m // side, text="MXU", showarrow=False,
+                               font={"color": "white"})  # its size is in the line above the cores: cells are narrow
     dims = spec.torus_dims or 2
-    links = f"ICI: {2 * dims} links to the chip's neighbours in a {dims}-D torus" + (
+    links = f"each MXU a 128 x 128 systolic array; ICI: {2 * dims} links to the chip's neighbours in a {dims}-D torus" + (
         f", {fmt_si(spec.chip_to_chip_Bps, 'B/s')} in all" if spec.chip_to_chip_Bps else "")
     for x, ax in ((-0.5, -40), (width - 0.5, 40)):  # the links leave the chip on both sides
         fig.add_annotation(x=x, y=(rows - 1) / 2, ax=ax, ay=0, text="ICI", showarrow=True, arrowhead=2,
@@ -592,9 +622,10 @@ def _neuron(spec: AcceleratorSpec) -> go.Figure:
             w = (width - 0.2) * share
             fig.add_shape(type="rect", x0=x, x1=x + w - 0.05, y0=1.4, y1=3.7, fillcolor=color,
                           opacity=0.9 if name == "Tensor Engine" else 0.45, line={"width": 0})
-            fig.add_annotation(x=x + w / 2, y=2.55, text=name.replace(" ", "<br>"), showarrow=False,
-                               font={"size": 10, "color": "white" if name == "Tensor Engine" else "black"},
-                               )
+            wide = name == "Tensor Engine"  # the narrow engines' names stand on end to fit their columns
+            fig.add_annotation(x=x + w / 2, y=2.55, text=name.replace(" ", "<br>") if wide else name,
+                               textangle=0 if wide else -90, showarrow=False,
+                               font={"size": 10, "color": "white" if wide else "black"})
             hover_x.append(x + w / 2)
             hover_y.append(2.55)
             hover.append(f"{spec.unit_name} {c}: {name}, {what}")

@@ -149,8 +149,11 @@ def _legend(fig: go.Figure, n_layers: int, title: str) -> None:
         sub = fig.layout.title.subtitle.text or ""
         fig.update_layout(showlegend=False, title_subtitle_text=f"{sub}; colour: {title}, first (purple) to "
                                                                 "last (red)")
-    else:
+    else:  # tall enough that every entry shows without a scrollbar (~29 px an entry, plus the title and margins)
         fig.update_layout(legend_title_text=title)
+        need = 29 * n_layers + 200
+        if (fig.layout.height or 450) < need:
+            fig.update_layout(height=need)
 
 
 def mark_count(fig: go.Figure) -> int:
