@@ -95,7 +95,7 @@ class ModelCache:
         self._lock = threading.Lock()  # a LocalCluster of threads shares one cache: build each model once
 
     def get(self, key: str, item: Any) -> Built:
-        with self._lock:
+        with ONE_AT_A_TIME, self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
@@ -116,6 +116,10 @@ class ModelCache:
 
 
 MODEL_CACHE = ModelCache()
+# torch.export (capture, and ak.serve's captures) is not thread-safe, nor is building a model while another thread
+# captures: the threads of one worker process (a LocalCluster with processes=False) take turns, building and
+# evaluating. Python's lock would serialise them anyway; processes run in parallel.
+ONE_AT_A_TIME = threading.RLock()
 
 
 def _refusal(exc: BaseException) -> dict[str, Any]:
@@ -151,6 +155,11 @@ def evaluate(config: dict[str, Any], kind: str, built: Built, worker: str = "loc
     """The row of one configuration: its settings, then what the model says (``status`` ``"ok"``), or the
     accelkit error that refused it (``"refused"``: its class, message and fix) or any other exception
     (``"error"``). Never raises for the configuration's sake."""
+    with ONE_AT_A_TIME:
+        return _evaluate(config, kind, built, worker)
+
+
+def _evaluate(config: dict[str, Any], kind: str, built: Built, worker: str) -> dict[str, Any]:
     row: dict[str, Any] = {**config, "target": target_name(config["target"]), "kind": kind, "worker": worker,
                            "capture_s": 0.0}
     t0 = time.perf_counter()
@@ -171,4 +180,4 @@ def evaluate(config: dict[str, Any], kind: str, built: Built, worker: str = "loc
     return row
 
 
-__all__ = ["MODEL_CACHE", "RESULT_COLUMNS", "Built", "ModelCache", "build", "evaluate"]
+__all__ = ["MODEL_CACHE", "ONE_AT_A_TIME", "RESULT_COLUMNS", "Built", "ModelCache", "build", "evaluate"]
