@@ -11,6 +11,7 @@ The workflow, one function per step, each returning a plain value the next one t
     prog  = ak.compile(model, inputs, target="wse2")   # 4. passes, memory plan, placement
     prog.report                                        # 5. modelled step time, where it goes
     ak.serve(llm, target="sn40l", chips=8, prompt_tokens=128, output_tokens=128)
+    ak.sweep({"braggnn": ak.zoo.get("braggnn")}, ["a100", "sn40l"], batch=[1, 64])  # a DataFrame, on Dask
     prog.save("out/model.akp"); ak.load("out/model.akp")
 """
 
@@ -28,6 +29,7 @@ from accelkit.sim import PerfReport
 from accelkit.sim.serve import ServingEstimate, serve
 from accelkit.sim.stacks import StackComparison, compare_stacks
 from accelkit.sim.validate import ValidationResult, validate
+from accelkit.workflow import load_sweep, save_sweep, sweep
 
 __all__ = [
     "AccelkitError",
@@ -55,13 +57,16 @@ __all__ = [
     "constants",
     "hardware",
     "load",
+    "load_sweep",
     "port",
     "profile",
     "runtime",
+    "save_sweep",
     "serve",
     "compare_stacks",
     "StackComparison",
     "sim",
+    "sweep",
     "validate",
     "zoo",
 ]

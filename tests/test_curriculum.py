@@ -21,12 +21,13 @@ from accelkit import teach
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
-WITH_EXERCISES = [p for p in NOTEBOOKS if "01" <= p.name[:2] <= "08"]
+WITH_EXERCISES = [p for p in NOTEBOOKS if "01" <= p.name[:2] <= "08" or p.name[:2] == "11"]
 SOLVED_ELSEWHERE = ("09", "10")  # test_capstone.py, test_bridge.py
 # The solved run proves every checker passes on its solution; the as-shipped run (nbval) covers the full sizes,
 # so the solved run shrinks what only costs time (papermill parameters, as an instructor would for a rehearsal).
 SHRINK = {"01": {"RUNS": 1}, "05": {"steps": 20}, "07": {"BENCH_EVERY": 1000, "WITH_405B": False},
-          "08": {"train_steps": 5, "targets": ["a100", "sn40l", "wse2", "tsp"]}}
+          "08": {"train_steps": 5, "targets": ["a100", "sn40l", "wse2", "tsp"]},
+          "11": {"TARGETS": ["a100", "h100", "gaudi3", "sn40l", "bow", "wse3", "tsp"], "DDP_STEPS": 2}}
 CHECK_CALL = re.compile(r"""teach\.check\(\s*["'](\d\d\.\w+)["']""")
 
 

@@ -6,7 +6,7 @@ cycle before). From the bottom:
     cost      accelkit.cost (Parallel, Kernel, rates), the families' execution models (accelkit.families)
               and the performance model (sim.estimate, report, constants, the host measurements it reads)
     compiler  passes, memory plan, placement, the program and its artifact
-    workflow  what composes the others: serve, validate, peers, the host's validation, the profiler
+    workflow  what composes the others: serve, validate, peers, the host's validation, the profiler, sweeps (accelkit.workflow)
     runtime   Session, the runner, the vendor facades, the zoo, ModelBox
     viz       figures
     top       widgets, cli, tour, teach, the package root
@@ -28,8 +28,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cost", ("accelkit.cost", "accelkit.families", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
               "accelkit.sim.constants", "accelkit.sim.host")),  # sim's report/constants/host: names kept for readers
     ("compiler", ("accelkit.compiler",)),
-    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured", "accelkit.sim.stacks", "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation",
-                  "accelkit.profiler")),
+    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured", "accelkit.sim.stacks",
+                  "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation", "accelkit.profiler",
+                  "accelkit.workflow")),
     ("runtime", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras", "accelkit.poptorch",
                  "accelkit.groqflow", "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
     ("viz", ("accelkit.viz",)),

@@ -643,3 +643,44 @@ def _check_three_families(answer: Any) -> list[Line]:
                       "two of them share a family: swap one for a chip of another family"))
     return lines
 
+
+
+# ---- 11 the design space -------------------------------------------------------------------------
+@exercise("11.fastest_chip", "the fastest chip per sample",
+          "In the sweep `df`, which target has the least modelled time per sample for `model` at batch `batch` "
+          "(inference, any precision and chip count the sweep tried)?")
+def _check_fastest_chip(answer: Any, *, sweep: Any, model: str, batch: int) -> list[Line]:
+    rows = sweep[(sweep.status == "ok") & (sweep.model == model) & (sweep.batch == batch)]
+    if "training" in rows:
+        rows = rows[~rows.training.astype(bool)]
+    if not isinstance(answer, str):
+        return [Line(False, f"answer one target name as a str, not {answer!r}", "e.g. 'a100', in quotes")]
+    best = rows.loc[rows.time_per_sample_s.idxmin()]
+    if answer == best.target:
+        return [Line(True, f"{answer}: {best.time_per_sample_s * 1e6:.3g} µs per sample (MODELLED) on "
+                           f"{best.chips_used} chip(s), {best.precision}")]
+    mine = rows[rows.target == answer]
+    if mine.empty:
+        return [Line(False, f"{answer!r} has no modelled row for {model} at batch {batch}",
+                     "filter df by model, batch and status == 'ok', then take the row with the least "
+                     "time_per_sample_s")]
+    return [Line(False, f"{answer} takes {mine.time_per_sample_s.min() * 1e6:.3g} µs per sample at best, "
+                        f"{best.target} {best.time_per_sample_s * 1e6:.3g} µs",
+                 "compare time_per_sample_s (the step over the batch), not step_time_s, across chip counts")]
+
+
+@exercise("11.allreduce_gap", "measured against modelled all-reduce",
+          "How many times longer is the all-reduce MEASURED on this host (`run.measured_allreduce_s`) than the "
+          "one MODELLED on the target's links (`run.modelled_allreduce_s`)? A ratio.")
+def _check_allreduce_gap(answer: Any, *, run: Any) -> list[Line]:
+    bad = _not_a_number(answer, "the ratio")
+    if bad:
+        return [bad]
+    want = run.measured_allreduce_s / run.modelled_allreduce_s
+    if _close(float(answer), want):
+        return [Line(True, f"{float(answer):,.0f}x: loopback TCP between CPU processes against "
+                           f"{run.world_size} x {run.target}'s links (modelled)")]
+    if _close(float(answer), 1 / want):
+        return [Line(False, f"{float(answer):.3g} is the inverse", "measured over modelled, not modelled over measured")]
+    return [Line(False, f"{float(answer):.4g} is not the ratio", "divide run.measured_allreduce_s by "
+                                                                 "run.modelled_allreduce_s")]

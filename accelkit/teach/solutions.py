@@ -44,7 +44,15 @@ SOLUTIONS: dict[str, Callable[..., Any]] = {
         f"python app.py compile -b {batch} -mb {micro_batch} --pef-name={pef_name}",
         f"python app.py run -b {batch} -mb {micro_batch} --pef=out/{pef_name}/{pef_name}.pef"],
     "09.three_families": lambda: ["a100", "sn40l", "tsp"],
+    "11.fastest_chip": lambda *, sweep, model, batch: _fastest_chip(sweep, model, batch),
+    "11.allreduce_gap": lambda *, run: run.measured_allreduce_s / run.modelled_allreduce_s,
 }
+
+
+def _fastest_chip(df: Any, model: str, batch: int) -> str:
+    rows = df[(df.status == "ok") & (df.model == model) & (df.batch == batch)]
+    rows = rows[~rows.training.astype(bool)] if "training" in rows else rows
+    return str(rows.loc[rows.time_per_sample_s.idxmin()].target)
 
 
 def _spec(target: str) -> Any:

@@ -1,0 +1,71 @@
+"""Figures of a sweep (``ak.sweep``): the Pareto front per family, the winning chip per cell, data vs model
+parallelism. Each returns a ``plotly.graph_objects.Figure`` and draws nothing itself; every number is modelled."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+
+from accelkit.workflow.analysis import data_vs_model, pareto_front, winners
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def pareto(df: pd.DataFrame, *, x: str = "chips_used", y: str = "time_per_sample_s") -> go.Figure:
+    """Every ok configuration as a point (time per sample against chips used), and each family's Pareto front
+    as a line: the configurations no other of the family beats on both."""
+    ok = df[df.status == "ok"]
+    front = pareto_front(df, x=x, y=y)
+    fig = go.Figure()
+    for family, group in ok.groupby("family", sort=True):
+        fig.add_trace(go.Scatter(x=group[x], y=group[y], mode="markers", name=f"{family}", opacity=0.35,
+                                 legendgroup=str(family), text=group.target + " " + group.model,
+                                 hovertemplate="%{text}<br>%{x} chips, %{y:.3g} s/sample<extra></extra>"))
+        line = front[front.family == family]
+        fig.add_trace(go.Scatter(x=line[x], y=line[y], mode="lines+markers", name=f"{family} front",
+                                 legendgroup=str(family), showlegend=False, text=line.target + " " + line.model,
+                                 hovertemplate="front: %{text}<br>%{x} chips, %{y:.3g} s/sample<extra></extra>"))
+    fig.update_layout(title="Time per sample against chips used (MODELLED), Pareto front per family",
+                      xaxis_title="chips used", yaxis_title="seconds per sample (modelled)", yaxis_type="log",
+                      xaxis_type="log")
+    return fig
+
+
+def winner_map(df: pd.DataFrame, *, index: str = "model", columns: str = "batch",
+               order: list[str] | None = None) -> go.Figure:
+    """A map ``index`` x ``columns`` whose cells name the chip with the least modelled time per sample, coloured
+    by its family; ``order`` lists the rows top to bottom (default: sorted)."""
+    table = winners(df, index=index, columns=columns)
+    if order is not None:
+        table = table.reindex([o for o in order if o in table.index])
+    ok = df[df.status == "ok"]
+    family_of = dict(zip(ok.target, ok.family, strict=True))
+    families: list[str] = sorted({str(family_of[t]) for t in table.values.ravel() if t in family_of})
+    code = {f: i for i, f in enumerate(families)}
+    z = [[code.get(family_of.get(t, ""), None) if isinstance(t, str) else None for t in row] for row in table.values]
+    text = [[t if isinstance(t, str) else "" for t in row] for row in table.values]
+    fig = go.Figure(go.Heatmap(z=z, x=[str(c) for c in table.columns], y=[str(i) for i in table.index], text=text,
+                               texttemplate="%{text}", colorscale="Viridis", showscale=False,
+                               hovertemplate="%{y}, " + columns + " %{x}: %{text}<extra></extra>"))
+    fig.update_layout(title=f"The chip with the least time per sample, by {index} and {columns} (MODELLED); "
+                            "colour = family: " + ", ".join(families),
+                      xaxis_title=columns, yaxis_title=index)
+    return fig
+
+
+def parallel_split(df: pd.DataFrame) -> go.Figure:
+    """Per family, the best modelled time per sample with every chip a replica (data parallel) beside the best
+    with the model split over the chips (tensor or pipeline)."""
+    table = data_vs_model(df).reset_index()
+    labels = [" / ".join(str(v) for v in row) for row in table[[c for c in table.columns
+                                                                  if c not in ("data_parallel", "model_parallel", "winner")]].values]
+    fig = go.Figure([go.Bar(name="data parallel", x=labels, y=table["data_parallel"]),
+                     go.Bar(name="model parallel (tensor or pipeline)", x=labels, y=table["model_parallel"])])
+    fig.update_layout(barmode="group", yaxis_type="log", yaxis_title="seconds per sample (modelled)",
+                      title="Data or model parallelism, per family (MODELLED; lower is better)")
+    return fig
+
+
+__all__ = ["parallel_split", "pareto", "winner_map"]
