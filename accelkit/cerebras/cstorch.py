@@ -27,7 +27,6 @@ simply called), and each traced call adds the modelled time of the sections it r
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -38,7 +37,7 @@ from torch import nn
 
 from accelkit.cerebras.amp import half_precision, on_half_dtype
 from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
-from accelkit.hardware.precision import EMULATED
+from accelkit.hardware.precision import EMULATED, CpuAutocast
 from accelkit.runtime import facade_log
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -180,7 +179,7 @@ class CompiledModel(nn.Module):
         if self.backend.tracing and self.backend.clock is not None:
             self.backend.clock.on_forward(args, kwargs)
         dtype = EMULATED.get(self.backend.precision)  # mixed precision: 16-bit arithmetic, as the wafer's
-        with torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext():
+        with CpuAutocast(dtype):
             return self.module(*args, **kwargs)
 
 
@@ -253,7 +252,6 @@ def save(state_dict: dict[str, Any], checkpoint_file: str | Path) -> None:
     """``cstorch.save(state_dict, checkpoint_file)``: write a checkpoint (model / optimizer state dicts, step
     counters). Cerebras writes its H5-based format; here ``torch.save`` writes PyTorch's, which :func:`load`
     reads back without running code (``weights_only=True``)."""
-    import torch
 
     Path(checkpoint_file).parent.mkdir(parents=True, exist_ok=True)
     torch.save(state_dict, checkpoint_file)
@@ -262,7 +260,6 @@ def save(state_dict: dict[str, Any], checkpoint_file: str | Path) -> None:
 def load(checkpoint_file: str | Path, map_location: Any = None, **kwargs: Any) -> Any:
     """``cstorch.load(checkpoint_file, map_location=None)``: read a checkpoint written by :func:`save` (tensors,
     numbers, strings and containers only: nothing in the file is executed)."""
-    import torch
 
     try:
         return torch.load(checkpoint_file, map_location=map_location, weights_only=True)

@@ -11,6 +11,9 @@ them with, the output tolerance against fp32, and the default precision for a ch
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -64,3 +67,41 @@ def default_for(spec: AcceleratorSpec) -> str:
 
 __all__ = ["ALIASES", "ELEMENT_BYTES", "EMULATED", "PRECISIONS", "PREFERRED", "TOLERANCE", "default_for",
            "element_bytes", "normalize"]
+
+
+@functools.cache
+def _onednn_runs(dtype: Any) -> bool:
+    """Whether this CPU's oneDNN runs an LSTM under autocast at ``dtype`` (a CPU without AVX-512 refuses it:
+    "could not create a primitive descriptor")."""
+    try:
+        with torch.autocast("cpu", dtype=dtype):
+            torch.nn.LSTM(2, 2)(torch.zeros(1, 1, 2))
+        return True
+    except RuntimeError:
+        return False
+
+
+class CpuAutocast:
+    """``torch.autocast("cpu", dtype)`` for emulating a 16-bit precision on this CPU, reusable as a context; on a
+    CPU whose oneDNN refuses some ops at that precision (recurrent layers without AVX-512), PyTorch's own kernels
+    run them instead (``torch.backends.mkldnn`` off inside). ``dtype=None``: nothing (fp32)."""
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = dtype
+        self._stack: list[contextlib.ExitStack] = []
+
+    def __enter__(self) -> CpuAutocast:
+        stack = contextlib.ExitStack()
+        if self.dtype is not None:
+            if not _onednn_runs(self.dtype):
+                with warnings.catch_warnings():  # its note about TF32 on Intel GPUs says nothing here
+                    warnings.simplefilter("ignore")
+                    stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
+            stack.enter_context(torch.autocast("cpu", dtype=self.dtype))
+        self._stack.append(stack)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._stack.pop().__exit__(*exc)

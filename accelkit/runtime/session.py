@@ -38,7 +38,10 @@ from accelkit.errors import AccelkitError, ModelError
 from accelkit.families import model_for
 from accelkit.graph.capture import user_code
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
-from accelkit.hardware.precision import TOLERANCE  # noqa: F401 - re-exported
+from accelkit.hardware.precision import (
+    TOLERANCE,  # noqa: F401 - re-exported
+    CpuAutocast,
+)
 from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
 
 SECTIONS = ("fwd", "bckwd", "opt")
@@ -317,7 +320,7 @@ class Session:
         self.model.train("bckwd" in secs)
         outs, losses = [], []
         dtype = PRECISION_DTYPES[self.precision]
-        autocast = torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+        autocast = CpuAutocast(dtype)  # torch.autocast on this CPU (PyTorch's kernels where oneDNN refuses)
         grad = torch.enable_grad() if "bckwd" in secs else torch.no_grad()
         try:
             with grad:
