@@ -95,7 +95,7 @@ def test_poptorch_mixed_precision_honours_loss_scaling_and_fp32_accumulators(tmp
     proc = vendor_run(tmp_path, "poptorch_mixed_precision.py")
     falls(proc.stdout)  # the script also asserts no loss is NaN
     assert "(mode 'on-chip', fp16)" in proc.stdout
-    assert "opts.Precision.enableStochasticRounding(True) accepted, not simulated" in proc.stdout
+    assert "enableStochasticRounding" not in proc.stdout  # honoured (fp16 stores round stochastically), not just noted
     assert "DataLoader(mode=<DataLoaderMode.Async: 1>) accepted" in proc.stdout
 
 
@@ -569,3 +569,121 @@ def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_ma
                                    is_transposed=True), torch.tensor([[2.0, 4.0], [3.0, 5.0]]))
     with pytest.raises(samba.SambaError, match="GRADNORM"):
         samba.session.run([inputs[0], inputs[2]], outs, section_types=["FWD", "GRADNORM"])
+
+
+# ---- the SDK surface the vendors' own tutorials use ------------------------------------------------
+def test_sambaflow_logreg_with_the_compile_arguments_its_readme_documents(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "compile", "-b", "32", "--pef-name=logreg",
+                     "--output-folder=out", "--num-tiles", "4", "--resources-scaling-factors", "0.8", "0.8", "0.8",
+                     "--arch", "sn20")
+    pef = tmp_path / "out" / "logreg" / "logreg.pef"
+    assert f"[info    ] PEF file {pef} created" in out and (pef / "manifest.json").is_file()  # SambaFlow's own line
+    assert "SambaFlow: --num-tiles 4 accepted, not simulated" in out
+    assert "--resources-scaling-factors 0.8 0.8 0.8 accepted" in out and "--arch sn20 accepted" in out
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "run", "-b", "32", "--pef=out/logreg/logreg.pef",
+                     "--num-steps", "10", "--log-level=error")
+    assert "SambaFlow app on out/logreg/logreg.pef" in out and "10 steps" in out
+    assert "[info    ]" not in out  # --log-level=error keeps SambaFlow's info lines quiet, as on the real machine
+
+
+def test_samba_helpers_for_test_subcommands_and_reports(tmp_path):
+    import json
+
+    import torch
+
+    from accelkit.samba import SambaError, env, utils
+    from accelkit.samba.parameter import SambaParameter
+
+    assert env.use_mock_samba_runtime() is False  # real values: apps keep their real accuracy bounds
+    gold = torch.tensor([1.0, -2.0, 4.0])
+    assert utils.assert_close(gold + 0.01, gold, "out", threshold=0.01) == pytest.approx(0.0025, rel=1e-4)
+    with pytest.raises(SambaError, match="'fc1__weight__grad'.*above the threshold"):
+        utils.assert_close(gold * 1.5, gold, "fc1__weight__grad", threshold=0.03)
+    utils.AccuracyReport(val_metrics={"acc": 0.9}, batch_size=32, num_iterations=10).save(tmp_path / "r" / "acc.json")
+    assert json.loads((tmp_path / "r" / "acc.json").read_text())["val_metrics"] == {"acc": 0.9}
+    p = SambaParameter(shape=(2, 3), dtype=torch.float32, materializer=lambda _: torch.ones(3, 2).t())
+    assert isinstance(p, torch.nn.Parameter) and p.shape == (2, 3) and float(p.sum()) == 6.0
+
+
+def test_groqflow_proof_point_binds_keywords_by_name_benchmarks_and_opens_its_view(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    out = in_process(tmp_path, monkeypatch, capsys, "groqflow_proof_point.py")
+    # attention_mask reaches forward's attention_mask (bound by position it would land on past_key_values)
+    assert float(re.search(r"max difference (\d+\.\d+)", out).group(1)) < 0.01
+    assert 'Building "tiny_decoder"' in out and "    \u2713 Converting to FP16" in out
+    assert f"Woohoo! Saved to {tmp_path / 'cache' / 'tiny_decoder'}" in out
+    assert re.search(r"\d\.\d{7} seconds\n[\d.]+ inferences per second", out)
+    assert "groq-compiler --effort=high tiny_decoder.onnx (not run" in out
+    assert (tmp_path / "cache" / "tiny_decoder" / "groqview.html").is_file() and "gmodel.groqview() accepted" in out
+    assert f"cache: {tmp_path / 'cache'}" in out  # groqflow.common.build.DEFAULT_CACHE_DIR
+
+
+def test_poptorch_anchors_popart_options_popdist_and_synthetic_data(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_observe.py")
+    falls(out)
+    assert "anchored gradient of fc2.bias: (10,), nonzero True" in out
+    assert "tensor names: ['fc1.weight', 'fc1.bias']" in out and "first image (28, 28)" in out
+    assert "opts._Popart.set('outlineThreshold', 10.0) accepted, not simulated" in out
+    assert "poptorch.recomputationCheckpoint(...) accepted" in out and "enableSyntheticData(True) accepted" in out
+    assert "popdist, popdist.poptorch" in out  # answered for the run; isPopdistEnvSet() is False: one process
+
+
+def test_poptorch_fp16_optimizer_state_trains_and_stochastic_rounding_is_unbiased():
+    import torch
+
+    from accelkit import poptorch
+    from accelkit.poptorch.optim import round_to
+
+    # a quarter of an fp16 step above 1.0: nearest rounding always loses it, stochastic rounding keeps it on average
+    x = torch.full((20000,), 1.0 + 2.0 ** -12)
+    assert float(round_to(x, torch.float16).float().mean()) == 1.0
+    torch.manual_seed(0)
+    mean = float(round_to(x, torch.float16, stochastic=True).float().mean())
+    assert abs(mean - float(x[0])) < 2e-5 and 1.0 < mean
+
+    # fp16 weights with fp16 Adam state (accum_type=float16): the IPU computes the update in fp32, so Adam's eps does
+    # not vanish and a zero gradient leaves the weight alone (plain fp16 arithmetic gives 0/0 = NaN there)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1).half()
+    opt = poptorch.optim.AdamW(model.parameters(), lr=0.01, accum_type=torch.float16, loss_scaling=1024)
+    opts = poptorch.Options()
+    opts.Precision.enableStochasticRounding(True)
+    poptorch.trainingModel(torch.nn.Identity(), options=opts, optimizer=opt)
+    assert opt.stochastic_rounding and not poptorch.Options().Precision.stochastic_rounding
+    x, y = torch.randn(64, 4).half(), torch.zeros(64, 1).half()
+    x[:, 0] = 0  # the first weight's gradient is exactly zero
+    losses = []
+    for _ in range(30):
+        loss = ((model(x).float() - y.float()) ** 2).mean()
+        (loss * 1024).backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(float(loss.detach()))
+    assert all(torch.isfinite(p).all() for p in model.parameters()) and losses[-1] < 0.5 * losses[0]
+    assert opt.state[model.weight]["exp_avg_sq"].dtype == torch.float16  # the state is stored in its accum type
+
+
+def test_cstorch_gigagpt_shape_schedules_the_rate_and_reports_modelled_samples_per_second(tmp_path, monkeypatch,
+                                                                                          capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_gpt.py")
+    falls(out)
+    assert "learning rate at the end 3.00e-04" in out  # warm-up to 3e-3 then cosine decay to 3e-4, closed form
+    assert "Rate / GlobalRate are MODELLED samples/s" in out and "cerebras.pytorch.distributed" in out
+    assert "cstorch.backends.csx.debug.execute_crd_memory_gi = 32 accepted" in out and "cluster_config=" in out
+    assert any((tmp_path / "model_dir" / "train").iterdir())  # the SummaryWriter's log
+
+
+def test_synthetic_data_tokenizer_is_built_locally_and_fits_the_small_models():
+    pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    from accelkit.vendor import synthetic
+
+    with synthetic.installed(hf=True):
+        tok = transformers.AutoTokenizer.from_pretrained("M-FAC/bert-tiny-finetuned-sst2")
+        said = synthetic.substitutions()
+    enc = tok(["The compiler places each kernel", "on the chip"], padding="max_length", max_length=12,
+              truncation=True, return_tensors="pt")
+    assert enc["input_ids"].shape == (2, 12) and int(enc["input_ids"].max()) < 1000
+    assert (enc["input_ids"][:, 0] == tok.cls_token_id).all() and tok.pad_token_id in enc["input_ids"][1].tolist()
+    assert tok.decode(enc["input_ids"][0], skip_special_tokens=True) == "the compiler places each kernel"
+    assert any("built on this machine" in s and "bert-tiny" in s for s in said)

@@ -31,6 +31,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import torch
@@ -89,8 +90,43 @@ class Backend(ClockResults):
         self._saved.add(id(prog))
 
 
+    @property
+    def is_cpu(self) -> bool:
+        """False: the backend is a (simulated) Cerebras system, so scripts take their CSX path."""
+        return False
+
+    @property
+    def device(self) -> contextlib.AbstractContextManager[None]:
+        """``with backend.device:`` builds the model for the system; here its weights stay on this CPU."""
+        return contextlib.nullcontext()
+
     def __repr__(self) -> str:
         return f"Backend({self.backend_type!r}: simulated {SYSTEMS[self.target]}, {self.precision})"
+
+
+class _DebugSettings:
+    """``cstorch.backends.csx.debug``: the appliance's debug knobs (memory for its compile and execute jobs...).
+    Setting one is accepted and recorded; reading one gives back what was set."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        facade_log.accept("Cerebras", f"cstorch.backends.csx.debug.{name} = {value!r}",
+                          "sizes or tunes the appliance's jobs on the cluster; the simulated run has no cluster jobs")
+        object.__setattr__(self, name, value)
+
+
+backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings()))
+
+
+def summarize_scalar(name: str, value: Any) -> None:
+    """``cstorch.summarize_scalar(name, value)``: on the system, a value sent to TensorBoard from inside the traced
+    step. Here it is kept, with the step it came from, in :data:`summaries` (read it after the run)."""
+    steps = _current[0].clock.session.steps if _current and _current[0].clock is not None else 0
+    summaries.append((str(name), steps, float(value.detach().float().mean()) if hasattr(value, "detach")
+                      else float(value)))
+
+
+summaries: list[tuple[str, int, float]] = []  # (name, steps done, value) from summarize_scalar
+facade_log.reset_with_each_run(summaries.clear)
 
 
 _current: list[Backend] = []  # the most recent backend is the one traced steps run on
@@ -324,6 +360,8 @@ class DataExecutor:
         self.dataloader = dataloader
         self.num_steps = num_steps
         self.user_iteration = 0  # steps yielded so far
+        self.samples = 0  # samples in the batches yielded so far
+        self.profiler = SimpleNamespace(rate_tracker=_RateTracker(self))
 
     @property
     def on_final_iteration(self) -> bool:
@@ -349,6 +387,7 @@ class DataExecutor:
             for batch in self.dataloader:
                 empty = False
                 self.user_iteration += 1
+                self.samples += _batch_samples(batch)
                 yield batch
                 if self.user_iteration >= self.num_steps:
                     return
@@ -359,5 +398,40 @@ class DataExecutor:
         return self.num_steps
 
 
+def _batch_samples(batch: Any) -> int:
+    """Samples in a batch: the first dimension of its first tensor (1 when it has none)."""
+    import torch
+
+    from accelkit.graph.values import tensor_leaves
+
+    leaves = tensor_leaves(batch)
+    first = leaves[0] if leaves else None
+    return int(first.shape[0]) if isinstance(first, torch.Tensor) and first.dim() else 1
+
+
+class _RateTracker:
+    """``executor.profiler.rate_tracker``: samples per second, MODELLED from the wafer's clock (on the system, a
+    measurement). ``rate`` and ``global_rate`` are both the run's samples over its modelled time so far."""
+
+    def __init__(self, executor: DataExecutor) -> None:
+        self.executor = executor
+
+    @property
+    def global_rate(self) -> float:
+        b = _current[0] if _current else None
+        seconds = b.clock.session.simulated_time_s if b is not None and b.clock is not None else 0.0
+        if seconds > 0 and not _said_rate:
+            _said_rate.append(True)
+            print("accelkit: the executor's Rate / GlobalRate are MODELLED samples/s (the wafer's modelled clock), "
+                  "not measured")
+        return self.executor.samples / seconds if seconds > 0 else 0.0
+
+    rate = global_rate
+
+
+_said_rate: list[bool] = []
+facade_log.reset_with_each_run(_said_rate.clear)
+
+
 __all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "checkpoint_closure", "compile",
-           "current_backend", "load", "save", "step_closure", "trace"]
+           "current_backend", "load", "save", "step_closure", "summarize_scalar", "trace"]

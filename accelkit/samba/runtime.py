@@ -104,6 +104,14 @@ def _sections(section_types: Sequence[str] | None, training: bool) -> tuple[str,
     return tuple(s for s in secs if s != "gradnorm")
 
 
+def log_info(text: str) -> None:
+    """Print ``text`` as SambaFlow prints its log lines (``[info    ] ...``), unless the app's ``--log-level``
+    is above info (the tutorials' ``--log-level=error`` keeps them quiet, as on the real machine)."""
+    level = getattr(session.app_args, "log_level", "info") or "info"
+    if level in ("debug", "info"):
+        print(f"[info    ] {text}")
+
+
 class SambaSession:
     """The module-level ``samba.session`` object (the counterpart of ``sambaflow.samba.session``)."""
 
@@ -168,13 +176,19 @@ class SambaSession:
             raise SambaError(f"{type(model).__name__}.forward must return the loss first for a training compile: "
                              "the backward pass starts from that output",
                              fix="compute the loss inside forward and return `loss, outputs`")
-        path = pef or getattr(args, "pef", None) or str(Path(app_dir or ".") / "out" / name / f"{name}.pef")
+        pef_name = getattr(args, "pef_name", None) or name
+        folder = getattr(args, "output_folder", None) or str(Path(app_dir or ".") / "out")
+        path = pef or getattr(args, "pef", None) or str(Path(folder) / pef_name / f"{pef_name}.pef")
+        if verbose:
+            log_info(f"Compiling {type(model).__name__} as {pef_name!r} for the simulated {TARGET} RDU "
+                     f"({'training' if training else 'inference'}, accelkit)")
         prog.save(path)
         pef_file.write(path, pef_file.AppInfo(
             name=name, inputs=ports, training=training, optimizer=optimizer_name(optim) if optim is not None else None,
             init_output_grads=init_output_grads, manifest_checksum=""))
         if verbose:
             print(_compile_summary(name, prog, optim, path))
+            log_info(f"PEF file {Path(path).resolve()} created")
         return prog
 
     # ---- trace (called by utils.trace_graph) ------------------------------------------------------
