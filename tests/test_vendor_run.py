@@ -186,8 +186,8 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
 
     with pytest.raises(poptorch.PopTorchError, match="not provided by accelkit"):
         poptorch.Options().setNoSuchThing(1)
-    with pytest.raises(poptorch.PopTorchError, match="random numbers"):
-        poptorch.Options().enableSyntheticData(True)
+    with pytest.raises(poptorch.PopTorchError, match="custom_op.*'LeakyRelu'.*cannot run"):
+        poptorch.custom_op([x], "LeakyRelu", "custom.ops", 1, example_outputs=[x])
     with pytest.raises(poptorch.PopTorchError, match="Mean reduction"):
         poptorch.Options().Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
 
