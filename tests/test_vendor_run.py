@@ -237,6 +237,7 @@ def test_groqflow_sequence_example_builds_fp32_through_onnxflow_stages(tmp_path)
 # ---- the launcher ---------------------------------------------------------------------------------
 def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sdk(tmp_path, monkeypatch):
     import importlib
+    import importlib.util
     import sys as _sys
 
     from accelkit.vendor import aliases
@@ -253,6 +254,11 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
         assert "+accelkit.sim" in importlib.import_module("sambaflow").__version__
         with pytest.raises(AttributeError, match="accelkit's facade accelkit.samba does not provide it"):
             importlib.import_module("sambaflow.samba").no_such_call  # noqa: B018 - the error names the facade
+        from accelkit.cerebras.clock import CerebrasError
+
+        assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
+        with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
+            importlib.import_module("cerebras.framework.torch.core").cb_model  # noqa: B018
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
         importlib.invalidate_caches()
         poptorch = importlib.import_module("poptorch")
@@ -313,10 +319,10 @@ def test_poptorch_lamb_scales_each_update_by_the_trust_ratio():
     assert torch.allclose(capped.detach(), torch.tensor([1.95, 2.05, 1.95, 2.05]), atol=1e-5)  # ratio 1 / 2
 
 
-def test_synthetic_data_builds_hf_models_from_config_refuses_tokenizers_and_restores_the_hub():
+def test_synthetic_data_builds_hf_models_and_a_local_tokenizer_and_restores_the_hub():
+    pytest.importorskip("tokenizers")
     transformers = pytest.importorskip("transformers")
 
-    from accelkit.errors import AccelkitError
     from accelkit.vendor import synthetic
 
     before = transformers.AutoModel.from_pretrained.__func__
@@ -325,10 +331,21 @@ def test_synthetic_data_builds_hf_models_from_config_refuses_tokenizers_and_rest
         assert type(model).__name__ == "BertModel" and model.config.hidden_size == 64
         head = transformers.BertForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
         assert head.config.num_labels == 3
-        with pytest.raises(AccelkitError, match="no stand-in for the tokenizer"):
-            transformers.AutoTokenizer.from_pretrained("bert-base-uncased")
-        assert any("RANDOM weights" in s for s in synthetic.substitutions())
+        tok = transformers.AutoTokenizer.from_pretrained("M-FAC/bert-tiny-finetuned-sst2")
+        said = synthetic.substitutions()
     assert transformers.AutoModel.from_pretrained.__func__ is before  # the hub is itself again after the run
+    assert any("RANDOM weights" in s for s in said)
+    assert any("built on this machine" in s and "bert-tiny" in s for s in said)
+    enc = tok(["The compiler places each kernel", "on the chip"], padding="max_length", max_length=12,
+              truncation=True, return_tensors="pt")
+    assert enc["input_ids"].shape == (2, 12) and int(enc["input_ids"].max()) < model.config.vocab_size
+    assert (enc["input_ids"][:, 0] == tok.cls_token_id).all() and tok.pad_token_id in enc["input_ids"][1].tolist()
+    assert tok.decode(enc["input_ids"][0], skip_special_tokens=True) == "the compiler places each kernel"
+    assert tok.decode(tok("Qwxz RDU")["input_ids"], skip_special_tokens=True) == "qwxz rdu"  # pieces: never [UNK]
+    assert model(**enc).last_hidden_state.shape == (2, 12, 64)  # its ids fit the small model
+    pairs = tok.batch_encode_plus([("Where is the weight?", "the weights stream in from memory " * 20)] * 2,
+                                  max_length=16, pad_to_max_length="right")  # transformers 4's call, as tutorials make it
+    assert [len(ids) for ids in pairs["input_ids"]] == [16, 16] and pairs["input_ids"][0].count(tok.sep_token_id) == 2
 
 
 def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
@@ -370,13 +387,15 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
 
 # ---- in one process: the launcher's Python entry point (no interpreter start per script) ------------------
 def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: str,
-               *args: str, synthetic: bool = True) -> str:
-    """Run ``script`` through :func:`accelkit.vendor.run_script`, as `accelkit vendor-run` does; its stdout."""
+               *args: str, synthetic: bool = True, stderr: bool = False) -> str:
+    """Run ``script`` through :func:`accelkit.vendor.run_script`, as `accelkit vendor-run` does; its stdout
+    (then its stderr, with ``stderr=True``)."""
     from accelkit.vendor import run_script
 
     monkeypatch.chdir(tmp_path)
     run = run_script(SCRIPTS / script, args, synthetic_data=synthetic)
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out + (captured.err if stderr else "")
     assert run.exit_code == 0, f"{script}: {run.error}\n{out}"
     return out
 
@@ -578,11 +597,14 @@ def test_sambaflow_logreg_with_the_compile_arguments_its_readme_documents(tmp_pa
                      "--arch", "sn20")
     pef = tmp_path / "out" / "logreg" / "logreg.pef"
     assert f"[info    ] PEF file {pef} created" in out and (pef / "manifest.json").is_file()  # SambaFlow's own line
+    assert f"[info    ] Logs are generated in {pef.parent}" in out and (pef.parent / "compile.log").is_file()
     assert "SambaFlow: --num-tiles 4 accepted, not simulated" in out
     assert "--resources-scaling-factors 0.8 0.8 0.8 accepted" in out and "--arch sn20 accepted" in out
     out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "run", "-b", "32", "--pef=out/logreg/logreg.pef",
                      "--num-steps", "10", "--log-level=error")
     assert "SambaFlow app on out/logreg/logreg.pef" in out and "10 steps" in out
+    log = re.search(r"\]: sn_create_session: PEF File: out/logreg/logreg.pef\nLog ID initialized to: .* at (.+)\n", out)
+    assert log and "simulated" in Path(log.group(1)).read_text()  # the runtime's lines name a log that exists
     assert "[info    ]" not in out  # --log-level=error keeps SambaFlow's info lines quiet, as on the real machine
 
 
@@ -619,8 +641,9 @@ def test_groqflow_proof_point_binds_keywords_by_name_benchmarks_and_opens_its_vi
 
 
 def test_poptorch_anchors_popart_options_popdist_and_synthetic_data(tmp_path, monkeypatch, capsys):
-    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_observe.py")
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_observe.py", stderr=True)
     falls(out)
+    assert re.search(r"^Graph compilation: 100%\|\u2588+\| 100/100 \[\d\d:\d\d<00:00\]$", out, re.M)
     assert "anchored gradient of fc2.bias: (10,), nonzero True" in out
     assert "tensor names: ['fc1.weight', 'fc1.bias']" in out and "first image (28, 28)" in out
     assert "opts._Popart.set('outlineThreshold', 10.0) accepted, not simulated" in out
@@ -673,17 +696,17 @@ def test_cstorch_gigagpt_shape_schedules_the_rate_and_reports_modelled_samples_p
     assert any((tmp_path / "model_dir" / "train").iterdir())  # the SummaryWriter's log
 
 
-def test_synthetic_data_tokenizer_is_built_locally_and_fits_the_small_models():
-    pytest.importorskip("tokenizers")
-    transformers = pytest.importorskip("transformers")
-    from accelkit.vendor import synthetic
+def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
+    import torch
 
-    with synthetic.installed(hf=True):
-        tok = transformers.AutoTokenizer.from_pretrained("M-FAC/bert-tiny-finetuned-sst2")
-        said = synthetic.substitutions()
-    enc = tok(["The compiler places each kernel", "on the chip"], padding="max_length", max_length=12,
-              truncation=True, return_tensors="pt")
-    assert enc["input_ids"].shape == (2, 12) and int(enc["input_ids"].max()) < 1000
-    assert (enc["input_ids"][:, 0] == tok.cls_token_id).all() and tok.pad_token_id in enc["input_ids"][1].tolist()
-    assert tok.decode(enc["input_ids"][0], skip_special_tokens=True) == "the compiler places each kernel"
-    assert any("built on this machine" in s and "bert-tiny" in s for s in said)
+    from accelkit.cerebras import optim
+    from accelkit.cerebras.clock import CerebrasError
+
+    params = [torch.nn.Parameter(torch.ones(2))]
+    opt = optim.configure_optimizer("adamw", params, learning_rate=0.01, weight_decay=0.1, correct_bias=True)
+    assert isinstance(opt, optim.AdamW) and opt.param_groups[0]["lr"] == 0.01
+    assert opt.param_groups[0]["weight_decay"] == 0.1
+    with pytest.raises(CerebrasError, match="no optimizer 'Lion'"):
+        optim.configure_optimizer("Lion", params, learning_rate=0.01)
+    with pytest.raises(CerebrasError, match="momentum"):
+        optim.configure_optimizer("Adam", params, learning_rate=0.01, momentum=0.9)

@@ -90,7 +90,27 @@ class SequentialLR(torch.optim.lr_scheduler.SequentialLR):
         super().__init__(optimizer, list(schedulers), list(milestones), last_epoch)
 
 
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
+
+
+def configure_optimizer(optimizer_type: str, params: Iterable[Any], **kwargs: Any) -> torch.optim.Optimizer:
+    """``cstorch.optim.configure_optimizer("AdamW", model.parameters(), learning_rate=..., ...)``: the optimizer
+    class named by ``optimizer_type`` (any case; SGD, Adam, AdamW here), with the Model Zoo configs' keyword
+    ``learning_rate`` taken as ``lr``. A name or keyword this simulation does not have is an error naming it."""
+    cls = OPTIMIZERS.get(str(optimizer_type).lower())
+    if cls is None:
+        raise CerebrasError(f"cstorch.optim.configure_optimizer: no optimizer {optimizer_type!r} in accelkit's "
+                            "cerebras.pytorch.optim", fix="use one of: SGD, Adam, AdamW")
+    if "learning_rate" in kwargs:
+        kwargs["lr"] = kwargs.pop("learning_rate")
+    try:
+        return cls(params, **kwargs)
+    except TypeError as exc:
+        raise CerebrasError(f"cstorch.optim.configure_optimizer({optimizer_type!r}, ...): {exc}",
+                            fix=f"pass only {cls.__name__}'s own arguments (and learning_rate)") from None
+
+
 lr_scheduler = type("lr_scheduler", (), {"ConstantLR": ConstantLR, "LinearLR": LinearLR,
                                          "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR})
 
-__all__ = ["SGD", "Adam", "AdamW", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]
+__all__ = ["OPTIMIZERS", "SGD", "Adam", "AdamW", "configure_optimizer", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]

@@ -22,6 +22,8 @@ numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` mode
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import Any
 
 import torch
@@ -106,6 +108,7 @@ class PoplarExecutor:
         self._bound: BoundKeywords | None = None  # the first call's keyword layout, when it used keywords
         self._combined_batch: int | None = None
         self._example: tuple[Any, ...] | None = None  # one device iteration's inputs, for the program
+        self._compiled_shown = False  # PopTorch's "Graph compilation" bar, printed once per model
 
     def _share_rounding(self, optimizer: torch.optim.Optimizer | None) -> None:
         """A poptorch.optim optimizer stores fp16 weights and state with the options' rounding (stochastic or not)."""
@@ -117,6 +120,19 @@ class PoplarExecutor:
     def chips(self) -> int:
         """IPUs the program runs on: the pipeline's IPUs x the replicas."""
         return self.pipeline.ipus * self.options.replication_factor
+
+    def _compile_with_bar(self, session: Session, example: tuple[Any, ...]) -> CompiledProgram:
+        """Compile for ``example`` (once; later calls reuse the program) and, the first time, print PopTorch's
+        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar on stderr, as PopTorch does: the time in it is
+        this machine's (accelkit's compile), not the IPU compiler's, which the report models."""
+        t0 = time.perf_counter()
+        program = session.program(example, training=session.optimizer is not None)
+        if not self._compiled_shown:
+            self._compiled_shown = True
+            mins, secs = divmod(round(time.perf_counter() - t0), 60)
+            bar = "\u2588" * 10
+            print(f"Graph compilation: 100%|{bar}| 100/100 [{mins:02d}:{secs:02d}<00:00]", file=sys.stderr, flush=True)
+        return program
 
     def _session_for(self, args: tuple[Any, ...]) -> Session:
         first = next((t for t in args if isinstance(t, torch.Tensor) and t.dim()), None)
@@ -205,6 +221,7 @@ class PoplarExecutor:
         kind = "trainingModel" if self.training else "inferenceModel"
         try:
             with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+                self._compile_with_bar(session, chunks[0])
                 steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
         except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
             if isinstance(exc.__cause__, PopTorchError):
@@ -227,7 +244,7 @@ class PoplarExecutor:
         args = self._positional(args, kwargs)
         session = self._session_for(args)
         self._example = _chunks(args, self.options.device_iterations)[0]
-        return session.program(self._example, training=self.training)
+        return self._compile_with_bar(session, self._example)
 
     def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
         """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""

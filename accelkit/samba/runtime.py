@@ -112,6 +112,31 @@ def log_info(text: str) -> None:
         print(f"[info    ] {text}")
 
 
+def runtime_session_lines(pef: str | Path) -> None:
+    """The two lines SambaFlow's runtime prints when a run opens its PEF (``sn_create_session: PEF File: ...`` and
+    ``Log ID initialized to: ...``), in its format. The log they name is a real file, written beside the PEF: one
+    line saying the session ran on accelkit's simulated RDU (the real runtime logs under /var/log/sambaflow)."""
+    import datetime
+    import getpass
+    import os
+
+    pid = os.getpid()
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "user"
+    stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    log = Path(pef).resolve().parent / "sn.log"
+    try:
+        with log.open("a", encoding="utf-8") as f:
+            f.write(f"{stamp} : [INFO][LIB][{pid}]: sn_create_session: PEF File: {pef} (accelkit: simulated "
+                    f"{TARGET} RDU; times in this run's report are MODELLED)\n")
+    except OSError:
+        log = Path(os.devnull)
+    print(f"{stamp} : [INFO][LIB][{pid}]: sn_create_session: PEF File: {pef}")
+    print(f"Log ID initialized to: [{user}][python][{pid}] at {log}")
+
+
 class SambaSession:
     """The module-level ``samba.session`` object (the counterpart of ``sambaflow.samba.session``)."""
 
@@ -187,7 +212,15 @@ class SambaSession:
             name=name, inputs=ports, training=training, optimizer=optimizer_name(optim) if optim is not None else None,
             init_output_grads=init_output_grads, manifest_checksum=""))
         if verbose:
-            print(_compile_summary(name, prog, optim, path))
+            summary = _compile_summary(name, prog, optim, path)
+            print(summary)
+            logs = Path(path).resolve().parent
+            try:
+                (logs / "compile.log").write_text(summary + "\n", encoding="utf-8")
+            except OSError:
+                pass
+            log_info("Compilation succeeded for partition_1_1 (accelkit maps the whole graph as one partition)")
+            log_info(f"Logs are generated in {logs}")
             log_info(f"PEF file {Path(path).resolve()} created")
         return prog
 
@@ -230,6 +263,7 @@ class SambaSession:
             # gradient the app sets: traced_outputs[0].sn_grad = ...
             outputs.append(t)
         command = getattr(self.app_args, "command", None)
+        runtime_session_lines(pef)
         self.traced = Traced(model=model, runs=runs, session=Session.from_program(runs, prog, optim, loss_fn=seeded_loss),
                              info=info, outputs=tuple(outputs), pef=str(pef),
                              oracle=OracleCheck(prog.precision) if command == "test" else None)

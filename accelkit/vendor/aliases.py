@@ -63,6 +63,8 @@ ALIASES: dict[str, str | None] = {
     "cerebras_pytorch": "accelkit.cerebras",
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.cerebras.cbtorch",
+    "cerebras.framework.torch.amp": "accelkit.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
+    "cerebras.framework.torch.core": "accelkit.cerebras.zoo_r1",
     # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
     "groqflow": "accelkit.groqflow",
     # its build stages (groqflow/justgroqit/{export,compile}.py) and the ONNX half GroqFlow ships beside it,

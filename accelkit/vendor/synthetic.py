@@ -19,7 +19,7 @@ downloaded here (no network in a workshop), so for one run this module stands in
   ``gpt2``, ...) built from its config class at a small size (2 layers, width 64) with *random* weights,
   as accelkit builds every transformers model. Keyword arguments the script passes (``num_labels=2``)
   are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
-  ``from_pretrained`` returns a small WordPiece tokenizer trained here (:mod:`accelkit.vendor.tokenizer`),
+  ``from_pretrained`` returns a small WordPiece tokenizer made here (:mod:`accelkit.vendor.tokenizer`),
   whose ids fit those small models.
 
 Every substitution is announced (on stdout) when it happens (``accelkit vendor-run: --synthetic-data:
@@ -323,7 +323,7 @@ def _hf_hub() -> Iterator[None]:
         from accelkit.vendor.tokenizer import VOCAB_SIZE, local_tokenizer
 
         _say(f"{cls.__name__}.from_pretrained({str(name)!r}) is a small WordPiece tokenizer built on this machine "
-             f"(at most {VOCAB_SIZE} tokens, trained on accelkit's own docstrings): the text is split as BERT splits "
+             f"(at most {VOCAB_SIZE} tokens, made from accelkit's own text corpus): the text is split as BERT splits "
              "it, but the token ids are not the checkpoint's; nothing downloaded")
         return local_tokenizer(str(name), **kwargs)
 
