@@ -710,3 +710,14 @@ def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
         optim.configure_optimizer("Lion", params, learning_rate=0.01)
     with pytest.raises(CerebrasError, match="momentum"):
         optim.configure_optimizer("Adam", params, learning_rate=0.01, momentum=0.9)
+
+
+def test_torchvision_model_stand_ins_have_torchvisions_sizes_and_pretrained_is_random_and_said():
+    from accelkit.vendor import synthetic, vision_models
+
+    with synthetic.installed(hf=False):
+        resnext = vision_models.resnext50_32x4d(pretrained=True, progress=True)  # Graphcore's available-memory demo
+        said = synthetic.substitutions()
+    assert sum(p.numel() for p in resnext.parameters()) == 25_028_904  # torchvision's resnext50_32x4d
+    assert sum(p.numel() for p in vision_models.resnet18(num_classes=10).parameters()) == 11_181_642
+    assert any("resnext50_32x4d(pretrained=True) is built with RANDOM weights" in s for s in said)

@@ -12,8 +12,6 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from accelkit.errors import AccelkitError
-
 
 class BasicBlock(nn.Module):
     expansion = 1
@@ -37,12 +35,13 @@ class BasicBlock(nn.Module):
 class Bottleneck(nn.Module):
     expansion = 4
 
-    def __init__(self, cin: int, width: int, stride: int = 1) -> None:
+    def __init__(self, cin: int, planes: int, stride: int = 1, groups: int = 1, width_per_group: int = 64) -> None:
         super().__init__()
-        out = width * self.expansion
+        out = planes * self.expansion
+        width = int(planes * width_per_group / 64) * groups  # ResNeXt: wider, grouped 3x3 convolutions
         self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(width)
-        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, groups=groups, bias=False)
         self.bn2 = nn.BatchNorm2d(width)
         self.conv3 = nn.Conv2d(width, out, 1, bias=False)
         self.bn3 = nn.BatchNorm2d(out)
@@ -57,7 +56,7 @@ class Bottleneck(nn.Module):
 
 
 class ResNet(nn.Module):
-    def __init__(self, block: Any, layers: list[int], num_classes: int = 1000) -> None:
+    def __init__(self, block: Any, layers: list[int], num_classes: int = 1000, **block_kwargs: Any) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
         self.bn1 = nn.BatchNorm2d(64)
@@ -67,7 +66,7 @@ class ResNet(nn.Module):
         for i, (width, n) in enumerate(zip((64, 128, 256, 512), layers, strict=True)):
             blocks = []
             for j in range(n):
-                blocks.append(block(cin, width, 2 if i and not j else 1))
+                blocks.append(block(cin, width, 2 if i and not j else 1, **block_kwargs))
                 cin = width * block.expansion
             stages.append(nn.Sequential(*blocks))
         self.layer1, self.layer2, self.layer3, self.layer4 = stages
@@ -81,9 +80,12 @@ class ResNet(nn.Module):
 
 
 def _build(name: str, block: Any, layers: list[int], weights: Any, pretrained: bool, **kwargs: Any) -> ResNet:
+    kwargs.pop("progress", None)  # torchvision's download progress bar: nothing is downloaded
     if weights is not None or pretrained:
-        raise AccelkitError(f"torchvision.models.{name}(weights=...) asks for downloaded weights; accelkit's stand-in "
-                            "has only the architecture", fix=f"build it with random weights: {name}() (weights=None)")
+        from accelkit.vendor.synthetic import _say
+
+        _say(f"torchvision.models.{name}({'weights=' + repr(weights) if weights is not None else 'pretrained=True'}) "
+             "is built with RANDOM weights (the trained ones are a download); nothing downloaded")
     return ResNet(block, layers, **kwargs)
 
 
@@ -99,4 +101,14 @@ def resnet50(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> Re
     return _build("resnet50", Bottleneck, [3, 4, 6, 3], weights, pretrained, **kwargs)
 
 
-__all__ = ["ResNet", "resnet18", "resnet34", "resnet50"]
+def resnext50_32x4d(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> ResNet:
+    return _build("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], weights, pretrained,
+                  **{"groups": 32, "width_per_group": 4, **kwargs})
+
+
+def resnext101_32x8d(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> ResNet:
+    return _build("resnext101_32x8d", Bottleneck, [3, 4, 23, 3], weights, pretrained,
+                  **{"groups": 32, "width_per_group": 8, **kwargs})
+
+
+__all__ = ["ResNet", "resnet18", "resnet34", "resnet50", "resnext101_32x8d", "resnext50_32x4d"]
