@@ -721,3 +721,23 @@ def test_torchvision_model_stand_ins_have_torchvisions_sizes_and_pretrained_is_r
     assert sum(p.numel() for p in resnext.parameters()) == 25_028_904  # torchvision's resnext50_32x4d
     assert sum(p.numel() for p in vision_models.resnet18(num_classes=10).parameters()) == 11_181_642
     assert any("resnext50_32x4d(pretrained=True) is built with RANDOM weights" in s for s in said)
+
+
+def test_launcher_runs_a_script_as_python_does_from_a_clone_of_the_vendors_repository(tmp_path, monkeypatch, capsys):
+    import sys as _sys
+
+    from accelkit.vendor import run_script
+
+    (tmp_path / "groqflow").mkdir()  # the clone's own SDK sources, beside its examples/
+    (tmp_path / "groqflow" / "__init__.py").write_text("raise ImportError('the clone of groqflow was imported')\n")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "hello.py").write_text(
+        "import importlib.util\nimport groqflow\n"
+        "print('facade', hasattr(groqflow, 'groqit'), importlib.util.find_spec('torch' + 'vision') is None)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m` and the accelkit command put it there
+    run = run_script(tmp_path / "examples" / "hello.py", synthetic_data=True)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, run.error
+    assert "facade True True" in out  # not the clone's groqflow; no torchvision stand-in for a script without it
+    assert str(tmp_path) in _sys.path  # the launcher's caller gets its path back

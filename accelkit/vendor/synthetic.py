@@ -29,6 +29,7 @@ Every substitution is announced (on stdout) when it happens (``accelkit vendor-r
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib.machinery
 import importlib.util
 import sys
@@ -233,6 +234,24 @@ class CenterCrop:
         return x.crop((left, top, left + w, top + h))
 
 
+def _pil_to_tensor(pic: Any) -> torch.Tensor:
+    """``torchvision.transforms.functional.pil_to_tensor``: the image's values unscaled, channels first."""
+    a = torch.as_tensor(np.array(pic))
+    return a.unsqueeze(0) if a.dim() == 2 else a.permute(2, 0, 1)
+
+
+class InterpolationMode(enum.Enum):
+    """``torchvision.transforms.InterpolationMode`` (its names and values)."""
+
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+
 def _module(name: str, **attrs: Any) -> types.ModuleType:
     mod = types.ModuleType(name, f"accelkit --synthetic-data stand-in for {name}")
     mod.__spec__ = importlib.machinery.ModuleSpec(name, None)  # find_spec(name) answers; no distribution metadata
@@ -258,14 +277,16 @@ def _torchvision() -> Iterator[None]:
         return
     from accelkit.vendor import vision_models
 
+    functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor)
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
-                         RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop)
+                         RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
+                         InterpolationMode=InterpolationMode, functional=functional)
     ds = _module("torchvision.datasets", **datasets)
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
     tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, __version__="0.0+accelkit.standin")
     added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms,
-             "torchvision.models": models}
+             "torchvision.transforms.functional": functional, "torchvision.models": models}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:
         yield
@@ -350,11 +371,13 @@ def _hf_hub() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def installed(hf: bool = True) -> Iterator[None]:
+def installed(hf: bool = True, vision: bool = True) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
-    imports transformers, a few seconds, for scripts that never call ``from_pretrained``)."""
+    imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
+    the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
+    transformers would take the stand-in for the real package and import parts of it that it lacks)."""
     _said.clear()
-    with (_hf_hub() if hf else contextlib.nullcontext()), _torchvision():
+    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()):
         yield
 
 
