@@ -329,6 +329,18 @@ class DataLoader:
         return len(self.loader)  # type: ignore[arg-type]
 
 
+def _release_workers(loader: Any) -> None:
+    """A torch ``DataLoader(persistent_workers=True)`` (gigaGPT's) keeps its worker processes for a next pass. The
+    executor stays referenced by the run's report, so they would live until the interpreter exits, and its exit
+    then waits on their queues for ever: shut them down when the executor's pass ends, as deleting the loader
+    would. A later pass starts new workers."""
+    inner = getattr(loader, "_loader", loader)
+    it = getattr(inner, "_iterator", None)
+    if it is not None and hasattr(it, "_shutdown_workers"):
+        it._shutdown_workers()
+        inner._iterator = None
+
+
 class DataExecutor:
     """Feed ``num_steps`` batches to the run (``cstorch.utils.data.DataExecutor(dataloader, num_steps=None,
     checkpoint_steps=None, ...)``), starting the loader again when it runs out. Without ``num_steps``, one
@@ -379,6 +391,7 @@ class DataExecutor:
             yield from self._batches()
         finally:
             _executors.remove(self)
+            _release_workers(self.dataloader)
 
     def _batches(self) -> Iterator[Any]:
         self.user_iteration = 0
