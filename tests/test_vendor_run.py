@@ -95,7 +95,7 @@ def test_poptorch_mixed_precision_honours_loss_scaling_and_fp32_accumulators(tmp
     proc = vendor_run(tmp_path, "poptorch_mixed_precision.py")
     falls(proc.stdout)  # the script also asserts no loss is NaN
     assert "(mode 'on-chip', fp16)" in proc.stdout
-    assert "opts.Precision.enableStochasticRounding(True) accepted, not simulated" in proc.stdout
+    assert "enableStochasticRounding" not in proc.stdout  # honoured (fp16 stores round stochastically), not just noted
     assert "DataLoader(mode=<DataLoaderMode.Async: 1>) accepted" in proc.stdout
 
 
@@ -186,8 +186,8 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
 
     with pytest.raises(poptorch.PopTorchError, match="not provided by accelkit"):
         poptorch.Options().setNoSuchThing(1)
-    with pytest.raises(poptorch.PopTorchError, match="random numbers"):
-        poptorch.Options().enableSyntheticData(True)
+    with pytest.raises(poptorch.PopTorchError, match="custom_op.*'LeakyRelu'.*cannot run"):
+        poptorch.custom_op([x], "LeakyRelu", "custom.ops", 1, example_outputs=[x])
     with pytest.raises(poptorch.PopTorchError, match="Mean reduction"):
         poptorch.Options().Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
 
@@ -237,6 +237,7 @@ def test_groqflow_sequence_example_builds_fp32_through_onnxflow_stages(tmp_path)
 # ---- the launcher ---------------------------------------------------------------------------------
 def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sdk(tmp_path, monkeypatch):
     import importlib
+    import importlib.util
     import sys as _sys
 
     from accelkit.vendor import aliases
@@ -253,6 +254,11 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
         assert "+accelkit.sim" in importlib.import_module("sambaflow").__version__
         with pytest.raises(AttributeError, match="accelkit's facade accelkit.samba does not provide it"):
             importlib.import_module("sambaflow.samba").no_such_call  # noqa: B018 - the error names the facade
+        from accelkit.cerebras.clock import CerebrasError
+
+        assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
+        with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
+            importlib.import_module("cerebras.framework.torch.core").cb_model  # noqa: B018
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
         importlib.invalidate_caches()
         poptorch = importlib.import_module("poptorch")
@@ -313,10 +319,10 @@ def test_poptorch_lamb_scales_each_update_by_the_trust_ratio():
     assert torch.allclose(capped.detach(), torch.tensor([1.95, 2.05, 1.95, 2.05]), atol=1e-5)  # ratio 1 / 2
 
 
-def test_synthetic_data_builds_hf_models_from_config_refuses_tokenizers_and_restores_the_hub():
+def test_synthetic_data_builds_hf_models_and_a_local_tokenizer_and_restores_the_hub():
+    pytest.importorskip("tokenizers")
     transformers = pytest.importorskip("transformers")
 
-    from accelkit.errors import AccelkitError
     from accelkit.vendor import synthetic
 
     before = transformers.AutoModel.from_pretrained.__func__
@@ -325,10 +331,21 @@ def test_synthetic_data_builds_hf_models_from_config_refuses_tokenizers_and_rest
         assert type(model).__name__ == "BertModel" and model.config.hidden_size == 64
         head = transformers.BertForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
         assert head.config.num_labels == 3
-        with pytest.raises(AccelkitError, match="no stand-in for the tokenizer"):
-            transformers.AutoTokenizer.from_pretrained("bert-base-uncased")
-        assert any("RANDOM weights" in s for s in synthetic.substitutions())
+        tok = transformers.AutoTokenizer.from_pretrained("M-FAC/bert-tiny-finetuned-sst2")
+        said = synthetic.substitutions()
     assert transformers.AutoModel.from_pretrained.__func__ is before  # the hub is itself again after the run
+    assert any("RANDOM weights" in s for s in said)
+    assert any("built on this machine" in s and "bert-tiny" in s for s in said)
+    enc = tok(["The compiler places each kernel", "on the chip"], padding="max_length", max_length=12,
+              truncation=True, return_tensors="pt")
+    assert enc["input_ids"].shape == (2, 12) and int(enc["input_ids"].max()) < model.config.vocab_size
+    assert (enc["input_ids"][:, 0] == tok.cls_token_id).all() and tok.pad_token_id in enc["input_ids"][1].tolist()
+    assert tok.decode(enc["input_ids"][0], skip_special_tokens=True) == "the compiler places each kernel"
+    assert tok.decode(tok("Qwxz RDU")["input_ids"], skip_special_tokens=True) == "qwxz rdu"  # pieces: never [UNK]
+    assert model(**enc).last_hidden_state.shape == (2, 12, 64)  # its ids fit the small model
+    pairs = tok.batch_encode_plus([("Where is the weight?", "the weights stream in from memory " * 20)] * 2,
+                                  max_length=16, pad_to_max_length="right")  # transformers 4's call, as tutorials make it
+    assert [len(ids) for ids in pairs["input_ids"]] == [16, 16] and pairs["input_ids"][0].count(tok.sep_token_id) == 2
 
 
 def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
@@ -370,13 +387,15 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
 
 # ---- in one process: the launcher's Python entry point (no interpreter start per script) ------------------
 def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: str,
-               *args: str, synthetic: bool = True) -> str:
-    """Run ``script`` through :func:`accelkit.vendor.run_script`, as `accelkit vendor-run` does; its stdout."""
+               *args: str, synthetic: bool = True, stderr: bool = False) -> str:
+    """Run ``script`` through :func:`accelkit.vendor.run_script`, as `accelkit vendor-run` does; its stdout
+    (then its stderr, with ``stderr=True``)."""
     from accelkit.vendor import run_script
 
     monkeypatch.chdir(tmp_path)
     run = run_script(SCRIPTS / script, args, synthetic_data=synthetic)
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out + (captured.err if stderr else "")
     assert run.exit_code == 0, f"{script}: {run.error}\n{out}"
     return out
 
@@ -569,3 +588,156 @@ def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_ma
                                    is_transposed=True), torch.tensor([[2.0, 4.0], [3.0, 5.0]]))
     with pytest.raises(samba.SambaError, match="GRADNORM"):
         samba.session.run([inputs[0], inputs[2]], outs, section_types=["FWD", "GRADNORM"])
+
+
+# ---- the SDK surface the vendors' own tutorials use ------------------------------------------------
+def test_sambaflow_logreg_with_the_compile_arguments_its_readme_documents(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "compile", "-b", "32", "--pef-name=logreg",
+                     "--output-folder=out", "--num-tiles", "4", "--resources-scaling-factors", "0.8", "0.8", "0.8",
+                     "--arch", "sn20")
+    pef = tmp_path / "out" / "logreg" / "logreg.pef"
+    assert f"[info    ] PEF file {pef} created" in out and (pef / "manifest.json").is_file()  # SambaFlow's own line
+    assert f"[info    ] Logs are generated in {pef.parent}" in out and (pef.parent / "compile.log").is_file()
+    assert "SambaFlow: --num-tiles 4 accepted, not simulated" in out
+    assert "--resources-scaling-factors 0.8 0.8 0.8 accepted" in out and "--arch sn20 accepted" in out
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "run", "-b", "32", "--pef=out/logreg/logreg.pef",
+                     "--num-steps", "10", "--log-level=error")
+    assert "SambaFlow app on out/logreg/logreg.pef" in out and "10 steps" in out
+    log = re.search(r"\]: sn_create_session: PEF File: out/logreg/logreg.pef\nLog ID initialized to: .* at (.+)\n", out)
+    assert log and "simulated" in Path(log.group(1)).read_text()  # the runtime's lines name a log that exists
+    assert "[info    ]" not in out  # --log-level=error keeps SambaFlow's info lines quiet, as on the real machine
+
+
+def test_samba_helpers_for_test_subcommands_and_reports(tmp_path):
+    import json
+
+    import torch
+
+    from accelkit.samba import SambaError, env, utils
+    from accelkit.samba.parameter import SambaParameter
+
+    assert env.use_mock_samba_runtime() is False  # real values: apps keep their real accuracy bounds
+    gold = torch.tensor([1.0, -2.0, 4.0])
+    assert utils.assert_close(gold + 0.01, gold, "out", threshold=0.01) == pytest.approx(0.0025, rel=1e-4)
+    with pytest.raises(SambaError, match="'fc1__weight__grad'.*above the threshold"):
+        utils.assert_close(gold * 1.5, gold, "fc1__weight__grad", threshold=0.03)
+    utils.AccuracyReport(val_metrics={"acc": 0.9}, batch_size=32, num_iterations=10).save(tmp_path / "r" / "acc.json")
+    assert json.loads((tmp_path / "r" / "acc.json").read_text())["val_metrics"] == {"acc": 0.9}
+    p = SambaParameter(shape=(2, 3), dtype=torch.float32, materializer=lambda _: torch.ones(3, 2).t())
+    assert isinstance(p, torch.nn.Parameter) and p.shape == (2, 3) and float(p.sum()) == 6.0
+
+
+def test_groqflow_proof_point_binds_keywords_by_name_benchmarks_and_opens_its_view(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    out = in_process(tmp_path, monkeypatch, capsys, "groqflow_proof_point.py")
+    # attention_mask reaches forward's attention_mask (bound by position it would land on past_key_values)
+    assert float(re.search(r"max difference (\d+\.\d+)", out).group(1)) < 0.01
+    assert 'Building "tiny_decoder"' in out and "    \u2713 Converting to FP16" in out
+    assert f"Woohoo! Saved to {tmp_path / 'cache' / 'tiny_decoder'}" in out
+    assert re.search(r"\d\.\d{7} seconds\n[\d.]+ inferences per second", out)
+    assert "groq-compiler --effort=high tiny_decoder.onnx (not run" in out
+    assert (tmp_path / "cache" / "tiny_decoder" / "groqview.html").is_file() and "gmodel.groqview() accepted" in out
+    assert f"cache: {tmp_path / 'cache'}" in out  # groqflow.common.build.DEFAULT_CACHE_DIR
+
+
+def test_poptorch_anchors_popart_options_popdist_and_synthetic_data(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_observe.py", stderr=True)
+    falls(out)
+    assert re.search(r"^Graph compilation: 100%\|\u2588+\| 100/100 \[\d\d:\d\d<00:00\]$", out, re.M)
+    assert "anchored gradient of fc2.bias: (10,), nonzero True" in out
+    assert "tensor names: ['fc1.weight', 'fc1.bias']" in out and "first image (28, 28)" in out
+    assert "opts._Popart.set('outlineThreshold', 10.0) accepted, not simulated" in out
+    assert "poptorch.recomputationCheckpoint(...) accepted" in out and "enableSyntheticData(True) accepted" in out
+    assert "popdist, popdist.poptorch" in out  # answered for the run; isPopdistEnvSet() is False: one process
+
+
+def test_poptorch_fp16_optimizer_state_trains_and_stochastic_rounding_is_unbiased():
+    import torch
+
+    from accelkit import poptorch
+    from accelkit.poptorch.optim import round_to
+
+    # a quarter of an fp16 step above 1.0: nearest rounding always loses it, stochastic rounding keeps it on average
+    x = torch.full((20000,), 1.0 + 2.0 ** -12)
+    assert float(round_to(x, torch.float16).float().mean()) == 1.0
+    torch.manual_seed(0)
+    mean = float(round_to(x, torch.float16, stochastic=True).float().mean())
+    assert abs(mean - float(x[0])) < 2e-5 and 1.0 < mean
+
+    # fp16 weights with fp16 Adam state (accum_type=float16): the IPU computes the update in fp32, so Adam's eps does
+    # not vanish and a zero gradient leaves the weight alone (plain fp16 arithmetic gives 0/0 = NaN there)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1).half()
+    opt = poptorch.optim.AdamW(model.parameters(), lr=0.01, accum_type=torch.float16, loss_scaling=1024)
+    opts = poptorch.Options()
+    opts.Precision.enableStochasticRounding(True)
+    poptorch.trainingModel(torch.nn.Identity(), options=opts, optimizer=opt)
+    assert opt.stochastic_rounding and not poptorch.Options().Precision.stochastic_rounding
+    x, y = torch.randn(64, 4).half(), torch.zeros(64, 1).half()
+    x[:, 0] = 0  # the first weight's gradient is exactly zero
+    losses = []
+    for _ in range(30):
+        loss = ((model(x).float() - y.float()) ** 2).mean()
+        (loss * 1024).backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(float(loss.detach()))
+    assert all(torch.isfinite(p).all() for p in model.parameters()) and losses[-1] < 0.5 * losses[0]
+    assert opt.state[model.weight]["exp_avg_sq"].dtype == torch.float16  # the state is stored in its accum type
+
+
+def test_cstorch_gigagpt_shape_schedules_the_rate_and_reports_modelled_samples_per_second(tmp_path, monkeypatch,
+                                                                                          capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_gpt.py")
+    falls(out)
+    assert "learning rate at the end 3.00e-04" in out  # warm-up to 3e-3 then cosine decay to 3e-4, closed form
+    assert "Rate / GlobalRate are MODELLED samples/s" in out and "cerebras.pytorch.distributed" in out
+    assert "cstorch.backends.csx.debug.execute_crd_memory_gi = 32 accepted" in out and "cluster_config=" in out
+    assert any((tmp_path / "model_dir" / "train").iterdir())  # the SummaryWriter's log
+
+
+def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
+    import torch
+
+    from accelkit.cerebras import optim
+    from accelkit.cerebras.clock import CerebrasError
+
+    params = [torch.nn.Parameter(torch.ones(2))]
+    opt = optim.configure_optimizer("adamw", params, learning_rate=0.01, weight_decay=0.1, correct_bias=True)
+    assert isinstance(opt, optim.AdamW) and opt.param_groups[0]["lr"] == 0.01
+    assert opt.param_groups[0]["weight_decay"] == 0.1
+    with pytest.raises(CerebrasError, match="no optimizer 'Lion'"):
+        optim.configure_optimizer("Lion", params, learning_rate=0.01)
+    with pytest.raises(CerebrasError, match="momentum"):
+        optim.configure_optimizer("Adam", params, learning_rate=0.01, momentum=0.9)
+
+
+def test_torchvision_model_stand_ins_have_torchvisions_sizes_and_pretrained_is_random_and_said():
+    from accelkit.vendor import synthetic, vision_models
+
+    with synthetic.installed(hf=False):
+        resnext = vision_models.resnext50_32x4d(pretrained=True, progress=True)  # Graphcore's available-memory demo
+        said = synthetic.substitutions()
+    assert sum(p.numel() for p in resnext.parameters()) == 25_028_904  # torchvision's resnext50_32x4d
+    assert sum(p.numel() for p in vision_models.resnet18(num_classes=10).parameters()) == 11_181_642
+    assert any("resnext50_32x4d(pretrained=True) is built with RANDOM weights" in s for s in said)
+
+
+def test_launcher_runs_a_script_as_python_does_from_a_clone_of_the_vendors_repository(tmp_path, monkeypatch, capsys):
+    import sys as _sys
+
+    from accelkit.vendor import run_script
+
+    (tmp_path / "groqflow").mkdir()  # the clone's own SDK sources, beside its examples/
+    (tmp_path / "groqflow" / "__init__.py").write_text("raise ImportError('the clone of groqflow was imported')\n")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "hello.py").write_text(
+        "import importlib.util\nimport groqflow\n"
+        "print('facade', hasattr(groqflow, 'groqit'), importlib.util.find_spec('torch' + 'vision') is None)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m` and the accelkit command put it there
+    run = run_script(tmp_path / "examples" / "hello.py", synthetic_data=True)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, run.error
+    assert "facade True True" in out  # not the clone's groqflow; no torchvision stand-in for a script without it
+    assert str(tmp_path) in _sys.path  # the launcher's caller gets its path back

@@ -16,9 +16,13 @@ wafer SRAM) or weight streaming (weights streamed in from MemoryX layer by layer
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-from accelkit.cerebras import amp, metrics, optim
+from accelkit.cerebras import (
+    amp,
+    distributed,
+    metrics,
+    optim,
+    utils,  # noqa: E402 - after cstorch, which it imports
+)
 from accelkit.cerebras.cbtorch import (
     CerebrasDataLoader,
     CerebrasModule,
@@ -35,16 +39,16 @@ from accelkit.cerebras.cstorch import (
     DataExecutor,
     DataLoader,
     backend,
+    backends,
     checkpoint_closure,
     compile,
     current_backend,
     load,
     save,
     step_closure,
+    summarize_scalar,
     trace,
 )
-
-utils = SimpleNamespace(data=SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader))
 
 __all__ = [
     "Backend",
@@ -59,6 +63,8 @@ __all__ = [
     "System",
     "amp",
     "backend",
+    "backends",
+    "distributed",
     "checkpoint_closure",
     "compile",
     "current_backend",
@@ -70,6 +76,7 @@ __all__ = [
     "optim",
     "save",
     "step_closure",
+    "summarize_scalar",
     "trace",
     "utils",
 ]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import torch
@@ -88,8 +89,43 @@ class Backend(ClockResults):
         self._saved.add(id(prog))
 
 
+    @property
+    def is_cpu(self) -> bool:
+        """False: the backend is a (simulated) Cerebras system, so scripts take their CSX path."""
+        return False
+
+    @property
+    def device(self) -> contextlib.AbstractContextManager[None]:
+        """``with backend.device:`` builds the model for the system; here its weights stay on this CPU."""
+        return contextlib.nullcontext()
+
     def __repr__(self) -> str:
         return f"Backend({self.backend_type!r}: simulated {SYSTEMS[self.target]}, {self.precision})"
+
+
+class _DebugSettings:
+    """``cstorch.backends.csx.debug``: the appliance's debug knobs (memory for its compile and execute jobs...).
+    Setting one is accepted and recorded; reading one gives back what was set."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        facade_log.accept("Cerebras", f"cstorch.backends.csx.debug.{name} = {value!r}",
+                          "sizes or tunes the appliance's jobs on the cluster; the simulated run has no cluster jobs")
+        object.__setattr__(self, name, value)
+
+
+backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings()))
+
+
+def summarize_scalar(name: str, value: Any) -> None:
+    """``cstorch.summarize_scalar(name, value)``: on the system, a value sent to TensorBoard from inside the traced
+    step. Here it is kept, with the step it came from, in :data:`summaries` (read it after the run)."""
+    steps = _current[0].clock.session.steps if _current and _current[0].clock is not None else 0
+    summaries.append((str(name), steps, float(value.detach().float().mean()) if hasattr(value, "detach")
+                      else float(value)))
+
+
+summaries: list[tuple[str, int, float]] = []  # (name, steps done, value) from summarize_scalar
+facade_log.reset_with_each_run(summaries.clear)
 
 
 _current: list[Backend] = []  # the most recent backend is the one traced steps run on
@@ -290,6 +326,18 @@ class DataLoader:
         return len(self.loader)  # type: ignore[arg-type]
 
 
+def _release_workers(loader: Any) -> None:
+    """A torch ``DataLoader(persistent_workers=True)`` (gigaGPT's) keeps its worker processes for a next pass. The
+    executor stays referenced by the run's report, so they would live until the interpreter exits, and its exit
+    then waits on their queues for ever: shut them down when the executor's pass ends, as deleting the loader
+    would. A later pass starts new workers."""
+    inner = getattr(loader, "_loader", loader)
+    it = getattr(inner, "_iterator", None)
+    if it is not None and hasattr(it, "_shutdown_workers"):
+        it._shutdown_workers()
+        inner._iterator = None
+
+
 class DataExecutor:
     """Feed ``num_steps`` batches to the run (``cstorch.utils.data.DataExecutor(dataloader, num_steps=None,
     checkpoint_steps=None, ...)``), starting the loader again when it runs out. Without ``num_steps``, one
@@ -321,6 +369,8 @@ class DataExecutor:
         self.dataloader = dataloader
         self.num_steps = num_steps
         self.user_iteration = 0  # steps yielded so far
+        self.samples = 0  # samples in the batches yielded so far
+        self.profiler = SimpleNamespace(rate_tracker=_RateTracker(self))
 
     @property
     def on_final_iteration(self) -> bool:
@@ -338,6 +388,7 @@ class DataExecutor:
             yield from self._batches()
         finally:
             _executors.remove(self)
+            _release_workers(self.dataloader)
 
     def _batches(self) -> Iterator[Any]:
         self.user_iteration = 0
@@ -346,6 +397,7 @@ class DataExecutor:
             for batch in self.dataloader:
                 empty = False
                 self.user_iteration += 1
+                self.samples += _batch_samples(batch)
                 yield batch
                 if self.user_iteration >= self.num_steps:
                     return
@@ -356,5 +408,40 @@ class DataExecutor:
         return self.num_steps
 
 
+def _batch_samples(batch: Any) -> int:
+    """Samples in a batch: the first dimension of its first tensor (1 when it has none)."""
+    import torch
+
+    from accelkit.graph.values import tensor_leaves
+
+    leaves = tensor_leaves(batch)
+    first = leaves[0] if leaves else None
+    return int(first.shape[0]) if isinstance(first, torch.Tensor) and first.dim() else 1
+
+
+class _RateTracker:
+    """``executor.profiler.rate_tracker``: samples per second, MODELLED from the wafer's clock (on the system, a
+    measurement). ``rate`` and ``global_rate`` are both the run's samples over its modelled time so far."""
+
+    def __init__(self, executor: DataExecutor) -> None:
+        self.executor = executor
+
+    @property
+    def global_rate(self) -> float:
+        b = _current[0] if _current else None
+        seconds = b.clock.session.simulated_time_s if b is not None and b.clock is not None else 0.0
+        if seconds > 0 and not _said_rate:
+            _said_rate.append(True)
+            print("accelkit: the executor's Rate / GlobalRate are MODELLED samples/s (the wafer's modelled clock), "
+                  "not measured")
+        return self.executor.samples / seconds if seconds > 0 else 0.0
+
+    rate = global_rate
+
+
+_said_rate: list[bool] = []
+facade_log.reset_with_each_run(_said_rate.clear)
+
+
 __all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "checkpoint_closure", "compile",
-           "current_backend", "load", "save", "step_closure", "trace"]
+           "current_backend", "load", "save", "step_closure", "summarize_scalar", "trace"]

@@ -161,6 +161,19 @@ def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips:
     return compile(model, named, target=TARGET, precision=precision, chips=chips)
 
 
+# the monitor lines GroqFlow prints per stage of its default PyTorch sequence (groqflow/justgroqit/ignition.py
+# and the stages' monitor_message); "Converting to FP16" only when the build is fp16
+MONITOR_STAGES = ("Exporting PyTorch to ONNX", "Optimizing ONNX file", "Checking for Op support", "Converting to FP16",
+                  "Compiling model", "Assembling model")
+
+
+def monitor_lines(name: str, precision: str, path: Path) -> str:
+    """What GroqFlow's build monitor shows for a finished build: one ticked line per stage, then where it was saved."""
+    stages = [s for s in MONITOR_STAGES if precision == "fp16" or s != "Converting to FP16"]
+    return "\n".join([f'\nBuilding "{name}"', *(f"    \u2713 {s}   " for s in stages), "",
+                      f"Woohoo! Saved to {path}"])
+
+
 HARDWARE_ONLY = {
     "groqview": "asks the Groq compiler for a GroqView file, the cycle-by-cycle picture of the program on the chip; "
                 "accelkit's report and timeline figure stand in for it",
@@ -270,8 +283,9 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     state.build_time_s = time.perf_counter() - t0
     state.save()
     if monitor:
+        print(monitor_lines(name, prog.precision, state.path))
         print(f"groqit: built {name!r} for {prog.chips} x {TARGET} ({prog.precision}, mode {prog.mode!r}) "
-              f"in {state.build_time_s:.1f} s; cached in {state.path}")
+              f"in {state.build_time_s:.1f} s (accelkit's simulated build; the stages above are GroqFlow's names)")
     return GroqModel(model, prog, state, named)
 
 

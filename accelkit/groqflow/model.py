@@ -72,6 +72,8 @@ class GroqEstimatedPerformance:
     chips: int
     batch_size: int
     label = "modelled"
+    latency_units = "seconds"  # GroqFlow's units, printed beside the numbers by its examples
+    throughput_units = "inferences per second"
 
     @property
     def latency(self) -> float:
@@ -91,6 +93,51 @@ class GroqEstimatedPerformance:
                 "(compute only, no PCIe transfers)")
 
 
+@dataclass
+class BuildInfo:
+    """``gmodel.state.info``: what GroqFlow records about the tools it ran for a build. accelkit runs no Groq
+    tool, so the commands name the tool and the flags the script gave, marked as not run; the measured figures
+    stay None (there is no GroqChip to measure on), and the modelled ones are filled by ``estimate_performance``,
+    ``benchmark`` and ``benchmark_abunch``."""
+
+    compiler_command: str
+    assembler_command: str
+    measured_latency: float | None = None
+    measured_throughput: float | None = None
+    estimated_latency: float | None = None  # seconds per call, MODELLED
+    estimated_throughput: float | None = None  # inferences per second, MODELLED
+
+
+def build_info(state: Any) -> BuildInfo:
+    config = getattr(state, "config", {}) or {}
+    note = "(not run: accelkit's simulated build models the TSP instead)"
+    compiler = " ".join(["groq-compiler", *map(str, config.get("compiler_flags") or []),
+                         f"{state.build_name}.onnx", note])
+    assembler = " ".join(["aa-latest", *map(str, config.get("assembler_flags") or []), f"{state.build_name}.aa", note])
+    return BuildInfo(compiler_command=compiler, assembler_command=assembler)
+
+
+class _ByName(nn.Module):
+    """Calls the model with its inputs by keyword: GroqFlow binds a build's inputs by forward's argument names,
+    so ``gmodel(input_ids=..., attention_mask=...)`` reaches GPT-2's ``attention_mask``, not the positional
+    ``past_key_values`` between them. The session runs this module positionally, in the build's input order."""
+
+    def __init__(self, model: nn.Module, names: tuple[str, ...]) -> None:
+        super().__init__()
+        self.model = model
+        self.names = names
+
+    def forward(self, *values: Any) -> Any:
+        return self.model(**dict(zip(self.names, values, strict=True)))
+
+
+def _positional_prefix(model: nn.Module, names: tuple[str, ...]) -> bool:
+    """True when ``names`` are forward's first positional parameters, in order (a positional call binds them)."""
+    params = [n for n, p in inspect.signature(model.forward).parameters.items()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return tuple(params[:len(names)]) == names
+
+
 class GroqModel:
     """A built model (GroqFlow's ``PytorchModelWrapper``): ``gmodel(**inputs)``, ``gmodel(*args)`` or
     ``gmodel.run(inputs)`` run real numerics in the build's precision; the clock is modelled."""
@@ -101,7 +148,11 @@ class GroqModel:
         self.state = state
         self._built = input_shapes(built_inputs)
         self._example = dict(built_inputs)
-        self.session = Session.from_program(model, program)  # the build times every call
+        self._names = tuple(built_inputs)
+        runs = model if _positional_prefix(model, self._names) else _ByName(model, self._names)
+        self.session = Session.from_program(runs, program)  # the build times every call
+        if not hasattr(state, "info"):
+            state.info = build_info(state)
         facade_log.register_run(repr(self), self.report)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -115,7 +166,8 @@ class GroqModel:
                                 fix="pad the inputs to the built shape, or groqit(model, new_inputs, "
                                     "build_name=...) for a build of the new shape")
         with facade_log.vendor_call(f"the GroqModel {self.state.build_name!r} called on its inputs"):
-            return self.session.run(*named.values()).outputs  # forward only, in eval mode
+            # by name: in the build's input order, whatever order the call gave them in
+            return self.session.run(*(named[k] for k in self._names)).outputs  # forward only, in eval mode
 
     def run(self, inputs: dict[str, Any]) -> Any:
         """One inference on ``inputs`` (a dict keyed by forward's argument names)."""
@@ -128,8 +180,37 @@ class GroqModel:
     def estimate_performance(self) -> GroqEstimatedPerformance:
         """Latency and throughput of one call, modelled on the chips the build needed (not measured)."""
         rep = self.program.report
-        return GroqEstimatedPerformance(latency_s=rep.step_time_s, throughput_ips=rep.throughput,
+        perf = GroqEstimatedPerformance(latency_s=rep.step_time_s, throughput_ips=rep.throughput,
                                         chips=self.program.chips, batch_size=self.program.batch_size)
+        info = getattr(self.state, "info", None)
+        if isinstance(info, BuildInfo):
+            info.estimated_latency, info.estimated_throughput = perf.latency_s, perf.throughput_ips
+        return perf
+
+    def benchmark_abunch(self, input_collection: list[dict[str, Any]], repetitions: int = 1) -> GroqEstimatedPerformance:
+        """GroqFlow's ``benchmark_abunch(input_collection, repetitions=1)`` measures the calls on GroqChips. Here each
+        input set runs once (real numerics, the shape check) and the MODELLED figures of one call come back (the
+        TSP's schedule is fixed, so every call of the built shape takes the same time)."""
+        if not isinstance(repetitions, int) or repetitions < 1:
+            raise GroqFlowError(f"repetitions must be a whole number ≥ 1, got {repetitions!r}", fix="e.g. repetitions=1")
+        if not input_collection:
+            raise GroqFlowError("benchmark_abunch got no inputs", fix="pass a list of input dicts, e.g. [{'x': x}]")
+        self.run_abunch(list(input_collection))
+        return self.estimate_performance()
+
+    def groqview(self) -> str:
+        """GroqFlow opens GroqView, Groq's cycle-by-cycle view of the program on the chips (it needs
+        ``groqit(groqview=True)``). accelkit has no GroqView file: it writes its own view of where the program's
+        kernels sit and how long each takes (an HTML page of plotly figures) into the build folder, says where,
+        and returns the path."""
+        from accelkit.groqflow.view import write_view
+
+        path = write_view(self.program, self.state.path / "groqview.html", title=f"{self.state.build_name} on "
+                          f"{self.program.chips} x tsp (MODELLED)")
+        facade_log.accept("GroqFlow", "gmodel.groqview()", "opens GroqView, the cycle-by-cycle picture of the "
+                          f"program on the chip; accelkit wrote its own placement view instead: {path}")
+        print(f"GroqView is Groq's tool; accelkit wrote its own view of this build (MODELLED) to {path}")
+        return str(path)
 
     def benchmark(self, inputs: dict[str, Any] | None = None, repetitions: int = 100) -> GroqEstimatedPerformance:
         """GroqFlow's ``GroqModel.benchmark(inputs=None, repetitions=100)`` runs the build ``repetitions`` times on

@@ -27,6 +27,15 @@ from accelkit.poptorch.blocks import (
     set_available_memory,
 )
 from accelkit.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
+from accelkit.poptorch.extras import (
+    AsynchronousDataAccessor,
+    ConnectionType,
+    MultiConv,
+    custom_op,
+    ipu_print_tensor,
+    recomputationCheckpoint,
+    setLogLevel,
+)
 from accelkit.poptorch.options import (
     AnchorMode,
     AutoStage,
@@ -44,6 +53,13 @@ from accelkit.poptorch.options import (
 
 __all__ = [
     "AnchorMode",
+    "AsynchronousDataAccessor",
+    "ConnectionType",
+    "MultiConv",
+    "custom_op",
+    "ipu_print_tensor",
+    "recomputationCheckpoint",
+    "setLogLevel",
     "AutoStage",
     "BeginBlock",
     "Block",

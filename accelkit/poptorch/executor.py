@@ -22,6 +22,8 @@ numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` mode
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import Any
 
 import torch
@@ -96,18 +98,41 @@ class PoplarExecutor:
         self.model = model
         self.options = options if options is not None else Options()
         self.optimizer = optimizer if training else None
+        self._share_rounding(self.optimizer)
+        self._anchored_grads: dict[str, torch.Tensor] = {}  # Gradient___<param> -> the last step's gradient
+        if training and self.optimizer is not None:
+            self.optimizer.register_step_post_hook(self._keep_anchored_grads)
         self.training = training
         self.pipeline: PipelinePlan = pipeline_plan(model, self.options.block_ipus())
         self._session: Session | None = None
         self._bound: BoundKeywords | None = None  # the first call's keyword layout, when it used keywords
         self._combined_batch: int | None = None
         self._example: tuple[Any, ...] | None = None  # one device iteration's inputs, for the program
+        self._compiled_shown = False  # PopTorch's "Graph compilation" bar, printed once per model
+
+    def _share_rounding(self, optimizer: torch.optim.Optimizer | None) -> None:
+        """A poptorch.optim optimizer stores fp16 weights and state with the options' rounding (stochastic or not)."""
+        if optimizer is not None and hasattr(optimizer, "stochastic_rounding"):
+            optimizer.stochastic_rounding = bool(self.options.Precision.stochastic_rounding)  # type: ignore[attr-defined]
 
     # ---- the session behind the calls ----------------------------------------------------------
     @property
     def chips(self) -> int:
         """IPUs the program runs on: the pipeline's IPUs x the replicas."""
         return self.pipeline.ipus * self.options.replication_factor
+
+    def _compile_with_bar(self, session: Session, example: tuple[Any, ...]) -> CompiledProgram:
+        """Compile for ``example`` (once; later calls reuse the program) and, the first time, print PopTorch's
+        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar on stderr, as PopTorch does: the time in it is
+        this machine's (accelkit's compile), not the IPU compiler's, which the report models."""
+        t0 = time.perf_counter()
+        program = session.program(example, training=session.optimizer is not None)
+        if not self._compiled_shown:
+            self._compiled_shown = True
+            mins, secs = divmod(round(time.perf_counter() - t0), 60)
+            bar = "\u2588" * 10
+            print(f"Graph compilation: 100%|{bar}| 100/100 [{mins:02d}:{secs:02d}<00:00]", file=sys.stderr, flush=True)
+        return program
 
     def _session_for(self, args: tuple[Any, ...]) -> Session:
         first = next((t for t in args if isinstance(t, torch.Tensor) and t.dim()), None)
@@ -196,6 +221,7 @@ class PoplarExecutor:
         kind = "trainingModel" if self.training else "inferenceModel"
         try:
             with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+                self._compile_with_bar(session, chunks[0])
                 steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
         except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
             if isinstance(exc.__cause__, PopTorchError):
@@ -218,17 +244,54 @@ class PoplarExecutor:
         args = self._positional(args, kwargs)
         session = self._session_for(args)
         self._example = _chunks(args, self.options.device_iterations)[0]
-        return session.program(self._example, training=self.training)
+        return self._compile_with_bar(session, self._example)
 
     def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
         """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""
         if not self.training:
             raise PopTorchError("an inferenceModel has no optimizer", fix="use setOptimizer on the trainingModel")
         self.optimizer = optimizer
+        self._share_rounding(optimizer)
         if self._session is not None:
             self._session.optimizer = optimizer
             if isinstance(self._session.model, LossFirst):
                 self._session.model.loss_scaling = float(getattr(optimizer, "loss_scaling", 1.0))
+
+    def _keep_anchored_grads(self, optimizer: Any, *_: Any) -> None:
+        """After each optimizer step (before the gradients are cleared): copy the anchored gradients."""
+        params = dict(self.model.named_parameters())
+        for long_name in self.options.anchored.values():
+            p = params.get(long_name.removeprefix("Gradient___")) if long_name.startswith("Gradient___") else None
+            if p is not None and p.grad is not None:
+                self._anchored_grads[long_name] = p.grad.detach().clone()
+
+    def getTensorNames(self) -> list[str]:  # noqa: N802 - PopTorch's name
+        """The program's tensor names that ``opts.anchorTensor`` can ask for here: each parameter and, for a
+        training model, its gradient ``Gradient___<parameter>`` (PopART's naming). PopART's other internal
+        tensors (activations, optimizer state) have no name in accelkit's program."""
+        names = [n for n, _ in self.model.named_parameters()]
+        return names + ([f"Gradient___{n}" for n in names] if self.training else [])
+
+    def getAnchoredTensor(self, short_name: str) -> torch.Tensor:  # noqa: N802 - PopTorch's name
+        """The value of the tensor anchored as ``short_name`` (``opts.anchorTensor``) after the last call: a
+        weight, or the last step's gradient of one (unscaled, as the optimizer used it)."""
+        long_name = self.options.anchored.get(short_name)
+        if long_name is None:
+            raise PopTorchError(f"no tensor is anchored as {short_name!r}",
+                                fix=f"call opts.anchorTensor({short_name!r}, <tensor name>) before building the model; "
+                                    "anchored: " + (", ".join(self.options.anchored) or "none"))
+        params = dict(self.model.named_parameters())
+        grad = long_name.startswith("Gradient___")
+        param = params.get(long_name.removeprefix("Gradient___"))
+        if param is None or (grad and not self.training):
+            raise PopTorchError(f"opts.anchorTensor(..., {long_name!r}): accelkit's program has no tensor of that name",
+                                fix="anchor a parameter or its Gradient___ name; poptorch_model.getTensorNames() lists them")
+        if not grad:
+            return param.detach().clone()
+        if long_name not in self._anchored_grads:
+            raise PopTorchError(f"{long_name} has no value yet: the model has not run a training step",
+                                fix="read anchored gradients after calling the trainingModel")
+        return self._anchored_grads[long_name].clone()
 
     def copyWeightsToHost(self) -> None:  # noqa: N802 - PopTorch's name
         """PopTorch copies the trained weights from the IPUs to the host model. The simulated IPUs train the

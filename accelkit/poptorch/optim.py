@@ -9,9 +9,10 @@ is computed, so they are honoured, not ignored:
   changes nothing; in fp16 it is what keeps small gradients alive.
 - ``accum_type`` (Adam, AdamW, RMSprop, LAMB), ``first_order_momentum_accum_type``,
   ``second_order_momentum_accum_type``, ``velocity_accum_type`` (SGD): the dtype of the optimizer's state.
-  With fp16 weights and ``torch.float32`` accumulators, each update runs in fp32 (state and arithmetic)
-  and the weights are rounded back to fp16; without it (PopTorch's default is the parameters' dtype) the
-  state is fp16, where Adam's ``eps=1e-8`` underflows to zero and the loss can go NaN, as on the IPU.
+  For fp16 weights each update is computed in fp32 arithmetic, as the IPU's optimizer does; the state is
+  then stored in its accumulator type (PopTorch's default is the parameters' dtype, fp16) and the weights in
+  fp16. With ``opts.Precision.enableStochasticRounding(True)`` those stores round stochastically (unbiased:
+  small updates survive on average), else to nearest (updates below half an fp16 step are lost).
 - ``max_grad_norm``: gradients are clipped to this global norm before the update.
 
 Arguments that only matter on the IPU (``velocity_scaling``, ``use_combined_accum``) are accepted and
@@ -61,32 +62,64 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
                 facade_log.accept("PopTorch", f"poptorch.optim.{type(self).__name__}({name}={value!r})",
                                   HARDWARE_ONLY[name])
 
-    @property
-    def _fp32_state(self) -> bool:
-        return any(t in (torch.float32,) for t in self.accum_types.values())
+    stochastic_rounding: bool = False  # set by trainingModel from opts.Precision.enableStochasticRounding
+
+    def _state_dtype(self, param_dtype: torch.dtype) -> torch.dtype:
+        """The dtype the optimizer state of a ``param_dtype`` weight is stored in: fp32 when any accumulator type
+        asks for it, else the weight's own (PopTorch's default)."""
+        return torch.float32 if any(t == torch.float32 for t in self.accum_types.values()) else param_dtype
 
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update: gradients divided by ``loss_scaling``, clipped to ``max_grad_norm``, then PyTorch's update,
-        in fp32 for fp16 weights when the accumulators are fp32."""
+        """One update: gradients divided by ``loss_scaling``, clipped to ``max_grad_norm``, then PyTorch's update.
+
+        For fp16 / bf16 weights the update is computed as the IPU's optimizer computes it: in fp32 arithmetic
+        (so Adam's ``eps`` and small steps do not vanish in the arithmetic), then stored back: the weights in
+        their own dtype and the optimizer state in its accumulator type (fp16 by default, fp32 with
+        ``accum_type=torch.float32``). Each store rounds to nearest, or stochastically (up or down at random, with
+        the odds that make the rounding unbiased) when the options enable stochastic rounding."""
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
         if self.loss_scaling != 1.0:
             for p in params:
                 p.grad.div_(self.loss_scaling)
         if self.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
-        widened = [p for p in params if p.dtype in (torch.float16, torch.bfloat16)] if self._fp32_state else []
-        narrow = {p: (p.dtype, p.grad) for p in widened}
-        for p in widened:  # fp32 master arithmetic: the state PyTorch creates from p is fp32 too
+        narrow = {p: (p.dtype, p.grad) for p in params if p.dtype in (torch.float16, torch.bfloat16)}
+        for p, (_, grad) in narrow.items():  # fp32 arithmetic: PyTorch's new state follows p's dtype
             p.data = p.data.float()
-            p.grad = narrow[p][1].float()
+            p.grad = grad.float()
+            for k, v in self.state.get(p, {}).items():
+                if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
+                    self.state[p][k] = v.float()
         try:
             return super().step(closure)  # type: ignore[safe-super]
         finally:
-            for p in widened:
-                dtype, grad = narrow[p]
-                p.data = p.data.to(dtype)
+            for p, (dtype, grad) in narrow.items():
+                p.data = round_to(p.data, dtype, self.stochastic_rounding)
                 p.grad = grad
+                keep = self._state_dtype(dtype)
+                for k, v in self.state.get(p, {}).items():
+                    if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
+                        self.state[p][k] = round_to(v, keep, self.stochastic_rounding)
+
+
+def round_to(x: torch.Tensor, dtype: torch.dtype, stochastic: bool = False,
+             generator: torch.Generator | None = None) -> torch.Tensor:
+    """``x`` stored as ``dtype``: rounded to nearest, or stochastically: to one of the two neighbouring ``dtype``
+    values, the upper with probability (x - lower) / (upper - lower), so the rounding is unbiased on average
+    (how the IPU stores fp16 with stochastic rounding on). Values already exact, infinite or NaN are kept."""
+    if x.dtype == dtype or not stochastic or dtype not in (torch.float16, torch.bfloat16):
+        return x.to(dtype)
+    wide = x.float()
+    near = wide.to(dtype)  # round to nearest
+    resid = wide - near.float()
+    away = torch.nextafter(near, torch.where(resid > 0, torch.full_like(near, float("inf")),
+                                             torch.full_like(near, float("-inf"))))
+    gap = (away.float() - near.float()).abs()
+    odds = torch.where(gap > 0, resid.abs() / gap, torch.zeros_like(gap))
+    draw = torch.rand(x.shape, generator=generator, dtype=torch.float32)
+    pick = (draw < odds) & (resid != 0) & torch.isfinite(away.float())
+    return torch.where(pick, away, near)
 
 
 def _split(locals_: dict[str, Any], torch_cls: type) -> dict[str, Any]:
@@ -210,4 +243,4 @@ class LAMB(_PopTorchOptimizer, _LAMBUpdate):
             "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
 
 
-__all__ = ["LAMB", "SGD", "Adam", "AdamW", "RMSprop"]
+__all__ = ["LAMB", "SGD", "Adam", "AdamW", "RMSprop", "round_to"]

@@ -159,15 +159,37 @@ class _Section:
 
 class _PrecisionOptions(_Section):
     _name = "Precision"
+    stochastic_rounding = False  # honoured: poptorch.optim rounds fp16 weights and state stochastically
+
+    def enableStochasticRounding(self, enabled: bool) -> _PrecisionOptions:  # noqa: N802 - PopTorch's name
+        """Round fp16 results up or down at random (unbiased), as the IPU does. Honoured where it decides training:
+        the fp16 weights and optimizer state a ``poptorch.optim`` optimizer stores after each update (the forward
+        and backward passes on this CPU round to nearest)."""
+        self.stochastic_rounding = bool(enabled)
+        return self
+
     _why = {
         "setPartialsType": "the type of the IPU's matmul / convolution partial sums (fp16 partials are faster); "
                            "this CPU accumulates fp16 products in fp32, as the IPU's default float partials do",
-        "enableStochasticRounding": "rounds fp16 results up or down at random on the IPU (an unbiased update for "
-                                    "fp16 weights); this CPU rounds to nearest",
         "enableFloatingPointExceptions": "traps overflow / NaN on the IPU; PyTorch on this CPU propagates them",
         "halfFloatCasting": "how fp16 x fp32 ops are cast on the IPU; PyTorch's type promotion applies here",
         "runningStatisticsAlwaysFloat": "keeps batch-norm running statistics in fp32 on the IPU",
     }
+
+
+class _PopartOptions:
+    """``opts._Popart.set(key, value)``: PopART's session options, set under PopTorch. They tune the IPU compiler
+    (outlining, prefetch depth, accumulation schedules); each is accepted and recorded."""
+
+    def set(self, key: str, value: Any) -> _PopartOptions:
+        _hardware_only(f"opts._Popart.set({key!r}, {value!r})",
+                       "a PopART session option for the IPU compiler (scheduling, outlining, buffering); it tunes the "
+                       "IPU program, not the values computed")
+        return self
+
+    def setPatterns(self, patterns: Any, level: int | None = None) -> _PopartOptions:  # noqa: N802 - PopTorch's name
+        _hardware_only("opts._Popart.setPatterns(...)", "PopART's graph rewrite patterns on the IPU")
+        return self
 
 
 class _TensorLocationOptions(_Section):
@@ -314,6 +336,8 @@ class Options:
         self.Jit = _JitOptions()
         self.Distributed = _DistributedOptions()
         self.execution_strategy: _ExecutionStrategy | None = None
+        self._Popart = _PopartOptions()
+        self.anchored: dict[str, str] = {}  # anchorTensor: short name -> the IPU program's tensor name
 
     # PopTorch setters that only matter on real IPUs: accepted, recorded with what they do there
     _HARDWARE_ONLY = {
@@ -377,11 +401,27 @@ class Options:
         return copy.deepcopy(self)
 
     def enableSyntheticData(self, enabled: bool) -> Options:  # noqa: N802 - PopTorch's name
-        """PopTorch's synthetic data feeds the IPUs random numbers instead of the host's batches. That changes what
-        is computed, so accelkit refuses it (``accelkit vendor-run --synthetic-data`` replaces downloads instead)."""
+        """PopTorch's synthetic data leaves the host's batches on the host and runs the IPUs on data made on the
+        chip, to measure the IPUs' speed without host I/O (the tutorials time throughput with it). accelkit's
+        modelled clock never includes host I/O, so the run is timed the same way; the batches the script loads are
+        still computed on (the values are your data's, not the on-chip filler's). Accepted and said once."""
         if enabled:
-            raise PopTorchError("opts.enableSyntheticData(True) would train on random numbers instead of your data",
-                                fix="drop it; to avoid downloads run with `accelkit vendor-run --synthetic-data`")
+            _hardware_only("opts.enableSyntheticData(True)",
+                           "the IPUs run on data made on the chip instead of the host's batches, to time the IPUs "
+                           "without host I/O; the modelled clock excludes host I/O anyway, and accelkit still computes "
+                           "on the script's batches (accelkit vendor-run --synthetic-data is what replaces downloads)")
+        return self
+
+    def anchorTensor(self, short_name: str, long_name: str, output_mode: Any = None,  # noqa: N802 - PopTorch's name
+                     output_return_period: int | None = None) -> Options:
+        """Ask for an internal tensor of the program to come back to the host after each call, read with
+        ``poptorch_model.getAnchoredTensor(short_name)``. Honoured for the names accelkit's program has:
+        ``Gradient___<parameter>`` (the last step's gradient) and ``<parameter>`` (the weight); see
+        ``getTensorNames()``. Other PopART tensor names are refused when read, naming them."""
+        if not isinstance(short_name, str) or not isinstance(long_name, str):
+            raise PopTorchError("anchorTensor takes two names (strings)",
+                                fix="e.g. opts.anchorTensor('grad_fc1', 'Gradient___fc1.weight')")
+        self.anchored[short_name] = long_name
         return self
 
     def replicationFactor(self, n: int) -> Options:  # noqa: N802 - PopTorch's name

@@ -22,7 +22,8 @@ nothing is placed on hardware, ``mapping`` is ignored, and output gradients othe
 
 from __future__ import annotations
 
-from accelkit.samba import directives, optim, sambaloader, utils
+from accelkit.samba import directives, env, optim, sambaloader, utils
+from accelkit.samba.parameter import SambaParameter
 from accelkit.samba.runtime import SambaSession, session
 from accelkit.samba.tensor import (
     SambaError,
@@ -37,10 +38,12 @@ from accelkit.samba.tensor import (
 
 __all__ = [
     "SambaError",
+    "SambaParameter",
     "SambaSession",
     "SambaTensor",
     "addmm",
     "directives",
+    "env",
     "from_torch_model_",
     "from_torch_tensor",
     "optim",

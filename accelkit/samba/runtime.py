@@ -104,6 +104,39 @@ def _sections(section_types: Sequence[str] | None, training: bool) -> tuple[str,
     return tuple(s for s in secs if s != "gradnorm")
 
 
+def log_info(text: str) -> None:
+    """Print ``text`` as SambaFlow prints its log lines (``[info    ] ...``), unless the app's ``--log-level``
+    is above info (the tutorials' ``--log-level=error`` keeps them quiet, as on the real machine)."""
+    level = getattr(session.app_args, "log_level", "info") or "info"
+    if level in ("debug", "info"):
+        print(f"[info    ] {text}")
+
+
+def runtime_session_lines(pef: str | Path) -> None:
+    """The two lines SambaFlow's runtime prints when a run opens its PEF (``sn_create_session: PEF File: ...`` and
+    ``Log ID initialized to: ...``), in its format. The log they name is a real file, written beside the PEF: one
+    line saying the session ran on accelkit's simulated RDU (the real runtime logs under /var/log/sambaflow)."""
+    import datetime
+    import getpass
+    import os
+
+    pid = os.getpid()
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "user"
+    stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    log = Path(pef).resolve().parent / "sn.log"
+    try:
+        with log.open("a", encoding="utf-8") as f:
+            f.write(f"{stamp} : [INFO][LIB][{pid}]: sn_create_session: PEF File: {pef} (accelkit: simulated "
+                    f"{TARGET} RDU; times in this run's report are MODELLED)\n")
+    except OSError:
+        log = Path(os.devnull)
+    print(f"{stamp} : [INFO][LIB][{pid}]: sn_create_session: PEF File: {pef}")
+    print(f"Log ID initialized to: [{user}][python][{pid}] at {log}")
+
+
 class SambaSession:
     """The module-level ``samba.session`` object (the counterpart of ``sambaflow.samba.session``)."""
 
@@ -168,13 +201,27 @@ class SambaSession:
             raise SambaError(f"{type(model).__name__}.forward must return the loss first for a training compile: "
                              "the backward pass starts from that output",
                              fix="compute the loss inside forward and return `loss, outputs`")
-        path = pef or getattr(args, "pef", None) or str(Path(app_dir or ".") / "out" / name / f"{name}.pef")
+        pef_name = getattr(args, "pef_name", None) or name
+        folder = getattr(args, "output_folder", None) or str(Path(app_dir or ".") / "out")
+        path = pef or getattr(args, "pef", None) or str(Path(folder) / pef_name / f"{pef_name}.pef")
+        if verbose:
+            log_info(f"Compiling {type(model).__name__} as {pef_name!r} for the simulated {TARGET} RDU "
+                     f"({'training' if training else 'inference'}, accelkit)")
         prog.save(path)
         pef_file.write(path, pef_file.AppInfo(
             name=name, inputs=ports, training=training, optimizer=optimizer_name(optim) if optim is not None else None,
             init_output_grads=init_output_grads, manifest_checksum=""))
         if verbose:
-            print(_compile_summary(name, prog, optim, path))
+            summary = _compile_summary(name, prog, optim, path)
+            print(summary)
+            logs = Path(path).resolve().parent
+            try:
+                (logs / "compile.log").write_text(summary + "\n", encoding="utf-8")
+            except OSError:
+                pass
+            log_info("Compilation succeeded for partition_1_1 (accelkit maps the whole graph as one partition)")
+            log_info(f"Logs are generated in {logs}")
+            log_info(f"PEF file {Path(path).resolve()} created")
         return prog
 
     # ---- trace (called by utils.trace_graph) ------------------------------------------------------
@@ -216,6 +263,7 @@ class SambaSession:
             # gradient the app sets: traced_outputs[0].sn_grad = ...
             outputs.append(t)
         command = getattr(self.app_args, "command", None)
+        runtime_session_lines(pef)
         self.traced = Traced(model=model, runs=runs, session=Session.from_program(runs, prog, optim, loss_fn=seeded_loss),
                              info=info, outputs=tuple(outputs), pef=str(pef),
                              oracle=OracleCheck(prog.precision) if command == "test" else None)

@@ -18,8 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.samba.runtime import session
-from accelkit.samba.tensor import SambaError, SambaTensor
+from accelkit.runtime import facade_log
+from accelkit.samba.runtime import log_info, session
+from accelkit.samba.tensor import SambaError, SambaTensor, to_torch
 
 COMMANDS = {
     "compile": "capture the model, map it onto the simulated RDU (sn40l) and write the PEF-like artifact to -p",
@@ -41,7 +42,25 @@ def _common(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument("-p", "--pef", default=None, required=command != "compile", metavar="PATH",
                    help="the PEF-like artifact folder: written by compile (default out/<name>/<name>.pef), "
                         "read by the other commands")
+    p.add_argument("--log-level", default="info", type=str.lower,
+                   choices=["debug", "info", "warning", "error", "critical", "none"],
+                   help="how much SambaFlow's own log lines say ([info] ... lines; 'error' keeps only errors)")
+    p.add_argument("--debug", action="store_true", help="SambaFlow's developer options: accepted, nothing more is shown")
+    p.add_argument("--arch", default=None, metavar="ARCH",
+                   help="the RDU generation to compile for (sn10, sn20, sn30, sn40l): recorded; the simulated "
+                        "RDU is sn40l")
     if command == "compile":
+        p.add_argument("--pef-name", default=None, metavar="NAME",
+                       help="the PEF's name: it is written to <output-folder>/<NAME>/<NAME>.pef")
+        p.add_argument("--output-folder", default=None, metavar="DIR",
+                       help="the folder compile writes under (default: out, beside the app)")
+        p.add_argument("--num-tiles", type=int, default=None, metavar="N",
+                       help="RDU tiles to compile for (SN30: 4 tiles are half an RDU): recorded, not simulated")
+        p.add_argument("--resources-scaling-factors", type=float, nargs="+", default=None, metavar="F",
+                       help="how much of each on-chip resource the compiler may plan for: recorded, not simulated")
+        p.add_argument("--compiler-configs-file", default=None, metavar="JSON",
+                       help="a file of compiler settings: recorded, not simulated")
+        p.add_argument("--mac-v2", action="store_true", help="the newer compiler front end: recorded, not simulated")
         fusion = p.add_mutually_exclusive_group()
         fusion.add_argument("--o0", dest="fusion", action="store_const", const="o0",
                             help="compile one operator per section (SambaFlow's o0)")
@@ -56,6 +75,10 @@ def _common(p: argparse.ArgumentParser, command: str) -> None:
                        help="accepted for compatibility with SambaFlow apps; the simulated RDU ignores it")
         p.add_argument("--data-parallel", action="store_true",
                        help="run the data-parallel PEF (compiled with -ws N --data-parallel); read by apps")
+        p.add_argument("--acc-report-json", default=None, metavar="PATH",
+                       help="where an app writes its AccuracyReport (read by apps)")
+        p.add_argument("--visualize", action="store_true",
+                       help="SambaFlow draws assert_close's differences: accepted, nothing is drawn here")
         p.add_argument("--reduce-on-rdu", action="store_true",
                        help="reduce gradients on the RDUs (accepted; the reduction is part of the modelled clock)")
 
@@ -92,8 +115,32 @@ def parse_app_args(argv: Sequence[str] | None = None,
         if extra is not None and command != "compile":
             extra(p)
     args = parser.parse_args(None if argv is None else list(argv))
+    _record_hardware_only(args)
     session.app_args = args
     return args
+
+
+# SambaFlow compile arguments that shape the real compiler's plan, not the values computed: accepted, said once
+HARDWARE_ONLY_ARGS = {
+    "num_tiles": ("--num-tiles", "the RDU tiles the compiler may place the graph on (4 tiles are half an SN30 RDU); "
+                  "the simulated RDU's placement is accelkit's own, on the whole chip"),
+    "resources_scaling_factors": ("--resources-scaling-factors", "how much of each on-chip resource (PCUs, PMUs, "
+                                  "switches) the compiler may plan for, to leave room when placing fails; accelkit's "
+                                  "placement does not run out that way"),
+    "arch": ("--arch", "the RDU generation to compile for; accelkit simulates the sn40l from its published figures"),
+    "compiler_configs_file": ("--compiler-configs-file", "compiler settings below the level accelkit models"),
+    "mac_v2": ("--mac-v2", "the compiler's newer front end; the simulated compile is accelkit's own"),
+    "mapping": ("--mapping", "chooses how sections are laid out on the RDU; the simulated placement is accelkit's"),
+}
+
+
+def _record_hardware_only(args: argparse.Namespace) -> None:
+    for attr, (flag, why) in HARDWARE_ONLY_ARGS.items():
+        value = getattr(args, attr, None)
+        if value not in (None, False, []):
+            shown = " ".join(map(str, value)) if isinstance(value, list) else ("" if value is True else str(value))
+            facade_log.accept("SambaFlow", f"{flag} {shown}".rstrip(), why)
+
 
 
 def parse_yaml_to_args(yaml_file: str, args: argparse.Namespace) -> argparse.Namespace:
@@ -145,6 +192,50 @@ def dataset_transform(config: dict[str, Any] | None = None) -> Callable[[Any], t
     return transform
 
 
+def assert_close(actual: Any, expected: Any, name: str = "tensor", threshold: float = 1e-3, visualize: bool = False,
+                 **_: Any) -> float:
+    """Check an RDU result against the CPU's (``sambaflow.samba.utils.assert_close(samba, gold, name,
+    threshold=...)``, as test subcommands use it): the largest absolute difference, relative to the
+    reference's largest magnitude, must not exceed ``threshold``. Returns that error; raises a
+    :class:`SambaError` naming ``name`` when it is too large. ``visualize`` (SambaFlow draws the difference) is
+    accepted and ignored."""
+    a = torch.as_tensor(to_torch(actual)).detach().float()
+    b = torch.as_tensor(to_torch(expected)).detach().float()
+    if a.shape != b.shape:
+        raise SambaError(f"assert_close({name!r}): shapes differ, {tuple(a.shape)} vs {tuple(b.shape)}",
+                         fix="compare the same output of the RDU run and of the CPU model")
+    err = float((a - b).abs().max() / b.abs().max().clamp_min(1e-12)) if b.numel() else 0.0
+    if not err <= threshold:
+        raise SambaError(f"assert_close({name!r}): relative error {err:.3g} is above the threshold {threshold:g}",
+                         fix="the RDU session and the CPU model disagree: check both ran the same weights and inputs")
+    return err
+
+
+class AccuracyReport:
+    """``sambaflow.samba.utils.benchmark_acc.AccuracyReport(val_metrics=..., batch_size=..., num_iterations=...)``:
+    an app's final accuracy figures, written as JSON by ``save(path)`` (the same keys SambaFlow's report has)."""
+
+    def __init__(self, val_metrics: dict[str, Any], batch_size: int, num_iterations: int, **extra: Any) -> None:
+        self.val_metrics = {k: float(v) for k, v in val_metrics.items()}
+        self.batch_size = int(batch_size)
+        self.num_iterations = int(num_iterations)
+        self.extra = extra
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"val_metrics": self.val_metrics, "batch_size": self.batch_size, "num_iterations": self.num_iterations,
+                **{k: v for k, v in self.extra.items() if isinstance(v, (str, int, float, bool))},
+                "note": "written by accelkit's simulated RDU: the metrics are real, computed on the CPU"}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        import json
+
+        folder = os.path.dirname(os.fspath(path))
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(self.as_dict(), f, indent=2)
+
+
 def get_file_dir(file: str) -> str:
     """The folder of ``file`` (apps pass ``app_dir=utils.get_file_dir(__file__)`` to ``session.compile``)."""
     return os.path.dirname(os.path.abspath(file))
@@ -165,5 +256,5 @@ def trace_graph(model: nn.Module, inputs: Sequence[Any], optim: Any = None, *,
     return session.trace(model, inputs, optim, pef, mapping, init_output_grads)  # type: ignore[arg-type]
 
 
-__all__ = ["dataset_transform", "get_file_dir", "get_pefmeta", "parse_app_args", "parse_yaml_to_args", "set_seed",
+__all__ = ["AccuracyReport", "assert_close", "log_info", "dataset_transform", "get_file_dir", "get_pefmeta", "parse_app_args", "parse_yaml_to_args", "set_seed",
            "trace_graph"]

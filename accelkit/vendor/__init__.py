@@ -85,14 +85,23 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     run = VendorRun(script=str(script), exit_code=0)
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     sys.argv = [path, *argv]
-    sys.path.insert(0, os.path.dirname(path))  # the script's own helper modules (e.g. lenet's mnist_utils)
+    # as `python script.py` sets it: the script's folder first (its helper modules, e.g. lenet's mnist_utils), and
+    # not the working folder, which `python -m` and the accelkit command add: run from a clone of a vendor's
+    # repository, that folder holds the vendor's own SDK sources (groqflow/), which would shadow the facades
+    here = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", here)]
+    sys.path.insert(0, os.path.dirname(path))
     wants_hub = synthetic_data and "from_pretrained" in Path(path).read_text(errors="replace")
+    # torchvision is stood in for only where the script's folder imports it (see synthetic.installed)
+    wants_vision = synthetic_data and any("torchvision" in f.read_text(errors="replace")
+                                          for f in Path(path).parent.glob("*.py") if f.is_file())
     captured = io.StringIO()
     try:
         if cwd is not None:
             os.chdir(cwd)
         with facade_log.collecting(), aliases.installed() as finder, (
-                synthetic.installed(hf=wants_hub) if synthetic_data else contextlib.nullcontext()), (
+                synthetic.installed(hf=wants_hub, vision=wants_vision) if synthetic_data
+                else contextlib.nullcontext()), (
                 contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
             try:
                 runpy.run_path(path, run_name="__main__")

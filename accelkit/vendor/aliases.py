@@ -28,6 +28,10 @@ ALIASES: dict[str, str | None] = {
     # Graphcore PopTorch (docs.graphcore.ai/projects/poptorch-user-guide): `import poptorch`
     "poptorch": "accelkit.poptorch",
     "poptorch.optim": "accelkit.poptorch.optim",
+    # PopART's option enums (poptorch scripts pass them to opts._Popart.set) and popdist (poprun's helper)
+    "popart": "accelkit.poptorch.popart",
+    "popdist": "accelkit.poptorch.popdist",
+    "popdist.poptorch": "accelkit.poptorch.popdist",
     # SambaNova SambaFlow (github.com/sambanova/tutorials hello_world/logreg.py, lenet/lenet.py)
     "sambaflow": "accelkit.samba.sdk",
     "sambaflow.samba": "accelkit.samba",
@@ -41,19 +45,32 @@ ALIASES: dict[str, str | None] = {
     "sambaflow.logging": "accelkit.samba.sdk",
     "sambaflow.sambacollections": "accelkit.samba.collections",  # generative_nlp's OrderedSet
     "sambaflow.samba.directives": "accelkit.samba.directives",
+    "sambaflow.samba.env": "accelkit.samba.env",  # use_mock_samba_runtime (ALCF's starter apps)
+    "sambaflow.samba.nn": None,
+    "sambaflow.samba.nn.parameter": "accelkit.samba.parameter",  # generative_nlp's SambaParameter
+    "sambaflow.samba.utils.benchmark_acc": "accelkit.samba.utils",  # AccuracyReport
     # Cerebras: cerebras.pytorch (`import cerebras.pytorch as cstorch`, release 2.x; `cerebras_pytorch` in 1.9)
     # and the CS-2's first API, cerebras.framework.torch (`import cerebras.framework.torch as cbtorch`)
     "cerebras": None,
     "cerebras.pytorch": "accelkit.cerebras",
     "cerebras.pytorch.amp": "accelkit.cerebras.amp",
     "cerebras.pytorch.metrics": "accelkit.cerebras.metrics",
+    "cerebras.pytorch.distributed": "accelkit.cerebras.distributed",  # ClusterConfig, the streamers (gigaGPT)
+    "cerebras.pytorch.optim": "accelkit.cerebras.optim",
+    "cerebras.pytorch.utils": "accelkit.cerebras.utils",
+    "cerebras.pytorch.utils.data": "accelkit.cerebras.utils",
+    "cerebras.pytorch.utils.tensorboard": "accelkit.cerebras.utils",
     "cerebras_pytorch": "accelkit.cerebras",
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.cerebras.cbtorch",
+    "cerebras.framework.torch.amp": "accelkit.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
+    "cerebras.framework.torch.core": "accelkit.cerebras.zoo_r1",
     # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
     "groqflow": "accelkit.groqflow",
     # its build stages (groqflow/justgroqit/{export,compile}.py) and the ONNX half GroqFlow ships beside it,
     # onnxflow (onnxflow/justbuildit/{stage,export}.py), which GroqFlow's examples/sequence.py imports
+    "groqflow.common": None,
+    "groqflow.common.build": "accelkit.groqflow.common",  # DEFAULT_CACHE_DIR (Groq's demo_helpers)
     "groqflow.justgroqit": None,
     "groqflow.justgroqit.export": "accelkit.groqflow.stages",
     "groqflow.justgroqit.compile": "accelkit.groqflow.stages",
@@ -64,7 +81,7 @@ ALIASES: dict[str, str | None] = {
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "groqflow",
+SDK_ROOTS = ("poptorch", "popart", "popdist", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "groqflow",
              "onnxflow")
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 

@@ -19,7 +19,8 @@ downloaded here (no network in a workshop), so for one run this module stands in
   ``gpt2``, ...) built from its config class at a small size (2 layers, width 64) with *random* weights,
   as accelkit builds every transformers model. Keyword arguments the script passes (``num_labels=2``)
   are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
-  ``from_pretrained`` is refused with an error saying so (its vocabulary would be a download).
+  ``from_pretrained`` returns a small WordPiece tokenizer made here (:mod:`accelkit.vendor.tokenizer`),
+  whose ids fit those small models.
 
 Every substitution is announced (on stdout) when it happens (``accelkit vendor-run: --synthetic-data:
 ...``), and :func:`substitutions` lists them for the end-of-run report.
@@ -28,6 +29,7 @@ Every substitution is announced (on stdout) when it happens (``accelkit vendor-r
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib.machinery
 import importlib.util
 import sys
@@ -186,6 +188,70 @@ class ConvertImageDtype:
         return t.to(self.dtype)
 
 
+class ToPILImage:
+    """``transforms.ToPILImage``: a CxHxW tensor (floats in [0, 1] or uint8) or HxW(xC) array -> a PIL image."""
+
+    def __init__(self, mode: str | None = None) -> None:
+        self.mode = mode
+
+    def __call__(self, pic: Any) -> Any:
+        from PIL import Image
+
+        if isinstance(pic, torch.Tensor):
+            t = pic.detach()
+            if t.is_floating_point():
+                t = (t.float().clamp(0, 1) * 255).round().to(torch.uint8)
+            arr = (t[0] if t.dim() == 3 and t.shape[0] == 1 else t.permute(1, 2, 0) if t.dim() == 3 else t).numpy()
+        else:
+            arr = np.asarray(pic)
+        return Image.fromarray(arr, mode=self.mode) if self.mode else Image.fromarray(arr)
+
+
+class RandomHorizontalFlip:
+    def __init__(self, p: float = 0.5) -> None:
+        self.p = p
+
+    def __call__(self, x: Any) -> Any:
+        if float(torch.rand(())) >= self.p:
+            return x
+        if isinstance(x, torch.Tensor):
+            return x.flip(-1)
+        from PIL import Image
+
+        return x.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+
+
+class CenterCrop:
+    def __init__(self, size: int | tuple[int, int]) -> None:
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+
+    def __call__(self, x: Any) -> Any:
+        h, w = self.size
+        if isinstance(x, torch.Tensor):
+            top, left = (x.shape[-2] - h) // 2, (x.shape[-1] - w) // 2
+            return x[..., top:top + h, left:left + w]
+        left, top = (x.width - w) // 2, (x.height - h) // 2
+        return x.crop((left, top, left + w, top + h))
+
+
+def _pil_to_tensor(pic: Any) -> torch.Tensor:
+    """``torchvision.transforms.functional.pil_to_tensor``: the image's values unscaled, channels first."""
+    a = torch.as_tensor(np.array(pic))
+    return a.unsqueeze(0) if a.dim() == 2 else a.permute(2, 0, 1)
+
+
+class InterpolationMode(enum.Enum):
+    """``torchvision.transforms.InterpolationMode`` (its names and values)."""
+
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+
 def _module(name: str, **attrs: Any) -> types.ModuleType:
     mod = types.ModuleType(name, f"accelkit --synthetic-data stand-in for {name}")
     mod.__spec__ = importlib.machinery.ModuleSpec(name, None)  # find_spec(name) answers; no distribution metadata
@@ -209,11 +275,18 @@ def _torchvision() -> Iterator[None]:
             for k, v in saved.items():
                 setattr(torchvision.datasets, k, v)
         return
+    from accelkit.vendor import vision_models
+
+    functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor)
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
-                         Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype)
+                         Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
+                         RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
+                         InterpolationMode=InterpolationMode, functional=functional)
     ds = _module("torchvision.datasets", **datasets)
-    tv = _module("torchvision", datasets=ds, transforms=transforms, __version__="0.0+accelkit.standin")
-    added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms}
+    models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
+    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, __version__="0.0+accelkit.standin")
+    added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms,
+             "torchvision.transforms.functional": functional, "torchvision.models": models}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:
         yield
@@ -268,11 +341,12 @@ def _hf_hub() -> Iterator[None]:
         return (config, {}) if unused else config
 
     def tokenizer_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-        from accelkit.errors import AccelkitError
+        from accelkit.vendor.tokenizer import VOCAB_SIZE, local_tokenizer
 
-        raise AccelkitError(f"--synthetic-data has no stand-in for the tokenizer {name!r} (its vocabulary is a "
-                            "download)", fix="make the token ids directly, e.g. torch.randint(0, config.vocab_size, "
-                                             "(batch, seq_len)), as examples/vendor/poptorch_bert.py does")
+        _say(f"{cls.__name__}.from_pretrained({str(name)!r}) is a small WordPiece tokenizer built on this machine "
+             f"(at most {VOCAB_SIZE} tokens, made from accelkit's own text corpus): the text is split as BERT splits "
+             "it, but the token ids are not the checkpoint's; nothing downloaded")
+        return local_tokenizer(str(name), **kwargs)
 
     # every class that defines its own from_pretrained (the auto classes each get a copy of it)
     autos = [c for n in dir(transformers) if n.startswith("AutoModel")
@@ -297,11 +371,13 @@ def _hf_hub() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def installed(hf: bool = True) -> Iterator[None]:
+def installed(hf: bool = True, vision: bool = True) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
-    imports transformers, a few seconds, for scripts that never call ``from_pretrained``)."""
+    imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
+    the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
+    transformers would take the stand-in for the real package and import parts of it that it lacks)."""
     _said.clear()
-    with (_hf_hub() if hf else contextlib.nullcontext()), _torchvision():
+    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()):
         yield
 
 

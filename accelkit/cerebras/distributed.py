@@ -1,0 +1,46 @@
+"""``cerebras.pytorch.distributed``: the appliance's cluster settings and the data streamers' identity.
+
+On a Cerebras appliance, input workers ("streamers") each read a shard of the data; a script asks
+``is_streamer()`` / ``get_streaming_rank()`` / ``num_streamers()`` to shard its loader (gigaGPT's data.py).
+The simulated run has one process, which reads all the data: it is not a streamer, so a script takes its
+single-reader path. :class:`ClusterConfig` holds the appliance's cluster settings (gigaGPT parses it from its
+YAML with ``HfArgumentParser``); passed to ``cstorch.backend(..., cluster_config=...)`` it is recorded, since
+the simulated run is one system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ClusterConfig:
+    """The appliance's cluster settings (``cerebras.pytorch.distributed.ClusterConfig``); recorded, not simulated."""
+
+    mgmt_address: str | None = None
+    mgmt_namespace: str | None = None
+    credentials_path: str | None = None
+    num_csx: int = 1
+    max_wgt_servers: int | None = None
+    max_act_per_csx: int | None = None
+    num_workers_per_csx: int | None = None
+    mount_dirs: list[str] = field(default_factory=list)
+    python_paths: list[str] = field(default_factory=list)
+    job_time_sec: int | None = None
+    disable_version_check: bool = False
+
+
+def is_streamer() -> bool:
+    """False: the single process of the simulated run reads all the data (no appliance streamers)."""
+    return False
+
+
+def get_streaming_rank() -> int:
+    return 0
+
+
+def num_streamers() -> int:
+    return 1
+
+
+__all__ = ["ClusterConfig", "get_streaming_rank", "is_streamer", "num_streamers"]
