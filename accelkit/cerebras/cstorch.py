@@ -27,6 +27,7 @@ simply called), and each traced call adds the modelled time of the sections it r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
