@@ -54,7 +54,7 @@ lint: setup
 
 # Unit tests and every notebook run with papermill, then nbval compares the golden cells; two workers
 # (one per core), a test file per worker at a time (a notebook's cells share one kernel).
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
 test: setup lint
 	OMP_NUM_THREADS=1 $(PYTEST) tests
 	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) --nbval-lax \

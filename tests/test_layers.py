@@ -32,9 +32,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                   "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation", "accelkit.profiler",
                   "accelkit.workflow")),
     ("runtime", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras", "accelkit.poptorch",
-                 "accelkit.groqflow", "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
+                 "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
     ("viz", ("accelkit.viz",)),
-    ("top", ("accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.__main__", "accelkit")),
+    # GroqFlow's facade draws groqview() with accelkit's own figures, so it sits above viz
+    ("top", ("accelkit.groqflow", "accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.__main__", "accelkit")),
 ]
 
 
@@ -160,6 +161,7 @@ def test_no_import_cycle_crosses_layers() -> None:
 
 KNOWN_CYCLES_WITHIN_A_LAYER = [
     ["accelkit.teach.checkers", "accelkit.teach.exercises", "accelkit.teach.solutions"],
+    ["accelkit.vendor.synthetic", "accelkit.vendor.vision_models"],  # the torchvision stand-ins and their data
 ]
 
 

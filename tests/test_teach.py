@@ -85,7 +85,18 @@ def contexts(prof, report, programs, session_report, estimate):
             "06.fastest": {"programs": programs},
             "06.speedup": {"programs": programs, "fast": "sn40l", "slow": "a100"},
             "07.ttft": {"estimate": estimate}, "07.decode_memory_bound": {"estimate": estimate},
-            "08.biggest_model": {}, "08.box_batch": {"program": programs["sn40l"]}}
+            "08.biggest_model": {}, "08.box_batch": {"program": programs["sn40l"]},
+            "11.fastest_chip": {"sweep": _SWEEP, "model": "m", "batch": 8},
+            "11.allreduce_gap": {"run": _RUN}}
+
+
+# a sweep's rows and a data-parallel run, as notebook 11 makes them (small stand-ins: the checkers read columns)
+_SWEEP = __import__("pandas").DataFrame({
+    "status": ["ok", "ok", "ok", "refused"], "model": ["m"] * 4, "batch": [8] * 4, "training": [False] * 4,
+    "target": ["a100", "sn40l", "wse3", "tsp"], "time_per_sample_s": [2e-5, 1e-5, 4e-6, float("nan")],
+    "chips_used": [1, 1, 1, 2], "precision": ["bf16"] * 4})
+_RUN = __import__("types").SimpleNamespace(measured_allreduce_s=8e-3, modelled_allreduce_s=1.6e-5, world_size=2,
+                                          target="h100")
 
 
 def test_every_exercise_has_a_solution_and_a_context(contexts):

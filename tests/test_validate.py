@@ -63,7 +63,7 @@ def test_package_copy_holds_the_shared_validate_rows():
 
 @pytest.fixture(scope="module")
 def result() -> v.ValidationResult:
-    return v.validate(progress=False, bench=False)  # the measured rows have their own test
+    return v.validate(progress=False, bench=False, gpu=False)  # the measured rows have their own tests
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from typing import Any
 from accelkit.constants import Constant, register, value
 from accelkit.cost.gemm import GemmShape, attention_waves, gemm_fit
 from accelkit.cost.kernel import Kernel
-from accelkit.cost.rates import kernel_time, roofline
+from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
 from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue
@@ -182,6 +182,12 @@ class GpuModel(ExecutionModel):
     compile_stack = "compiled"  # ak.compile: a compiled program (torch.compile), comparable with the vendors'
     session_stack = "eager"  # ak.Session: a learner's own training loop runs eager PyTorch
     serve_stack = "engine"
+
+    def rates(self, spec: AcceleratorSpec, precision: str, measured: Any = None) -> Rates:
+        """The family's rates, its matmul rate the chip's measured ceiling (what a large, well-shaped GEMM
+        reaches; a kernel's own shape sets how close it gets)."""
+        r = super().rates(spec, precision, measured)
+        return replace(r, matmul_flops=matmul_rate(spec, precision))
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         prog = ctx.program

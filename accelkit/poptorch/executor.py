@@ -22,7 +22,6 @@ numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` mode
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -123,7 +122,8 @@ class PoplarExecutor:
 
     def _compile_with_bar(self, session: Session, example: tuple[Any, ...]) -> CompiledProgram:
         """Compile for ``example`` (once; later calls reuse the program) and, the first time, print PopTorch's
-        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar on stderr, as PopTorch does: the time in it is
+        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar (on stdout: PopTorch writes it to stderr, which a
+        notebook shows as a warning); the time in it is
         this machine's (accelkit's compile), not the IPU compiler's, which the report models."""
         t0 = time.perf_counter()
         program = session.program(example, training=session.optimizer is not None)
@@ -131,7 +131,7 @@ class PoplarExecutor:
             self._compiled_shown = True
             mins, secs = divmod(round(time.perf_counter() - t0), 60)
             bar = "\u2588" * 10
-            print(f"Graph compilation: 100%|{bar}| 100/100 [{mins:02d}:{secs:02d}<00:00]", file=sys.stderr, flush=True)
+            print(f"Graph compilation: 100%|{bar}| 100/100 [{mins:02d}:{secs:02d}<00:00]", flush=True)
         return program
 
     def _session_for(self, args: tuple[Any, ...]) -> Session:

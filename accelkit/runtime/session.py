@@ -90,10 +90,10 @@ class SessionReport:
 
     def __str__(self) -> str:
         lines = [
-            f"Session on {self.chips} x {self.target} (mode {self.mode!r}, {self.precision}"
-            + (f", stack {self.stack!r}" if self.stack else "") + f"): {self.steps} steps, "
+            f"Session on {self.chips} x {self.target} (mode {self.mode!r}, {self.precision}): {self.steps} steps, "
             f"{self.samples} samples",
-            f"  MODELLED on {self.target}: {self.simulated_time_s:.4g} s in all, "
+            f"  MODELLED on {self.target}" + (f" running {self.stack}" if self.stack else "")
+            + f": {self.simulated_time_s:.4g} s in all, "
             f"{fmt_sig(self.simulated_throughput)} samples/s; "
             + ", ".join(f"{k} {v:.3g} s" for k, v in self.sections_s.items() if v),
             "  modelled utilization: " + utilization_text(self.utilization),

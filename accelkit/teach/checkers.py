@@ -682,5 +682,5 @@ def _check_allreduce_gap(answer: Any, *, run: Any) -> list[Line]:
                            f"{run.world_size} x {run.target}'s links (modelled)")]
     if _close(float(answer), 1 / want):
         return [Line(False, f"{float(answer):.3g} is the inverse", "measured over modelled, not modelled over measured")]
-    return [Line(False, f"{float(answer):.4g} is not the ratio", "divide run.measured_allreduce_s by "
-                                                                 "run.modelled_allreduce_s")]
+    return [Line(False, f"{float(answer):.4g} is not the ratio", "read the two times the run reports and say "
+                                                                 "how many times the measured one is the other")]
