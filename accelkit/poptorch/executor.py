@@ -22,6 +22,7 @@ numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` mode
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -122,12 +123,12 @@ class PoplarExecutor:
 
     def _compile_with_bar(self, session: Session, example: tuple[Any, ...]) -> CompiledProgram:
         """Compile for ``example`` (once; later calls reuse the program) and, the first time, print PopTorch's
-        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar (on stdout: PopTorch writes it to stderr, which a
-        notebook shows as a warning); the time in it is
+        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar in a script's output (stdout; none in a notebook,
+        where a time measured on this machine would change every run); the time in it is
         this machine's (accelkit's compile), not the IPU compiler's, which the report models."""
         t0 = time.perf_counter()
         program = session.program(example, training=session.optimizer is not None)
-        if not self._compiled_shown:
+        if not self._compiled_shown and not _in_notebook():  # a script's output, not a notebook's
             self._compiled_shown = True
             mins, secs = divmod(round(time.perf_counter() - t0), 60)
             bar = "\u2588" * 10
@@ -341,5 +342,12 @@ def inferenceModel(model: nn.Module, options: Options | None = None) -> PoplarEx
     """``poptorch.inferenceModel``: each call runs the forward pass on the IPUs (no gradients)."""
     return PoplarExecutor(model, options, None, training=False)
 
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (an IPython shell talking to a notebook)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
 
 __all__ = ["PoplarExecutor", "inferenceModel", "precision_of", "trainingModel"]
