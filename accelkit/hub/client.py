@@ -150,7 +150,7 @@ class RoomClient:
             server = self.api("GET", f"/users/{name}").json().get("servers", {}).get("")
             if server and server.get("ready"):
                 return time.monotonic() - start
-            time.sleep(0.25)
+            time.sleep(0.5)
         raise HubError(f"{name}'s server did not start in {timeout_s:.0f} s", fix="read the hub's log")
 
     def stop_server(self, name: str, timeout_s: float = 60) -> None:
@@ -159,7 +159,7 @@ class RoomClient:
         while time.monotonic() - start < timeout_s:
             if not self.api("GET", f"/users/{name}").json().get("servers"):
                 return
-            time.sleep(0.25)
+            time.sleep(0.5)
         raise HubError(f"{name}'s server did not stop in {timeout_s:.0f} s")
 
     def token(self, name: str) -> str:
@@ -231,7 +231,8 @@ class LocalRoom:
         released = accounts.solutions_released()  # the hub hides them; put them back as they were
         log_path = folder / "hub.log"
         with open(log_path, "wb") as log:
-            process = subprocess.Popen([sys.executable, "-m", "accelkit.hub", "serve"], env=env, stdout=log,
+            hub = [str(Path(sys.prefix) / "bin" / "jupyterhub"), "-f", str(Path(__file__).with_name("jupyterhub_config.py"))]
+            process = subprocess.Popen(hub, env=env, stdout=log,
                                        stderr=subprocess.STDOUT, start_new_session=True)
         room = cls(settings, process, env["HUB_API_TOKEN"], folder, log_path, released)
         try:
