@@ -76,14 +76,17 @@ def test_room_board_and_where_attendees_are_stuck(tmp_path: Path) -> None:
                            "cy": [("01.a", False, "multiply by the batch")]}.items():
         for exercise, passed, hint in verdicts:
             progress.record(exercise, passed, hint, path=tmp_path / f"{name}.jsonl")
+    (tmp_path / "dee").mkdir()  # the Kubernetes layout: a folder per attendee
+    progress.record("02.b", True, "", path=tmp_path / "dee" / "progress.jsonl")
     df = room.load(tmp_path)
-    assert len(df) == 5 and set(df.attendee) == {"ada", "bob", "cy"}
+    assert len(df) == 6 and set(df.attendee) == {"ada", "bob", "cy", "dee"}
     board = room.board(df)
     assert board.loc["ada", "01.a"] == "passed" and board.loc["bob", "01.a"] == "failed (1 try)"
     assert board.loc["cy", "02.b"] == ""
     stuck = room.stuck(df)
     assert list(stuck.index) == ["01.a", "02.b"]  # two attendees still failing 01.a
     assert stuck.loc["01.a", ["tried", "passed", "still failing"]].tolist() == [3, 1, 2]
+    assert stuck.loc["02.b", ["tried", "passed", "still failing"]].tolist() == [2, 1, 1]
     assert stuck.loc["01.a", "commonest hint"] in ("double it", "multiply by the batch")
     fig = room.figure(df)
     assert [t.name for t in fig.data] == ["passed", "still failing"] and list(fig.data[1].y) == [2, 1]

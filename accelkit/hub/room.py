@@ -27,7 +27,11 @@ COLUMNS = ["attendee", "exercise", "passed", "time", "hint"]
 
 
 def progress_dir() -> Path:
-    """The room's verdict folder: beside this user's own verdict file (the hub sets it), else HUB_DIR's."""
+    """The room's verdict folder: ``$ACCELKIT_ROOM_DIR``, else the folder of this user's own verdict file (the
+    hub sets it), else HUB_DIR's."""
+    room_dir = os.environ.get("ACCELKIT_ROOM_DIR", "").strip()
+    if room_dir:
+        return Path(room_dir)
     own = progress.target()
     if own is not None:
         return own.parent
@@ -37,10 +41,12 @@ def progress_dir() -> Path:
 
 
 def load(folder: Path | None = None) -> pd.DataFrame:
-    """Every verdict of every attendee, oldest first (files this user cannot read are skipped)."""
+    """Every verdict of every attendee, oldest first (files this user cannot read are skipped). The folder holds
+    ``<attendee>.jsonl`` (one server: ``make hub``) or ``<attendee>/progress.jsonl`` (Kubernetes: a volume per
+    attendee, deploy/values.yaml)."""
     folder = Path(folder) if folder is not None else progress_dir()
-    rows = [(path.stem, v.exercise, v.passed, v.time, v.hint)
-            for path in sorted(folder.glob("*.jsonl")) for v in progress.read(path)]
+    files = [(p.stem, p) for p in folder.glob("*.jsonl")] + [(p.parent.name, p) for p in folder.glob("*/progress.jsonl")]
+    rows = [(who, v.exercise, v.passed, v.time, v.hint) for who, path in sorted(files) for v in progress.read(path)]
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["time"] = pd.to_datetime(df["time"], utc=True, errors="coerce")
     return df.sort_values("time", kind="stable").reset_index(drop=True)
