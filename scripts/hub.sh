@@ -5,4 +5,8 @@
 # one system user per attendee. Further arguments go to `jupyterhub` as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec .venv/bin/python -m accelkit.hub serve "$@"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "make hub: the room makes one system user per attendee, which needs root (a workshop container or server)" >&2
+    exit 1
+fi
+exec .venv/bin/jupyterhub -f accelkit/hub/jupyterhub_config.py "$@"

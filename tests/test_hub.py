@@ -82,15 +82,14 @@ def test_the_room(hub: LocalRoom, client: RoomClient, monkeypatch: pytest.Monkey
         client.start_server(name)
     for name in names:
         client.wait_ready(name)
-    kernels = {name: client.kernel(name) for name in names}
+    with ThreadPoolExecutor(len(names)) as pool:  # kernels start in parallel, as a room's attendees do
+        kernels = dict(zip(names, pool.map(client.kernel, names), strict=True))
     try:
-        for name in names:
+        # ---- notebook 00, from each attendee's own copy, through their kernel -------------------------------
+        def run_nb00(name: str) -> list:
             who = kernels[name].run("import os, pwd\nprint(pwd.getpwuid(os.getuid()).pw_name, os.path.expanduser('~'),"
                                     " os.stat('notebooks/00_accelerator_landscape.ipynb').st_uid == os.getuid())")
             assert who.error is None and who.text.split() == [name, str(hub.settings.home_root / name), "True"], who
-
-        # ---- notebook 00, from each attendee's own copy, through their kernel -------------------------------
-        def run_nb00(name: str) -> list:
             nb = client.contents(name, NB00).json()["content"]
             return [kernels[name].run(code) for code in notebook_code(nb, "include_host = False")]
 

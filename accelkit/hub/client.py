@@ -79,10 +79,20 @@ class Kernel:
                           timeout=timeout_s)
         r.raise_for_status()
         self.id = r.json()["id"]
-        ws_url = base.replace("http", "ws", 1) + f"/user/{user}/api/kernels/{self.id}/channels"
-        self.ws = websocket.create_connection(ws_url, header=[f"Authorization: token {token}"], timeout=timeout_s)
+        self._ws_url = base.replace("http", "ws", 1) + f"/user/{user}/api/kernels/{self.id}/channels"
+        self._connect = lambda: websocket.create_connection(self._ws_url, header=[f"Authorization: token {token}"],
+                                                            timeout=timeout_s)
+        self.ws = self._connect()
+        self._used = time.monotonic()
+
+    # The server pings an open websocket every 30 s and drops it when no pong comes; this client answers pings
+    # only while it waits for a reply, so a connection left idle longer is opened anew before the next run.
+    IDLE_RECONNECT_S = 20.0
 
     def run(self, code: str) -> Outputs:
+        if time.monotonic() - self._used > self.IDLE_RECONNECT_S:
+            self.ws.close()
+            self.ws = self._connect()
         msg_id = uuid.uuid4().hex
         self.ws.send(json.dumps({
             "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": self.user, "session": self.id,
@@ -103,6 +113,7 @@ class Kernel:
                 out.error = f"{content['ename']}: {content['evalue']}"
                 out.items.append((kind, content))
             elif kind == "status" and content["execution_state"] == "idle":
+                self._used = time.monotonic()
                 return out
 
     def close(self) -> None:
