@@ -77,6 +77,9 @@ def test_the_room(hub: LocalRoom, client: RoomClient, monkeypatch: pytest.Monkey
     assert not ok and "is taken" in message
     assert client.sign_up(a, PASSWORD)[0]  # a returning attendee needs no code
 
+    services = client.api("GET", "/services").json()
+    assert "--timeout=3600" in " ".join(services.get("idle-culler", {}).get("command", [])), services  # culled
+
     # ---- every server starts as its own system user, with its own copy of the notebooks ---------------------
     for name in names:
         client.start_server(name)

@@ -108,3 +108,16 @@ def test_room_settings_from_the_environment() -> None:
                       ({"HUB_ADMIN": "../x"}, "path"), ({"HUB_WORKSHOP_CODE": "same", "HUB_ADMIN_CODE": "same"}, "same")]:
         with pytest.raises(HubError, match=word):
             HubSettings.from_env(env)
+
+
+def test_the_instructors_notebook_runs_on_a_room(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from accelkit.hub.client import notebook_code
+    from accelkit.hub.config import ROOM_NOTEBOOK
+
+    progress.record("03.first_recipe", False, "look at the error-level finding", path=tmp_path / "ada.jsonl")
+    monkeypatch.setenv("ACCELKIT_ROOM_DIR", str(tmp_path))
+    namespace: dict = {}
+    for code in notebook_code(json.loads(ROOM_NOTEBOOK.read_text())):
+        exec(compile(code, "room.ipynb", "exec"), namespace)  # noqa: S102 - our own notebook
+    assert namespace["r"].attendee.tolist() == ["ada"]
+    assert room.stuck(namespace["r"]).loc["03.first_recipe", "commonest hint"] == "look at the error-level finding"

@@ -112,7 +112,7 @@ def configure(c: Any, settings: HubSettings) -> None:
         c.JupyterHub.load_roles.append({
             "name": "room-api", "services": ["room-api"],
             "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users", "access:servers",
-                       "read:services"],
+                       "list:services", "read:services"],
         })
 
 
