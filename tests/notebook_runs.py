@@ -37,7 +37,15 @@ SOLVED: dict[str, dict[str, Any]] = {
 
 
 def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder every worker of this session shares (xdist gives each worker its own basetemp below it)."""
+    """The folder every worker of this session shares (xdist gives each worker its own basetemp below it).
+
+    ``ACCELKIT_NOTEBOOK_RUNS=<folder>`` keeps the runs there instead, across sessions: while working on figures,
+    the browser test then re-draws the notebooks without running them again. A run is keyed by the notebook's
+    text and its parameters, not by accelkit's code: clear the folder after changing the package."""
+    if os.environ.get("ACCELKIT_NOTEBOOK_RUNS"):
+        kept = Path(os.environ["ACCELKIT_NOTEBOOK_RUNS"])
+        kept.mkdir(parents=True, exist_ok=True)
+        return kept
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     path = shared / "notebook-runs"
@@ -55,7 +63,7 @@ def executed(nb: str, parameters: dict[str, Any], runs: Path) -> Path:
     import papermill
 
     source = notebook_path(nb)
-    key = hashlib.sha256(json.dumps([source.name, parameters], sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps([source.read_text(), parameters], sort_keys=True).encode()).hexdigest()[:10]
     out = runs / f"{source.stem}-{key}.ipynb"
     with (runs / f"{out.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, even if the run raises

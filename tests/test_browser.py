@@ -1,14 +1,21 @@
-"""The PlacementExplorer in a real browser: JupyterLab in headless Chromium, driven by playwright.
+"""JupyterLab in a real browser: headless Chromium, driven by playwright, on JupyterLab started by `make lab`.
 
-Opens tests/browser/placement_explorer.ipynb, runs every cell, checks the plotly figure draws,
-picks another target in the ipywidgets dropdown and checks the figure redraws for it. Saves a
-screenshot to test-artifacts/browser/placement_explorer.png.
+1. The PlacementExplorer: opens tests/browser/placement_explorer.ipynb, runs every cell, checks the plotly figure
+   draws, picks another target in the ipywidgets dropdown and checks the figure redraws for it. Screenshot:
+   test-artifacts/browser/placement_explorer.png.
+2. Every notebook in notebooks/: each plotly output is drawn as a chart, none shows as a JSON tree, nothing went
+   to stderr, and every text a chart draws can be read (no two labels overlap, none runs off the chart, no legend
+   needs a scrollbar). Notebook 00 runs cell by cell in JupyterLab's kernel, as a learner runs it; the others are
+   executed headless first (tests/notebook_runs.py: the same papermill run their solved-run tests read, made once
+   per session) and JupyterLab opens the executed copy, so no notebook runs twice for this test. Screenshots of
+   every chart: test-artifacts/browser/.
 
 Needs Debian's chromium at /usr/bin/chromium (scripts/install_chromium.sh) and the Python
 ``playwright`` package (its own browser download is not used). Without them the test is skipped,
 except when the environment variable ``CI`` is set: there it fails, so CI proves it ran.
 
     .venv/bin/python -m pytest -m browser tests/test_browser.py
+    ACCELKIT_NOTEBOOK_RUNS=/tmp/runs .venv/bin/python -m pytest -m browser tests/test_browser.py  # keep the runs
 """
 
 from __future__ import annotations
@@ -104,7 +111,7 @@ def _tail(log: Path, chars: int = 3000) -> str:
 
 
 @contextmanager
-def _lab(tmp_path: Path, lab_dir: Path) -> Iterator[tuple[str, str, Path]]:
+def _lab(tmp_path: Path, lab_dir: Path, extra_args: str = "") -> Iterator[tuple[str, str, Path]]:
     """JupyterLab serving ``lab_dir``, started by ``make lab`` itself (so with the Makefile's environment, as
     root too), on a free port with a random token; yields (base URL, token, log). Always shut down.
 
@@ -122,7 +129,7 @@ def _lab(tmp_path: Path, lab_dir: Path) -> Iterator[tuple[str, str, Path]]:
     env = {**os.environ, "JUPYTER_PORT": str(port), "JUPYTER_TOKEN": token, "JUPYTER_IP": "127.0.0.1",
            "LAB_DIR": str(lab_dir), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1"}
     lab_args = (f"--no-browser --LabApp.workspaces_dir={tmp_path / 'workspaces'} "
-                f"--LabApp.user_settings_dir={tmp_path / 'settings'}")
+                f"--LabApp.user_settings_dir={tmp_path / 'settings'} {extra_args}").strip()
     cmd = ["make", "-s", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
@@ -291,25 +298,40 @@ TEXT_PROBLEMS = """(plot) => {
 @pytest.fixture(scope="module")
 def notebooks_lab(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path, Path]]:
     """One JupyterLab, started by `make lab`, serving a folder of its own (autosave off): a clean copy of each
-    notebook in RUN_IN_THE_BROWSER, and the executed copies of the others as their tests arrive."""
+    notebook in RUN_IN_THE_BROWSER, and the executed copies of the others as their tests arrive. Its app is
+    exposed to the page (window.jupyterapp), so one page opens every notebook with JupyterLab's own command."""
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "root"
     root.mkdir()
     for name in RUN_IN_THE_BROWSER:
         shutil.copy(ROOT / "notebooks" / name, root / name)
-    with _lab(tmp, root) as (base, token, log):
+    with _lab(tmp, root, "--LabApp.expose_app_in_browser=True") as (base, token, log):
         yield base, token, log, root
 
 
 @pytest.fixture(scope="module")
-def browser(chromium: Path) -> Iterator[Any]:
-    """One headless Chromium for every notebook (each opens a page of its own)."""
-    from playwright.sync_api import sync_playwright
+def lab_page(notebooks_lab: tuple[str, str, Path, Path], chromium: Path) -> Iterator[Any]:
+    """One headless Chromium page on JupyterLab, loaded once: each notebook opens in it as a tab (as File > Open
+    does) and is closed after its checks, so the app is not loaded again for every notebook."""
+    from playwright.sync_api import expect, sync_playwright
 
+    base, token, _log, _root = notebooks_lab
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
+        browser = pw.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{base}/lab?reset&token={token}", timeout=60_000)
+        page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+        expect(page.locator(".jp-DirListing")).to_be_visible(timeout=30_000)
+        yield page
+        browser.close()
+
+
+OPEN = """async (path) => {
+    const widget = await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+    await widget.context.ready;
+    window.akNotebook = widget;
+}"""
+CLOSE = "() => { if (window.akNotebook) { window.akNotebook.dispose(); window.akNotebook = null; } }"
 
 
 def _shut_down_kernels(base: str, token: str) -> None:
@@ -336,16 +358,17 @@ def _executed_copy(name: str, root: Path, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.mark.timeout(NOTEBOOK_RUN_S + 60)
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_draws_every_chart_in_jupyterlab(notebooks_lab: tuple[str, str, Path, Path], browser: Any,
+def test_notebook_draws_every_chart_in_jupyterlab(notebooks_lab: tuple[str, str, Path, Path], lab_page: Any,
                                                   name: str, record_property: Any,
                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every plotly output is a chart JupyterLab drew, none is a JSON tree, no cell wrote to stderr or failed, and
-    every text a chart draws can be read (TEXT_PROBLEMS). A screenshot of each chart and of the whole notebook is
+    every text a chart draws can be read (TEXT_PROBLEMS). A screenshot of each chart and of the notebook is
     kept under test-artifacts/browser/."""
     import nbformat
     from playwright.sync_api import expect
 
     base, token, log, root = notebooks_lab
+    page = lab_page
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / f"{Path(name).stem}.png"
     run_in_browser = name in RUN_IN_THE_BROWSER
@@ -355,10 +378,8 @@ def test_notebook_draws_every_chart_in_jupyterlab(notebooks_lab: tuple[str, str,
         record_property("notebook_run_time_s", seconds)  # the table conftest.py prints (the headless run's)
         expected = sum(PLOTLY_MIME in o.get("data", {}) for c in nbformat.read(str(path), 4).cells
                        if c.cell_type == "code" for o in c.outputs)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        # ?reset: a fresh workspace, so only this notebook is open (not the tabs of the ones before)
-        page.goto(f"{base}/lab/tree/{name}?reset&token={token}", timeout=30_000)
+        page.evaluate(OPEN, name)
         expect(page.locator(".jp-Notebook .jp-CodeCell").first).to_be_visible(timeout=30_000)
         if run_in_browser:
             idle = page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))
@@ -393,13 +414,13 @@ def test_notebook_draws_every_chart_in_jupyterlab(notebooks_lab: tuple[str, str,
         assert page.locator(JSON_TREE).count() == 0, f"{name}: a figure (or other output) shows as a JSON tree"
         stderr = [t[:300] for t in page.locator(STDERR).all_inner_texts()]
         assert stderr == [], f"{name}: output on stderr or an error: {stderr}"
-        page.screenshot(path=str(shot), full_page=True)
+        page.screenshot(path=str(shot))
         assert unreadable == {}, f"{name}: labels a learner cannot read: {unreadable}"
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}-failure.png"), timeout=5_000)
         print(f"jupyter log ({log}):\n{_tail(log)}")
         raise
     finally:
-        page.close()
+        page.evaluate(CLOSE)
         _shut_down_kernels(base, token)
     print(f"{name}: {CHARTS_SEEN[name]} chart(s) drawn; screenshot {shot}")
