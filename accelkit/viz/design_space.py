@@ -29,9 +29,14 @@ def pareto(df: pd.DataFrame, *, x: str = "chips_used", y: str = "time_per_sample
         fig.add_trace(go.Scatter(x=line[x], y=line[y], mode="lines+markers", name=f"{family} front",
                                  legendgroup=str(family), showlegend=False, text=line.target + " " + line.model,
                                  hovertemplate="front: %{text}<br>%{x} chips, %{y:.3g} s/sample<extra></extra>"))
+    seconds = y.endswith("_s")  # a time: ticks as "1 µs", "10 ms"
+    yaxis = log_axis([float(v) for v in ok[y]], "", pad=0.2, si=False,
+                     title=f"{y[:-2].replace('_', ' ') if seconds else y.replace('_', ' ')} (modelled)")
+    if seconds:
+        yaxis["ticktext"] = [fmt_s(float(t)) for t in yaxis["tickvals"]]  # type: ignore[attr-defined]
     fig.update_layout(title="Time per sample against chips used (MODELLED), Pareto front per family",
-                      xaxis_title="chips used", yaxis_title="seconds per sample (modelled)", yaxis_type="log",
-                      xaxis_type="log")
+                      xaxis={"type": "log", "title": "chips used", "tickvals": sorted({int(c) for c in ok[x]})},
+                      yaxis=yaxis)
     return fig
 
 
