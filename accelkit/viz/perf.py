@@ -416,15 +416,17 @@ def stack_comparison(cmp: Any) -> go.Figure:
     """Time per sample against batch size, one line per software stack (``accelkit.sim.stacks.compare_stacks``):
     where eager PyTorch's line runs flat the host is the bound, and a bigger batch is nearly free."""
     fig = go.Figure()
-    scale, unit = _unit(max(r.per_sample_s for r in cmp.rows))
-    for stack in dict.fromkeys(r.stack for r in cmp.rows):
+    for i, stack in enumerate(dict.fromkeys(r.stack for r in cmp.rows)):
         mine = [r for r in cmp.rows if r.stack == stack]
-        fig.add_trace(go.Scatter(
-            x=[r.batch for r in mine], y=[r.per_sample_s * scale for r in mine], mode="lines+markers", name=stack,
+        fig.add_trace(go.Scatter(  # dashes tell apart two stacks whose lines coincide (compiled and engine)
+            x=[r.batch for r in mine], y=[r.per_sample_s for r in mine], mode="lines+markers", name=stack,
+            line={"dash": ("solid", "dash", "dot")[i % 3]},
             hovertext=[f"{stack}, batch {r.batch}: {fmt_si(r.step_s, 's')} per step, host waits {r.host_share:.0%}"
                        f" ({r.bound}-bound)" for r in mine], hoverinfo="text"))
+    yaxis = log_axis([r.per_sample_s for r in cmp.rows], "", pad=0.15, si=False, title="time per sample (modelled)")
+    yaxis["ticktext"] = [fmt_s(float(t)) for t in yaxis["tickvals"]]  # type: ignore[attr-defined]
     fig.update_layout(title=f"one model on {cmp.target}, {cmp.precision}: time per sample by stack (MODELLED)",
-                      xaxis={"type": "log", "title": "batch size"},
-                      yaxis={"type": "log", "title": f"time per sample ({unit})"}, height=420,
+                      xaxis={"type": "log", "title": "batch size", "tickvals": sorted({r.batch for r in cmp.rows})},
+                      yaxis=yaxis, height=420,
                       legend_title_text="software stack")
     return fig
