@@ -87,7 +87,8 @@ test: setup lint
 test-fast: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" tests
 
-# JupyterLab in headless Chromium: the PlacementExplorer renders and follows its dropdown.
+# JupyterLab in headless Chromium: the PlacementExplorer renders and follows its dropdown, and every notebook's
+# charts draw with readable labels (notebook 00 run in the browser, the others executed first by papermill).
 test-browser: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/test_browser.py
 
