@@ -169,11 +169,15 @@ class PerfReport:
 
     @property
     def bound_by(self) -> dict[str, float]:
-        """Share of kernel time by what bounds it."""
+        """Share of the step by what bounds it: the kernels' time by what bounds each, and the host link's share
+        (``io``) as ``"host"``."""
         total = sum(k.time_s for k in self.kernels) or 1.0
+        io = self.io_s / self.step_time_s if self.step_time_s else 0.0
         out: dict[str, float] = {}
         for k in self.kernels:
-            out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total
+            out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total * (1.0 - io)
+        if io:
+            out["host"] = out.get("host", 0.0) + io
         return out
 
     def step_parts(self, sections: tuple[str, ...] | list[str], samples: int | None = None) -> dict[str, float]:
@@ -286,7 +290,7 @@ def bound_text(bound_by: dict[str, float], compute_utilization: float) -> list[s
     if not bound_by:
         return []
     shares = ", ".join(f"{k} {fmt_pct(v)}" for k, v in sorted(bound_by.items(), key=lambda kv: -kv[1]))
-    line = f"  what limits each kernel (share of kernel time): {shares}"
+    line = f"  what limits each kernel (share of the step{'; host: waiting for the host' if 'host' in bound_by else ''}): {shares}"
     if bound_by.get("compute", 0.0) >= 0.5 and compute_utilization < 0.5:
         line += (f"; compute-bound kernels are limited by the compute units their shapes can fill, which reach "
                  f"{fmt_pct(compute_utilization)} of the chip's peak here, not by the chip's full speed")

@@ -73,12 +73,15 @@ def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
     """One step's traffic with the host, per chip: (input bytes, output bytes, the call's round trip in seconds,
     the step's share of it all in seconds). A call runs ``prog.device_iterations`` steps and pays the round trip
     (the family's latency each way) once; the bytes cross at the family's host-link rate. A stack whose host
-    queues work asynchronously (``HostIO.overlapped``) never waits for a round trip: only its bytes count."""
+    queues work asynchronously (``HostIO.overlapped``) never waits for a round trip, and its outputs stay on the
+    device (PyTorch's tensors on a GPU, XLA's on a TPU): only the inputs count."""
     io = model_for(prog.spec.family).host_io
     if io is None:
         return 0, 0, 0.0, 0.0
     link = float(io.link_Bps.value) if io.link_Bps is not None else host_link_Bps(prog.spec)
     n_in, n_out = call_bytes(prog)
+    if io.overlapped:  # the framework's outputs stay in the chip's memory until the loop asks for them
+        n_out = 0
     trip = 0.0 if io.overlapped else 2 * io.latency_s()
     return n_in, n_out, trip, (n_in + n_out) / link + trip / max(1, prog.device_iterations)
 
