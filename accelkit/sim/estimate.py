@@ -62,7 +62,10 @@ def call_bytes(prog: CompiledProgram) -> tuple[int, int]:
         total = 0.0
         for m in metas:
             b = m.nbytes * (scale if m.dtype in FLOAT_DTYPES else 1.0)
-            total += b * per if m.shape and m.shape[0] == prog.example_batch else b
+            # a batched tensor grows with the step's batch (a 1-D example is one sample: it is the batch of one)
+            batched = bool(m.shape) and (m.shape[0] == prog.example_batch or
+                                         (prog.example_batch == 1 and len(m.shape) == 1))
+            total += b * per if batched else b
         return int(total)
 
     out = LOSS_BYTES if prog.training else nbytes(g.outputs)

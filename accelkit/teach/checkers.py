@@ -464,6 +464,8 @@ def _check_decode_memory_bound(answer: Any, *, estimate: Any) -> list[Line]:
         "latency": f"reading {weights} per chip takes less time than the fixed latencies of every layer (launches, "
                    "syncs, hops across the chip)",
         "compute": "at this batch each weight read feeds enough arithmetic to keep the compute units busy",
+        "host": f"reading {weights} per chip takes less time than each token's trip to the host and back (the "
+                "runtime hands every step's logits back over the host link)",
     }.get(estimate.decode_bound, "")
     if answer == truth:
         return [Line(True, text + (f": {why}" if why else ""))]
