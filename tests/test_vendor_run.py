@@ -5,6 +5,7 @@ a real SDK, an error inside a vendor call names the call and the fix."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -13,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from accelkit.errors import AccelkitError
 
 SCRIPTS = Path(__file__).parents[1] / "examples" / "vendor"
 LOSSES = re.compile(r"first loss (\d+\.\d+) last loss (\d+\.\d+)")
@@ -532,6 +535,35 @@ def test_sambaflow_generative_nlp_app_compiles_then_trains_gpt2_with_app_set_out
     assert "sambaflow.sambacollections" in out and "directives.op_fusion(..., 'Encoder') accepted" in out
     logged = [r.getMessage() for r in caplog.records if r.name == "sambaflow"]
     assert logged.count("Warning: Patched gpt2_conv1d_forward function called instead of conv1d.forward") == 1
+    # written for transformers 4 (GPT2Attention.bias, modeling_utils.Conv1D): answered for the run and said so
+    assert "GPT2Attention.bias, transformers 4's causal-mask buffer" in out
+    assert "modeling_utils.Conv1D (transformers 4's name)" in out
+
+
+def test_transformers_4_attributes_are_answered_only_inside_the_block_and_keep_gpt2s_numbers():
+    pytest.importorskip("transformers")
+    import torch
+    import transformers
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+
+    from accelkit.vendor import hf_compat
+
+    config = transformers.GPT2Config(n_embd=16, n_layer=1, n_head=2, n_positions=8, vocab_size=50)
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    ids = torch.randint(0, 50, (2, 8))
+    before = model(ids).logits
+    had_bias, had_conv = "bias" in vars(GPT2Attention), hasattr(transformers.modeling_utils, "Conv1D")
+    with hf_compat.installed() as notes:
+        attn = model.transformer.h[0].attn
+        assert torch.equal(attn.bias[0, 0], torch.tril(torch.ones(8, 8, dtype=torch.bool)))  # 4.x's buffer
+        attn.bias = attn.bias.expand(1, 1, 8, 8)  # the tutorial's own patch is kept...
+        assert attn.bias.shape == (1, 1, 8, 8)
+        assert torch.allclose(model(ids).logits, before)  # ...and attention still masks causally
+        assert transformers.modeling_utils.Conv1D is transformers.pytorch_utils.Conv1D
+        assert len(notes) == (not had_bias) + (not had_conv)
+    assert ("bias" in vars(GPT2Attention)) == had_bias  # gone again after the run
+    assert hasattr(transformers.modeling_utils, "Conv1D") == had_conv
 
 
 def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_match_plain_pytorch(tmp_path):
@@ -741,3 +773,47 @@ def test_launcher_runs_a_script_as_python_does_from_a_clone_of_the_vendors_repos
     assert run.exit_code == 0, run.error
     assert "facade True True" in out  # not the clone's groqflow; no torchvision stand-in for a script without it
     assert str(tmp_path) in _sys.path  # the launcher's caller gets its path back
+
+
+def test_tiktoken_stand_in_is_byte_level_keeps_gpt2s_special_id_and_refuses_it_inside_text():
+    from accelkit.vendor import bpe
+
+    enc = bpe.get_encoding("gpt2")
+    assert (enc.eot_token, enc.n_vocab) == (50256, 50257)  # the real encoding's, so a GPT-2-sized model takes them
+    for text in ("The wafer streams weights layer by layer.", "naïve café ✓ 日本", " two  spaces\n\ttab", ""):
+        ids = enc.encode(text)
+        assert enc.decode(ids) == text and all(0 <= i < bpe.MERGED_TOKENS for i in ids)  # any text, exactly back
+    common = enc.encode("the compiler places the graph on the chip")
+    assert len(common) < len("the compiler places the graph on the chip") / 2  # merges learned: not one per byte
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode("end<|endoftext|>")
+    assert enc.encode("a<|endoftext|>b", allowed_special="all") == [*enc.encode("a"), 50256, *enc.encode("b")]
+    assert enc.decode([*enc.encode("ok"), 40000]) == "ok\ufffd"  # an id the local vocabulary lacks
+    with pytest.raises(KeyError):
+        enc.decode([60000])  # outside GPT-2's vocabulary altogether
+    assert bpe.encoding_for_model("gpt-4").name == "cl100k_base"
+    with pytest.raises(AccelkitError, match="no encoding named"):
+        bpe.get_encoding("gpt3")
+
+
+def test_cstorch_sample_script_reads_prompts_with_tiktoken_offline(tmp_path, monkeypatch, capsys):
+    import io
+
+    import torch
+
+    if importlib.util.find_spec("tiktoken") is not None:
+        pytest.skip("tiktoken is installed: its encodings are a download, and the stand-in steps aside")
+    torch.manual_seed(1)
+    width, vocab = 8, 50257
+    torch.save({"model_config": {"vocab_size": vocab, "width": width},
+                "model": {"wte.weight": torch.randn(vocab, width), "lm_head.weight": torch.randn(vocab, width)}},
+               tmp_path / "checkpoint.mdl")
+    monkeypatch.setattr("sys.stdin", io.StringIO("Streaming weights through the wafer\n\n"))
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_sample.py", "--checkpoint_path", "checkpoint.mdl",
+                     "--max_length", "16")
+    assert "tiktoken.get_encoding('gpt2') is a byte-level BPE built on this machine" in out
+    response = re.search(r"Response: (.*)", out).group(1)
+    assert response.startswith("Streaming weights through the wafer")  # the prompt's ids decode back exactly
+    n = int(re.search(r"Prompt tokens: (\d+)", out).group(1))
+    assert 0 < n < len("Streaming weights through the wafer")
+    assert "tiktoken" not in sys.modules  # answered for the run only

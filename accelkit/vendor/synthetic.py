@@ -21,6 +21,9 @@ downloaded here (no network in a workshop), so for one run this module stands in
   are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
   ``from_pretrained`` returns a small WordPiece tokenizer made here (:mod:`accelkit.vendor.tokenizer`),
   whose ids fit those small models.
+- **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
+  BPE learned here from accelkit's own corpus (:mod:`accelkit.vendor.bpe`): any text encodes and decodes
+  back exactly, ``<|endoftext|>`` keeps the real id, the ordinary ids are not the real merges'.
 
 Every substitution is announced (on stdout) when it happens (``accelkit vendor-run: --synthetic-data:
 ...``), and :func:`substitutions` lists them for the end-of-run report.
@@ -370,14 +373,34 @@ def _hf_hub() -> Iterator[None]:
                 cls.from_pretrained = original
 
 
+# ---- tiktoken -------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def installed(hf: bool = True, vision: bool = True) -> Iterator[None]:
+def _tiktoken() -> Iterator[None]:
+    """``import tiktoken`` answered by accelkit's local byte-level BPE (:mod:`accelkit.vendor.bpe`), where
+    tiktoken is not installed (where it is, its encodings are a download: the real one is left alone)."""
+    if importlib.util.find_spec("tiktoken") is not None:
+        yield
+        return
+    from accelkit.vendor import bpe
+
+    mod = _module("tiktoken", **{k: getattr(bpe, k) for k in bpe.__all__}, __version__="0.0+accelkit.standin")
+    sys.modules["tiktoken"] = mod
+    try:
+        yield
+    finally:
+        sys.modules.pop("tiktoken", None)
+
+
+@contextlib.contextmanager
+def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
-    transformers would take the stand-in for the real package and import parts of it that it lacks)."""
+    transformers would take the stand-in for the real package and import parts of it that it lacks;
+    ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed)."""
     _said.clear()
-    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()):
+    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()), (
+            _tiktoken() if tiktoken else contextlib.nullcontext()):
         yield
 
 
