@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from accelkit.errors import AccelkitError
 
@@ -817,3 +818,29 @@ def test_cstorch_sample_script_reads_prompts_with_tiktoken_offline(tmp_path, mon
     n = int(re.search(r"Prompt tokens: (\d+)", out).group(1))
     assert 0 < n < len("Streaming weights through the wafer")
     assert "tiktoken" not in sys.modules  # answered for the run only
+
+
+def test_poptorch_loader_with_a_combined_batch_beyond_the_stand_in_grows_it_to_mnists_size_and_destroy_frees():
+    from accelkit import poptorch
+    from accelkit.vendor import synthetic
+
+    with synthetic.installed(hf=False, vision=True):
+        import torchvision  # the stand-in where torchvision is not installed, the real one's classes swapped in
+
+        tf = torchvision.transforms.Compose([torchvision.transforms.ToTensor()])
+        test = torchvision.datasets.MNIST("~/.torch/datasets", train=False, download=True, transform=tf)
+        opts = poptorch.Options().deviceIterations(100)  # the pipelining tutorial's test loader: 8 x 100 a batch
+        loader = poptorch.DataLoader(opts, test, batch_size=8, drop_last=True)
+        assert len(test) == 10000 and len(loader) == 12  # MNIST's test size, not zero batches of 800 from 500
+        said = synthetic.substitutions()
+    assert any("grows to the real dataset's 10000" in s for s in said)
+    base, repeat = test[3], test[503]
+    assert base[1] == repeat[1] and not torch.equal(base[0], repeat[0])  # the same digit, shifted
+    with pytest.raises(IndexError):
+        test[10000]
+
+    model = poptorch.inferenceModel(torch.nn.Linear(4, 2))
+    model.destroy()
+    assert not model.isAttachedToDevice()
+    with pytest.raises(poptorch.PopTorchError, match="destroyed"):
+        model(torch.ones(1, 4))

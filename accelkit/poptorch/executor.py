@@ -215,6 +215,11 @@ class PoplarExecutor:
         What comes back follows ``options.outputMode``: by default (``OutputMode.Default``) a training model
         returns the last iteration's outputs (e.g. ``(output, loss)``) and an inference model every
         iteration's, concatenated; ``All``, ``Final``, ``Sum`` and ``EveryN`` are honoured as PopTorch does."""
+        if getattr(self, "_destroyed", False):
+            raise PopTorchError(f"this {'trainingModel' if self.training else 'inferenceModel'} was destroyed "
+                                "(poptorch_model.destroy())",
+                                fix="wrap the model again: poptorch.trainingModel(model, opts, optimizer) or "
+                                    "poptorch.inferenceModel(model, opts)")
         args = self._positional(args, kwargs)
         session = self._session_for(args)
         chunks = _chunks(args, self.options.device_iterations)
@@ -300,6 +305,18 @@ class PoplarExecutor:
 
     def detachFromDevice(self) -> None:  # noqa: N802 - PopTorch's name
         """Release the IPUs (PopTorch). Nothing is held here."""
+
+    def attachToDevice(self) -> None:  # noqa: N802 - PopTorch's name
+        """Attach the IPUs again after :meth:`detachFromDevice` (PopTorch). Nothing is held here."""
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802 - PopTorch's name
+        return not getattr(self, "_destroyed", False)
+
+    def destroy(self) -> None:
+        """Free the IPUs and the compiled program (PopTorch): the host model keeps its trained weights, and a
+        later call on this wrapper is refused, as PopTorch refuses it. The modelled report of the steps run so
+        far stays readable."""
+        self._destroyed = True
 
     # ---- results --------------------------------------------------------------------------------
     @property

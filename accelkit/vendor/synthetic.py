@@ -101,14 +101,38 @@ class _StandInDataset(torch.utils.data.Dataset):
         self.data = torch.from_numpy(images)
         self.targets = torch.from_numpy(labels)
 
+    real_size = {True: 60000, False: 10000}  # the real dataset's training and test sizes
+
     def __len__(self) -> int:
-        return len(self.targets)
+        return getattr(self, "_length", len(self.targets))
+
+    def at_real_size(self, needed: int) -> None:
+        """Grow to the real dataset's size (the generated digits again, each repeat shifted by a pixel or two),
+        asked by a loader whose one batch is more than :data:`TRAIN_SAMPLES` / :data:`TEST_SAMPLES` (PopTorch's
+        combined batch: micro-batch x deviceIterations x gradientAccumulation x replicas); announced."""
+        size = self.real_size[self.train]
+        if len(self) >= max(needed, size):
+            return
+        self._length = size
+        _say(f"torchvision.datasets.{type(self).__name__}(train={self.train}): one batch of the loader takes "
+             f"{needed} samples, more than the {len(self.targets)} generated: the stand-in grows to the real "
+             f"dataset's {size}, repeating its digits shifted by up to 2 pixels")
+
+    def _image(self, index: int) -> np.ndarray:
+        base, repeat = index % len(self.targets), index // len(self.targets)
+        img = self.data[base].numpy()
+        if repeat:  # a repeat of a generated digit, shifted: (dy, dx) in -2..2, never (0, 0)
+            dy, dx = divmod(repeat % 24 + (repeat % 24 >= 12), 5)
+            img = np.roll(img, (dy - 2, dx - 2), axis=(0, 1))
+        return img
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         from PIL import Image
 
-        img: Any = Image.fromarray(self.data[index].numpy(), mode="RGB" if self.colour else "L")
-        target: Any = int(self.targets[index])
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        img: Any = Image.fromarray(self._image(index), mode="RGB" if self.colour else "L")
+        target: Any = int(self.targets[index % len(self.targets)])
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
@@ -129,6 +153,7 @@ class CIFAR10(_StandInDataset):
 
     side = 32
     colour = True
+    real_size = {True: 50000, False: 10000}
 
 
 def _to_tensor(pic: Any) -> torch.Tensor:
