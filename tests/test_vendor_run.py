@@ -844,3 +844,37 @@ def test_poptorch_loader_with_a_combined_batch_beyond_the_stand_in_grows_it_to_m
     assert not model.isAttachedToDevice()
     with pytest.raises(poptorch.PopTorchError, match="destroyed"):
         model(torch.ones(1, 4))
+
+
+def test_a_pytorch_error_in_a_poptorch_models_first_call_names_the_call_the_line_and_the_fix(tmp_path, capsys):
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "wrong_shape.py"
+    script.write_text("import poptorch, torch\nm = poptorch.inferenceModel(torch.nn.Linear(4, 2))\n"
+                      "m(torch.ones(3, 5))\n")
+    run = run_script(script, quiet=True)
+    err = capsys.readouterr().err
+    assert run.exit_code == 1 and "Traceback" not in err
+    assert f"{script}:3: m(torch.ones(3, 5))" in run.error
+    assert "poptorch.inferenceModel(Linear)(...) failed: RuntimeError: mat1 and mat2" in run.error
+
+
+def test_mnist_idx_files_are_written_in_the_format_a_tutorials_own_reader_expects(tmp_path, capsys):
+    import struct
+
+    import numpy as np
+
+    from accelkit.vendor import idx, synthetic
+
+    assert idx.main([str(tmp_path / "fashion-mnist")]) == 0  # python -m accelkit.vendor.idx DIR
+    assert capsys.readouterr().out.count("wrote ") == 4
+    for train, (images_name, labels_name) in idx.FILES.items():
+        images = (tmp_path / "fashion-mnist" / images_name).read_bytes()
+        labels = (tmp_path / "fashion-mnist" / labels_name).read_bytes()
+        magic, n, rows, cols = struct.unpack(">IIII", images[:16])
+        assert (magic, rows, cols) == (2051, 28, 28) and struct.unpack(">II", labels[:8]) == (2049, n)
+        assert n == (synthetic.TRAIN_SAMPLES if train else synthetic.TEST_SAMPLES)
+        pixels = np.frombuffer(images[16:], dtype=np.uint8).reshape(n, 28, 28)
+        want_images, want_labels = synthetic._digit_images(n, 0 if train else 1, 28)
+        assert np.array_equal(pixels, want_images) and np.array_equal(np.frombuffer(labels[8:], np.uint8), want_labels)
+        assert set(np.unique(want_labels)) == set(range(10))

@@ -221,12 +221,13 @@ class PoplarExecutor:
                                 fix="wrap the model again: poptorch.trainingModel(model, opts, optimizer) or "
                                     "poptorch.inferenceModel(model, opts)")
         args = self._positional(args, kwargs)
-        session = self._session_for(args)
-        chunks = _chunks(args, self.options.device_iterations)
-        self._example = chunks[0]
         kind = "trainingModel" if self.training else "inferenceModel"
         try:
+            # the first call runs the model (counting its Blocks, compiling): PyTorch's errors there name this call
             with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+                session = self._session_for(args)
+                chunks = _chunks(args, self.options.device_iterations)
+                self._example = chunks[0]
                 self._compile_with_bar(session, chunks[0])
                 steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
         except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
