@@ -878,3 +878,49 @@ def test_mnist_idx_files_are_written_in_the_format_a_tutorials_own_reader_expect
         want_images, want_labels = synthetic._digit_images(n, 0 if train else 1, 28)
         assert np.array_equal(pixels, want_images) and np.array_equal(np.frombuffer(labels[8:], np.uint8), want_labels)
         assert set(np.unique(want_labels)) == set(range(10))
+
+
+def test_hf_datasets_stand_in_has_the_real_columns_answers_inside_the_context_and_real_metric_values():
+    from accelkit.vendor import hf_datasets as hd
+
+    sst2 = hd.load_dataset("glue", "sst2")
+    assert set(sst2) == {"train", "validation", "test"} and sst2["train"].column_names == ["sentence", "label", "idx"]
+    rows = sst2["train"]
+    assert {r["label"] for r in rows} == {0, 1}
+    positive = [r["sentence"] for r in rows if r["label"] == 1]
+    assert all(any(p in s for p in hd.POSITIVE) for s in positive)  # the label is what the sentence says
+    assert hd.load_dataset("imdb", split="test").column_names == ["text", "label"]
+    squad = hd.load_dataset("squad", split="validation[:20]")
+    assert len(squad) == 20
+    for r in squad:
+        start, text = r["answers"]["answer_start"][0], r["answers"]["text"][0]
+        assert r["context"][start:start + len(text)] == text
+    mapped = rows.map(lambda b: {"n": [len(s) for s in b["sentence"]]}, batched=True, batch_size=100,
+                      remove_columns=["idx"])
+    assert mapped.column_names == ["sentence", "label", "n"] and mapped["n"][3] == len(rows[3]["sentence"])
+    assert len(rows.filter(lambda r: r["label"] == 1)) == len(positive)
+    split = rows.train_test_split(test_size=0.25, seed=0)
+    assert (len(split["train"]), len(split["test"])) == (384, 128)
+    with pytest.raises(hd.DatasetsError, match="no stand-in for load_dataset"):
+        hd.load_dataset("c4", "en")
+
+    assert hd.load_metric("accuracy").compute(predictions=[1, 0, 1, 1], references=[1, 1, 1, 0]) == {"accuracy": 0.5}
+    f1 = hd.load_metric("f1").compute(predictions=[1, 0, 1, 1], references=[1, 1, 1, 0])["f1"]
+    assert f1 == pytest.approx(2 / 3)  # precision 2/3, recall 2/3
+    squad_metric = hd.load_metric("squad")
+    got = squad_metric.compute(predictions=[{"id": "a", "prediction_text": "The wafer"},
+                                            {"id": "b", "prediction_text": "streams weights"}],
+                               references=[{"id": "a", "answers": {"text": ["wafer"], "answer_start": [0]}},
+                                           {"id": "b", "answers": {"text": ["weights"], "answer_start": [0]}}])
+    assert got == pytest.approx({"exact_match": 50.0, "f1": 100 * (1 + 2 / 3) / 2})  # articles dropped; 2 tokens vs 1
+
+
+def test_poptorch_text_classification_with_hub_data_tokenizer_and_metric_offline(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("transformers")
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_sst2.py", "--epochs", "1", "--device-iterations", "8")
+    falls(out)
+    assert float(re.search(r"validation accuracy (\d\.\d+)", out).group(1)) > 0.7  # the labels can be learned
+    assert "load_dataset('glue', 'sst2') is 512 rows a split" in out and "load_metric('accuracy')" in out
+    columns = re.search(r"train rows 512, columns (\[.*\])", out).group(1)  # map's columns, the text ones removed
+    assert "'label'" in columns and "'input_ids'" in columns and "'sentence'" not in columns
+    assert "evaluate" not in sys.modules or hasattr(sys.modules["evaluate"], "__file__")  # answered for the run only

@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -128,6 +129,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         if synthetic_data else []
     wants_vision = any("torchvision" in text for text in sources)
     wants_tiktoken = any("tiktoken" in text for text in sources)
+    # Hugging Face datasets, unless the script's folder has a datasets module of its own
+    wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate) import)", text, re.M)
+                         for text in sources) and not (Path(path).parent / "datasets.py").exists() \
+        and not (Path(path).parent / "datasets").is_dir()
     # transformers 4 attributes the script (or a module of its own that it imports) patches: answered where gone
     wants_compat = any(m in text for text in _own_sources(Path(path)) for m in hf_compat.MARKERS)
     captured = io.StringIO()
@@ -139,7 +144,8 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
             hf_compat.installed() if wants_compat else contextlib.nullcontext([]))
         with compat_cm as compat, (
                 facade_log.collecting()), aliases.installed() as finder, (
-                synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken) if synthetic_data
+                synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
+                                    datasets=wants_datasets) if synthetic_data
                 else contextlib.nullcontext()), (
                 contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
             for note in compat:

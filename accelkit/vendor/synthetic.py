@@ -21,6 +21,9 @@ downloaded here (no network in a workshop), so for one run this module stands in
   are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
   ``from_pretrained`` returns a small WordPiece tokenizer made here (:mod:`accelkit.vendor.tokenizer`),
   whose ids fit those small models.
+- **Hugging Face datasets** (``import datasets`` / ``evaluate``, where they are not installed): small text sets
+  with the real columns and splits (SST-2, SST, IMDB, WikiText, SQuAD) made from accelkit's corpus, and the
+  common metrics computed here (:mod:`accelkit.vendor.hf_datasets`).
 - **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
   BPE learned here from accelkit's own corpus (:mod:`accelkit.vendor.bpe`): any text encodes and decodes
   back exactly, ``<|endoftext|>`` keeps the real id, the ordinary ids are not the real merges'.
@@ -416,16 +419,45 @@ def _tiktoken() -> Iterator[None]:
         sys.modules.pop("tiktoken", None)
 
 
+# ---- Hugging Face datasets / evaluate ------------------------------------------------------------------
 @contextlib.contextmanager
-def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False) -> Iterator[None]:
+def _hf_datasets() -> Iterator[None]:
+    """``import datasets`` / ``import evaluate`` answered by :mod:`accelkit.vendor.hf_datasets` where the real
+    packages are not installed (where they are, the sets are a download: the real ones are left alone)."""
+    from accelkit.vendor import hf_datasets
+
+    added = {}
+    if importlib.util.find_spec("datasets") is None or not hasattr(importlib.import_module("datasets"), "Dataset"):
+        added["datasets"] = _module("datasets", **{k: getattr(hf_datasets, k) for k in hf_datasets.__all__},
+                                    __version__="0.0+accelkit.standin")
+    if importlib.util.find_spec("evaluate") is None:
+        added["evaluate"] = _module("evaluate", load=hf_datasets.evaluate_load, EvaluationModule=hf_datasets.Metric,
+                                    __version__="0.0+accelkit.standin")
+    saved = {k: sys.modules.get(k) for k in added}
+    sys.modules.update(added)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+@contextlib.contextmanager
+def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
+              datasets: bool = False) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
     transformers would take the stand-in for the real package and import parts of it that it lacks;
-    ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed)."""
+    ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
+    ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics)."""
     _said.clear()
     with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()), (
-            _tiktoken() if tiktoken else contextlib.nullcontext()):
+            _tiktoken() if tiktoken else contextlib.nullcontext()), (
+            _hf_datasets() if datasets else contextlib.nullcontext()):
         yield
 
 
