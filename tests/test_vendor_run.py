@@ -924,3 +924,14 @@ def test_poptorch_text_classification_with_hub_data_tokenizer_and_metric_offline
     columns = re.search(r"train rows 512, columns (\[.*\])", out).group(1)  # map's columns, the text ones removed
     assert "'label'" in columns and "'input_ids'" in columns and "'sentence'" not in columns
     assert "evaluate" not in sys.modules or hasattr(sys.modules["evaluate"], "__file__")  # answered for the run only
+
+
+def test_samba_inference_compile_without_a_name_takes_the_pef_name_else_the_models(tmp_path):
+    from accelkit import samba
+
+    model = torch.nn.Linear(4, 2)
+    samba.from_torch_model_(model)
+    x = samba.randn(2, 4, name="x", batch_dim=0)
+    samba.session.app_args = None  # no command line parsed: the model's class names the PEF
+    samba.session.compile(model, [x], app_dir=str(tmp_path), verbose=False)  # generative_inference.py's call
+    assert (tmp_path / "out" / "Linear" / "Linear.pef" / "manifest.json").is_file()
