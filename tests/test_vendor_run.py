@@ -263,6 +263,8 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
         assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
         with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
             importlib.import_module("cerebras.framework.torch.core").cb_model  # noqa: B018
+        with pytest.raises(CerebrasError, match="R1.9 cerebras_pytorch.core and the appliance client"):  # R1.9's zoo
+            importlib.import_module("cerebras_appliance.pb.stack.autogen_pb2").AP_DISABLED  # noqa: B018
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
         importlib.invalidate_caches()
         poptorch = importlib.import_module("poptorch")
