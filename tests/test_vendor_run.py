@@ -6,6 +6,7 @@ a real SDK, an error inside a vendor call names the call and the fix."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import re
 import shutil
@@ -745,6 +746,22 @@ def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
         optim.configure_optimizer("Lion", params, learning_rate=0.01)
     with pytest.raises(CerebrasError, match="momentum"):
         optim.configure_optimizer("Adam", params, learning_rate=0.01, momentum=0.9)
+
+    # the Model Zoo's learning_rate: a list of schedulers run one after another, each for its total_iters
+    sched = optim.configure_lr_scheduler(opt, [
+        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 0.01, "total_iters": 4},
+        {"scheduler": "CosineDecay", "initial_learning_rate": 0.01, "end_learning_rate": 0.001, "total_iters": 4}])
+    rates = []
+    for _ in range(9):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert rates[:5] == pytest.approx([0.0, 0.0025, 0.005, 0.0075, 0.01])  # warm-up, then the decay from its top
+    assert rates[6] == pytest.approx(0.001 + 0.009 * 0.5 * (1 + math.cos(math.pi * 2 / 4)))
+    assert rates[8] == pytest.approx(0.001)
+    assert isinstance(optim.configure_lr_scheduler(opt, 0.003), optim.ConstantLR)
+    with pytest.raises(CerebrasError, match="no scheduler 'exponential'"):
+        optim.configure_lr_scheduler(opt, {"scheduler": "Exponential", "decay_rate": 0.5})
 
 
 def test_torchvision_model_stand_ins_have_torchvisions_sizes_and_pretrained_is_random_and_said():
