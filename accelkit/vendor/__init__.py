@@ -9,7 +9,9 @@ For that one run the vendor module names (``poptorch``, ``sambaflow``, ``sambafl
 (:mod:`accelkit.vendor.aliases`: an import hook asked *after* every installed package, so a real SDK is
 never shadowed), and the script runs as ``__main__`` with its own ``sys.argv`` (``runpy.run_path``).
 ``--synthetic-data`` swaps the downloads tutorials make (torchvision datasets, Hugging Face
-checkpoints) for data made here, and says so (:mod:`accelkit.vendor.synthetic`).
+checkpoints, ``datasets``' text sets and metrics, tiktoken's encodings) for data made here, and says so
+(:mod:`accelkit.vendor.synthetic`). A script written for transformers 4 that patches what transformers 5
+removed gets it back for the run (:mod:`accelkit.vendor.hf_compat`).
 
 At the end the launcher prints what the script's own output may not: each facade's modelled time and
 report (labelled MODELLED; the script's numerics were real PyTorch on this CPU), and every option the
@@ -193,7 +195,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The launcher's arguments (shared by ``accelkit vendor-run`` and ``python -m accelkit.vendor``)."""
     parser.add_argument("--synthetic-data", action="store_true",
                         help="answer the script's downloads (torchvision MNIST/FashionMNIST/CIFAR10, Hugging Face "
-                             "from_pretrained) with data made on this machine; each substitution is announced")
+                             "from_pretrained, datasets' load_dataset / load_metric, tiktoken's encodings) with data "
+                             "made on this machine; each substitution is announced")
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, print Python's full traceback as well as the call and the fix")
     parser.add_argument("script", help="the vendor script (e.g. a SambaFlow app, a PopTorch tutorial)")
