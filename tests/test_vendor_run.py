@@ -954,3 +954,35 @@ def test_samba_inference_compile_without_a_name_takes_the_pef_name_else_the_mode
     samba.session.app_args = None  # no command line parsed: the model's class names the PEF
     samba.session.compile(model, [x], app_dir=str(tmp_path), verbose=False)  # generative_inference.py's call
     assert (tmp_path / "out" / "Linear" / "Linear.pef" / "manifest.json").is_file()
+
+
+def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_instead_of_diverging():
+    # the mixed-precision walkthrough's --execution-half --optimizer-half: model.half(), AdamW(accum_type=fp16,
+    # loss_scaling=1024); Adam's squared fp16 gradients underflowed to zero unscaled and the loss went to NaN
+    from accelkit import poptorch
+    from accelkit.vendor import synthetic
+
+    torch.manual_seed(0)
+    x, y = synthetic._digit_images(480, 0, 12)
+    x = ((torch.from_numpy(x).float() / 255 - 0.5) / 0.5)[:, None].half()
+    y = torch.from_numpy(y)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.fc = torch.nn.Conv2d(1, 8, 3), torch.nn.Linear(8 * 10 * 10, 10)
+
+        def forward(self, a, b):
+            out = self.fc(torch.relu(self.conv(a)).flatten(1))
+            return out, torch.nn.functional.cross_entropy(out.float(), b)
+
+    model = Net().half()
+    opt = poptorch.optim.AdamW(model.parameters(), lr=0.002, accum_type=torch.float16, loss_scaling=1024)
+    training = poptorch.trainingModel(model, poptorch.Options(), optimizer=opt)
+    losses = [float(training(x[i:i + 12], y[i:i + 12])[1]) for i in range(0, 480, 12)]
+    assert all(math.isfinite(v) for v in losses) and sum(losses[-5:]) < 0.7 * sum(losses[:5])
+    state = opt.state[model.fc.weight]
+    assert state["exp_avg_sq"].dtype == torch.float16 and bool((state["exp_avg_sq"] > 0).any())  # not underflowed
+    with torch.no_grad():
+        accuracy = float((model(x, y)[0].float().argmax(1) == y).float().mean())
+    assert accuracy > 0.6
