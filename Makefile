@@ -4,7 +4,7 @@
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
-PIP    := $(VENV)/bin/pip
+PIP    := $(PY) -m pip  # not .venv/bin/pip: a copied venv's scripts name the interpreter they were made with
 STAMP  := $(VENV)/.accelkit-installed
 # Plotly's mimetype renderer: JupyterLab draws it as a chart (the jupyterlab-plotly extension ships with
 # plotly), and its JSON holds no random div id, so notebook outputs stay stable under nbval. ("json" would
@@ -13,10 +13,13 @@ export PLOTLY_RENDERER ?= plotly_mimetype
 export PYTHONHASHSEED = 0
 export MPLBACKEND = Agg
 
-.PHONY: help setup lab tour test test-fast test-browser lint bench clean-notebooks clean
+.PHONY: help setup lab tour test test-fast test-browser lint bench clean-notebooks clean hub hub-room \
+	hub-release-solutions hub-hide-solutions
 
 help:
 	@echo "make lab    - set up, then JupyterLab on notebooks/"
+	@echo "make hub    - set up, then a workshop room: JupyterHub serving the notebooks to a class (root)"
+	@echo "make hub-room / hub-release-solutions - the room's progress / let attendees apply the solutions"
 	@echo "make tour   - set up, then the whole workflow headless on one zoo model"
 	@echo "make test   - set up, then lint, unit tests and every notebook"
 	@echo "make bench  - set up, then the benchmarks (prints figures)"
@@ -37,12 +40,32 @@ $(STAMP): $(VENV)/bin/python pyproject.toml constraints.txt
 /usr/bin/chromium:
 	scripts/install_chromium.sh
 
-setup: $(STAMP) /usr/bin/chromium
+# The workshop room's proxy (npm) and setfacl (apt): scripts/install_hub_tools.sh.
+CHP := $(VENV)/node_modules/.bin/configurable-http-proxy
+$(CHP) /usr/bin/setfacl: | $(VENV)/bin/python
+	scripts/install_hub_tools.sh
+
+setup: $(STAMP) /usr/bin/chromium $(CHP) /usr/bin/setfacl
 
 # As root too; JUPYTER_PORT, JUPYTER_TOKEN, JUPYTER_IP and LAB_DIR are read from the environment
 # (scripts/lab.sh); LAB_ARGS go to `jupyter lab` as they are, e.g. make lab LAB_ARGS=--no-browser
 lab: setup
 	scripts/lab.sh $(LAB_ARGS)
+
+# A workshop room (as root): JupyterHub on the notebooks, one system user per attendee. HUB_PORT, HUB_IP,
+# HUB_ADMIN, HUB_WORKSHOP_CODE, HUB_ADMIN_CODE, ... are read from the environment (README: "A workshop room");
+# HUB_ARGS go to `jupyterhub` as they are.
+hub: setup
+	scripts/hub.sh $(HUB_ARGS)
+
+hub-room: setup
+	$(PY) -m accelkit.hub room
+
+hub-release-solutions: setup
+	$(PY) -m accelkit.hub release-solutions
+
+hub-hide-solutions: setup
+	$(PY) -m accelkit.hub hide-solutions
 
 tour: setup
 	$(PY) -m accelkit.tour
@@ -64,7 +87,8 @@ test: setup lint
 test-fast: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" tests
 
-# JupyterLab in headless Chromium: the PlacementExplorer renders and follows its dropdown.
+# JupyterLab in headless Chromium: the PlacementExplorer renders and follows its dropdown, and every notebook's
+# charts draw with readable labels (notebook 00 run in the browser, the others executed first by papermill).
 test-browser: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/test_browser.py
 

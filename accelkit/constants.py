@@ -62,10 +62,12 @@ _ENTRIES = (
              "Express Base Specification 4.0); that a given system uses PCIe 4.0 x16 is the assumption", True,
              when="host-fallback"),
     Constant("HOST_TRANSFER_LATENCY_S", 10e-6,
-             "each transfer between host and chip (a host partition's inputs, or its results) costs 10 µs of fixed "
-             "latency (a DMA set-up and a synchronisation) plus bytes / host-link bandwidth",
-             "no vendor publishes a figure; PCIe round trips are ~1 µs, runtimes add queueing and a sync", True,
-             when="host-fallback"),
+             "each transfer between host and chip (a call's inputs, its outputs, a host partition's tensors) costs "
+             "10 µs of fixed latency (a DMA set-up and a synchronisation) plus bytes / host-link bandwidth; a call "
+             "pays it once each way, however many steps it runs on the device",
+             "no vendor of these families publishes a figure; GroqFlow's own performance estimate charges the same "
+             "10 µs per PCIe transfer each way (groqflow/groqmodel/groqmodel.py, estimate_performance); PCIe round "
+             "trips are ~1 µs, runtimes add queueing and a sync", True),
     Constant("ALLREDUCE_RING", "2 (n-1)/n",
              "ring all-reduce moves 2 (n-1)/n of the data over each chip's links",
              "the ring algorithm (Patarasuk & Yuan 2009)", False, when="multi-chip"),
@@ -134,6 +136,7 @@ BANDWIDTH_EFFICIENCY: float = value("BANDWIDTH_EFFICIENCY")
 VECTOR_FRACTION_OF_16BIT_PEAK: float = value("VECTOR_FRACTION_OF_16BIT_PEAK")
 CHIP_HOP_LATENCY_S: float = value("CHIP_HOP_LATENCY_S")
 DEFAULT_LINK_BPS: float = value("DEFAULT_LINK_BPS")
+HOST_TRANSFER: Constant = CONSTANTS["HOST_TRANSFER_LATENCY_S"]
 
 
 

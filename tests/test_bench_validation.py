@@ -143,11 +143,11 @@ def test_the_reference_directory_comes_from_the_environment(tmp_path, monkeypatc
 @pytest.mark.skipif(not bench.reference_files(), reason="../shared/reference/llm_inference_bench is not present")
 def test_every_row_of_the_systems_accelkit_has_meets_the_median_goal():
     """Issue 11's goal over the measured configurations: median |error| <= 15%, here over every configuration with
-    128-token prompts (every system, model, device count and batch: one capture per model; `make bench` and
-    `ak.validate()` run all lengths). The systems held apart from the goals are not served here (`make bench` and
+    128-token prompts, every other one in the file's order (every system, model, device count; one capture per
+    model; `make bench` and `ak.validate()` run every row of every length). The systems held apart from the goals are not served here (`make bench` and
     `ak.validate()` serve them; the test above checks that they are served and held apart)."""
-    result = validate_bench([c for c in bench_rows() if c.n == 128], progress=False, serve_held_apart=False)
-    assert len(result.rows) > 90
+    result = validate_bench([c for c in bench_rows() if c.n == 128][::2], progress=False, serve_held_apart=False)
+    assert len(result.rows) > 45
     assert {s.target for s in result.per_system()} >= {"a100-40gb", "h100", "sn40l", "gh200", "gaudi2"}
     assert {r.case.devices for r in result.counted if r.case.system.target == "gaudi2"} == {1}  # one card counts
     assert sum(n for why, n in result.skipped.items() if "held apart" in why) > 100  # AMD's, Gaudi2's multi-card

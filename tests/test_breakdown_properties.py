@@ -88,7 +88,7 @@ def loaded_chip(tmp_path_factory: pytest.TempPathFactory) -> ak.hardware.Acceler
     return ak.hardware.load(path)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow,
                                                                                     HealthCheck.function_scoped_fixture])
 @given(m=models(), target=st.sampled_from([*CATALOG, LOADED]), training=st.booleans(),
        split=st.sampled_from(["one", "data", "model"]))

@@ -39,16 +39,10 @@ def test_run_app_reports_a_failing_command(tmp_path):
 
 @pytest.mark.notebook
 @pytest.mark.slow
-def test_notebook_10_with_solutions(tmp_path, monkeypatch):
-    import nbformat
-    import papermill
+def test_notebook_10_with_solutions(tmp_path_factory):
+    from notebook_runs import SOLVED, executed, output_text, runs_dir
 
-    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")
-    out = tmp_path / NOTEBOOK.name
-    papermill.execute_notebook(str(NOTEBOOK), str(out), kernel_name="python3", cwd=str(NOTEBOOK.parent),
-                               progress_bar=False, parameters={"batch": 16, "solutions": True})
-    text = "".join(o.get("text", "") for c in nbformat.read(str(out), 4).cells if c.cell_type == "code"
-                   for o in c.outputs)
+    text = output_text(executed("10", SOLVED["10"], runs_dir(tmp_path_factory)))  # shared with the browser test
     assert "test against plain PyTorch passed: True" in text
     assert "Exercise 10.recompile" in text and "Solved (with the shipped solution)." in text
     assert "Exercise 10.commands" in text and text.count("Solved (with the shipped solution).") == 2

@@ -66,17 +66,11 @@ def test_steps_record_checks_and_a_failing_step_says_why():
     ("vit_tiny:make", "TinyViT", False),  # exact GELU, LayerNorm, attention: the TSP takes it as it is
     ("lstm_tagger:make", "LSTMTagger", True),  # the fused LSTM is unrolled, int64 ids narrowed
 ])
-def test_capstone_notebook_on_a_model_outside_the_zoo(spec, name, ported, tmp_path, monkeypatch):
-    import nbformat
-    import papermill
+def test_capstone_notebook_on_a_model_outside_the_zoo(spec, name, ported, tmp_path_factory):
+    from notebook_runs import executed, output_text, runs_dir
 
-    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")
-    out = tmp_path / NOTEBOOK.name
-    papermill.execute_notebook(str(NOTEBOOK), str(out), kernel_name="python3", cwd=str(NOTEBOOK.parent),
-                               progress_bar=False,
-                               parameters={"model": spec, "steps": 3, "solutions": True})
-    text = "".join(o.get("text", "") for c in nbformat.read(str(out), 4).cells if c.cell_type == "code"
-                   for o in c.outputs)
+    # shared with the browser test (the TinyViT run: tests/notebook_runs.py's SOLVED["09"])
+    text = output_text(executed("09", {"model": spec, "steps": 3, "solutions": True}, runs_dir(tmp_path_factory)))
     assert re.search(rf"CAPSTONE {name}: all \d+ checks passed", text), text[-2000:]
     assert "Exercise 09.three_families" in text and "Solved (with the shipped solution)." in text
     assert ("port: [PASS] tsp:" in text) == ported and "MODELLED" in text

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_runs import SOLVED, executed, output_text, runs_dir
 
 from accelkit import teach
 
@@ -23,11 +24,6 @@ NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 WITH_EXERCISES = [p for p in NOTEBOOKS if "01" <= p.name[:2] <= "08" or p.name[:2] == "11"]
 SOLVED_ELSEWHERE = ("09", "10")  # test_capstone.py, test_bridge.py
-# The solved run proves every checker passes on its solution; the as-shipped run (nbval) covers the full sizes,
-# so the solved run shrinks what only costs time (papermill parameters, as an instructor would for a rehearsal).
-SHRINK = {"01": {"RUNS": 1}, "05": {"steps": 20}, "07": {"BENCH_EVERY": 1000, "WITH_405B": False},
-          "08": {"train_steps": 5, "targets": ["a100", "sn40l", "wse2", "tsp"]},
-          "11": {"TARGETS": ["a100", "h100", "gaudi3", "sn40l", "bow", "wse3", "tsp"], "DDP_STEPS": 2}}
 CHECK_CALL = re.compile(r"""teach\.check\(\s*["'](\d\d\.\w+)["']""")
 
 
@@ -81,16 +77,9 @@ def test_notebook_asks_every_exercise_registered_for_it(path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in WITH_EXERCISES if p.name[:2] not in SOLVED_ELSEWHERE],
                          ids=lambda p: p.name[:2])
-def test_notebook_with_the_solutions_applied(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import papermill
-
-    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")
-    monkeypatch.setenv("ACCELKIT_CACHE_DIR", str(tmp_path / "cache"))
-    out = tmp_path / path.name
-    papermill.execute_notebook(str(path), str(out), kernel_name="python3", cwd=str(path.parent),
-                               progress_bar=False, parameters={"solutions": True, **SHRINK.get(path.name[:2], {})})
-    text = "".join(o.get("text", "") for c in nbformat.read(str(out), 4).cells if c.cell_type == "code"
-                   for o in c.outputs)
+def test_notebook_with_the_solutions_applied(path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # shared with the browser test, which draws this run's figures in JupyterLab (tests/notebook_runs.py)
+    text = output_text(executed(path.name[:2], SOLVED[path.name[:2]], runs_dir(tmp_path_factory)))
     registered = [e.name for e in teach.exercises_for(path.name[:2])]
     for name in registered:
         assert f"Exercise {name} (" in text, f"{path.name}: exercise {name} printed nothing"

@@ -95,7 +95,7 @@ def test_model_split_follows_the_family() -> None:
     assert families.model_for("systolic-torus").split(8) == ak.Parallel(tensor=8)  # GSPMD shards each layer
     lanes = {e.lane for e in ak.compile(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8)),
                                         (torch.randn(2, 8),), target="sn40l").report.events}
-    assert all(lane.startswith("section ") for lane in lanes)
+    assert all(lane.startswith("section ") for lane in lanes - {"host link"})
 
 
 def test_each_family_is_data_plus_one_module() -> None:

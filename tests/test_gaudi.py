@@ -58,7 +58,7 @@ def test_matmuls_run_on_the_mmes_filled_by_their_shape_and_the_graph_launches_on
     wide = ak.compile(ffn(512), (torch.randn(512, 512),), target="gaudi2", precision="bf16")
     lanes = {k.name: k.units for k in wide.report.kernels}
     assert [u.split(" x")[0] for u in lanes.values()] == ["MME", "TPC", "MME"]
-    assert {e.lane for e in wide.report.events} == {"MME", "TPC"}
+    assert {e.lane for e in wide.report.events} - {"host link"} == {"MME", "TPC"}
     # graph mode: one recipe launch for the pass, not one per kernel as eager GPU kernels pay
     assert [k.overhead_s for k in wide.report.kernels] == [value("GAUDI_RECIPE_LAUNCH_S"), 0.0, 0.0]
     # a 64-wide layer fills a quarter of each 256 x 256 MME in both dimensions: 1/16 of the array

@@ -35,7 +35,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
     ("viz", ("accelkit.viz",)),
     # GroqFlow's facade draws groqview() with accelkit's own figures, so it sits above viz
-    ("top", ("accelkit.groqflow", "accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.__main__", "accelkit")),
+    ("top", ("accelkit.groqflow", "accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.hub",
+             "accelkit.__main__", "accelkit")),  # hub: the workshop room (reads teach's verdicts)
 ]
 
 

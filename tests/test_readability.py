@@ -152,3 +152,16 @@ def test_the_fits_table_by_chip_fits_a_notebook_panel():
     assert [r.split()[0] for r in rows] == [s.name for s in ak.hardware.catalog()]
     tsp = next(r for r in rows if r.split()[0] == "tsp")
     assert ak.hardware.fits(8e9, "tsp", bytes_per_param=2).summary() in tsp
+    # in a notebook it shows as an HTML table (one row per chip), which scrolls sideways instead of wrapping
+    page = narrow._repr_html_()
+    assert repr(narrow) == str(narrow) and page.count("<tr>") == len(rows) + 1
+    assert page.count("</th>") == len(narrow.head) == 5 and ">tsp</td>" in page
+
+
+def test_a_table_escapes_its_cells_and_refuses_a_ragged_row():
+    from accelkit.hardware.table import Table
+
+    t = Table(["op", "time"], [["a<b", "1 ms"]])
+    assert str(t).splitlines()[2] == "a<b  1 ms" and "a&lt;b" in t._repr_html_()
+    with pytest.raises(ValueError, match="every row needs 2 cells"):
+        Table(["op", "time"], [["x"]])

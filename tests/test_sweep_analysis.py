@@ -48,4 +48,4 @@ def test_the_figures_draw_the_tables() -> None:
     assert heat.data[0].text == (("y1", "x1"),) or [list(r) for r in heat.data[0].text] == [["y1", "x1"]]
     bars = parallel_split(df)
     assert [b.name for b in bars.data] == ["data parallel", "model parallel (tensor or pipeline)"]
-    assert list(bars.data[0].y) == [2.0, 0.5]
+    assert list(bars.data[0].x) == [2.0, 0.5] and bars.data[0].orientation == "h"  # labels read across

@@ -19,7 +19,7 @@ SHARED_CSV = Path(__file__).resolve().parents[2] / "shared" / "reference" / "pub
 
 def test_every_reference_row_has_a_case_that_agrees_with_it():
     rows = v.reference_rows()
-    assert {r["use"] for r in rows} == {"validate", "informational"}
+    assert {r["use"] for r in rows} == {"validate", "informational", "small-model"}
     assert v.check_cases(rows) == []
     assert {r["case"] for r in rows} == set(v.CASES)
     for row in rows:
@@ -86,6 +86,19 @@ def test_informational_rows_are_shown_apart(result: v.ValidationResult):
         assert r.source
     seventy = next(r for r in result.informational if "70b" in r.case)
     assert seventy.required_Bps == pytest.approx(64e12, rel=0.05)  # 457 tokens/s x 141 GB
+
+
+@pytest.mark.slow
+def test_small_models_show_the_hosts_share(result: v.ValidationResult):
+    """The vendors' small models: a step short enough for the host link to show. Reported with their error, apart
+    from the goals (the dataflow chips' small kernels are not yet modelled well enough to meet them)."""
+    small = {r.case: r for r in result.small}
+    assert set(small) == {r["case"] for r in v.reference_rows("small-model")}
+    real, synthetic = small["gc200x1-data-loading-real"], small["gc200x1-data-loading-synthetic"]
+    assert real.predicted < synthetic.predicted  # real data crosses the host link every iteration
+    hello = small["tsp1-groqflow-hello-world"]
+    assert hello.ratio < 1.05, hello  # GroqFlow's own estimate charges the same PCIe terms as the model
+    assert "vendors' small models" in result.table() and "not counted" in result.table()
 
 
 @pytest.mark.slow

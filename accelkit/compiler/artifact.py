@@ -119,8 +119,12 @@ def _load(root: Path, reading: list[Path]) -> Any:
     if opts["batch_size"] % opts["micro_batch"]:
         raise ArtifactError(f"{mpath}: options.micro_batch {opts['micro_batch']} does not divide options.batch_size "
                             f"{opts['batch_size']}", fix=_FIX)
-    for key in ("training",):
-        if not isinstance(opts.get(key), bool):
+    if not isinstance(opts.get("device_iterations", 1), int) or isinstance(opts.get("device_iterations", 1), bool) \
+            or opts.get("device_iterations", 1) < 1:
+        raise ArtifactError(f"{mpath}: options.device_iterations is {opts.get('device_iterations')!r}, not a "
+                            "positive whole number", fix=_FIX)
+    for key in ("training", "synthetic_data"):
+        if not isinstance(opts.get(key, False), bool):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
     for key in ("precision", "recompute", "fusion_level"):
         if not isinstance(opts.get(key), str):
@@ -170,6 +174,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         host_spec=AcceleratorSpec.from_dict(manifest["host_spec"], origin=f"{mpath}: host_spec")
         if manifest.get("host_spec") is not None else None,
         fallback=opts.get("fallback"), stack=str(opts.get("stack") or ""),  # older artifacts: the family's default
+        device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel(**k) for k in manifest["kernels"]],

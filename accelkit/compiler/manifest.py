@@ -134,7 +134,8 @@ def _contents(prog: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
             "precision": prog.precision, "batch_size": prog.batch_size, "micro_batch": prog.micro_batch,
             "example_batch": prog.example_batch, "chips": prog.chips, "parallel": asdict(prog.parallel),
             "training": prog.training, "recompute": prog.recompute, "fusion_level": prog.fusion_level,
-            "fallback": prog.fallback, "stack": prog.stack,
+            "fallback": prog.fallback, "stack": prog.stack, "device_iterations": prog.device_iterations,
+            "synthetic_data": prog.synthetic_data,
         },
         "graph": graph_to_dict(prog.graph),
         "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no

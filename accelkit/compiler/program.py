@@ -81,6 +81,8 @@ class CompiledProgram:
     host_spec: AcceleratorSpec | None = None  # fallback="host": the host CPU that runs the host partitions
     fallback: str | None = None  # None (refuse what the target cannot run) or "host"
     stack: str = ""  # the software stack that runs it ("eager", "compiled", "engine" on a GPU); "": the family's default
+    device_iterations: int = 1  # steps one call from the host runs on the device (it pays one round trip)
+    synthetic_data: bool = False  # inputs made on the device: nothing crosses the host link
     _report: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -246,7 +248,7 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
 def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = None, micro_batch: Any = None,
                   chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
                   recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
-                  stack: Any = None) -> AcceleratorSpec:
+                  stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False) -> AcceleratorSpec:
     """Check what :func:`compile` is asked for before any work starts (``ak.Session`` checks the same at
     construction, not at its first step); returns the target's spec. Every refusal names the argument."""
     spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
@@ -264,6 +266,8 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
         raise CompileError(f"fallback={fallback!r} is not a fallback",
                            fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
     flag("training", training)
+    flag("synthetic_data", synthetic_data)
+    whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
     check_mode(spec, mode)
     model_for(spec.family).stack(stack)
     whole("chips", chips, example="chips=4", error=CompileError)
@@ -302,6 +306,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     fusion: str = "o1",
     fallback: str | None = None,
     stack: str | None = None,
+    device_iterations: int = 1,
+    synthetic_data: bool = False,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -319,10 +325,15 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     here), ``"eager"`` (PyTorch eager, op by op, what ``ak.Session`` runs by default) or ``"engine"`` (a serving
     engine, ``ak.serve``'s default); every family names its own (``accelkit.families.model_for(family).stacks``).
     The report says which.
+    ``device_iterations`` is how many steps one call from the host runs on the device (PopTorch's
+    ``deviceIterations``, an on-device loop): every step's inputs and outputs cross the host link, but the call's
+    round trip is paid once. ``synthetic_data=True`` makes the inputs on the device (Graphcore's
+    ``enableSyntheticData``): nothing crosses the link, which shows the chip's own speed.
     """
     spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
                          mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
-                         fallback=fallback, stack=stack)
+                         fallback=fallback, stack=stack, device_iterations=device_iterations,
+                         synthetic_data=synthetic_data)
     stack = model_for(spec.family).stack(stack)
     if isinstance(model, Graph):
         graph = model
@@ -401,7 +412,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
             fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
             weights=state, model=model if isinstance(model, nn.Module) else None,
             host=host_measure(graph) if model_for(spec.family).measured_rates else None,
-            host_spec=host_spec, fallback=fallback, stack=stack,
+            host_spec=host_spec, fallback=fallback, stack=stack, device_iterations=device_iterations,
+            synthetic_data=synthetic_data,
         )
 
     # Without an explicit split, every split that holds is a candidate: replicating the model (data

@@ -49,7 +49,8 @@ class TimelineEvent:
 PARTS = ("compute", "memory", "communication", "latency", "host", "idle")
 """What a step's seconds are spent on: kernels bound by compute or by memory, collectives and chip hops,
 fixed start-up costs (launches, syncs, stream latency), the chip waiting for its host (eager PyTorch issuing
-kernels one by one), and a pipeline's fill and drain."""
+kernels one by one; each call's inputs and outputs over the host link and its round trip), and a pipeline's fill
+and drain."""
 
 _PART_OF_BOUND = {"compute": "compute", "memory": "memory", "communication": "communication",
                   "latency": "latency", "host": "host"}
@@ -59,8 +60,8 @@ _PART_OF_BOUND = {"compute": "compute", "memory": "memory", "communication": "co
 class Breakdown:
     """One step's modelled seconds on one chip, split two ways, each adding up to :attr:`step_s`.
 
-    ``sections``: forward, backward, optimizer, collectives (``comm``) and pipeline fill (``bubble``), as the
-    step runs them. ``parts``: the same seconds by what they are spent on (:data:`PARTS`): each section's
+    ``sections``: forward, backward, optimizer, collectives (``comm``), pipeline fill (``bubble``) and the host
+    link (``io``: inputs in, outputs out, the call's round trip), as the step runs them. ``parts``: the same seconds by what they are spent on (:data:`PARTS`): each section's
     seconds are shared among its kernels in proportion to their modelled times and go to what bounds each
     kernel; ``comm`` is communication and ``bubble`` idle. ``utilization`` is one chip's achieved FLOP/s over
     its peak during the step (never above 1). A frozen value: every reader (Session's clock, the figures, the
@@ -93,6 +94,9 @@ def breakdown(sections: dict[str, float], kernels: dict[str, list[KernelTime]], 
             continue
         if name == "bubble":
             parts["idle"] += seconds
+            continue
+        if name == "io":  # the chip waits for the host link
+            parts["host"] += seconds
             continue
         ks = kernels.get(name, [])
         total = math.fsum(k.time_s for k in ks)
@@ -137,6 +141,14 @@ class PerfReport:
     host_partitions: int = 0  # ... how many partitions run on the host
     stack: str = ""  # the software stack that runs the program ("eager", "compiled", "engine"; a vendor's compiler)
     stack_note: str = ""  # what that stack is, in a sentence
+    # the host link, per step and chip: bytes in and out, the round trip one call pays (shared by the
+    # device_iterations steps it runs), whether the stack overlaps it with compute; its seconds are section "io"
+    io_in_bytes: int = 0
+    io_out_bytes: int = 0
+    round_trip_s: float = 0.0
+    device_iterations: int = 1
+    io_overlapped: bool = False
+    io_note: str = ""
 
     label = "modelled"
 
@@ -147,16 +159,25 @@ class PerfReport:
 
     @property
     def sections_s(self) -> dict[str, float]:
-        """fwd / bckwd / opt / comm / bubble seconds per step (a copy of the breakdown's)."""
+        """fwd / bckwd / opt / comm / bubble / io seconds per step (a copy of the breakdown's)."""
         return self.breakdown.sections_s
 
     @property
+    def io_s(self) -> float:
+        """Seconds per step the chip waits for the host link (inputs, outputs, the call's round trip)."""
+        return self.breakdown.sections_s.get("io", 0.0)
+
+    @property
     def bound_by(self) -> dict[str, float]:
-        """Share of kernel time by what bounds it."""
+        """Share of the step by what bounds it: the kernels' time by what bounds each, and the host link's share
+        (``io``) as ``"host"``."""
         total = sum(k.time_s for k in self.kernels) or 1.0
+        io = self.io_s / self.step_time_s if self.step_time_s else 0.0
         out: dict[str, float] = {}
         for k in self.kernels:
-            out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total
+            out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total * (1.0 - io)
+        if io:
+            out["host"] = out.get("host", 0.0) + io
         return out
 
     def step_parts(self, sections: tuple[str, ...] | list[str], samples: int | None = None) -> dict[str, float]:
@@ -164,17 +185,29 @@ class PerfReport:
         samples, by part; the parts add up to the step. The one clock every runner uses (``ak.Session``,
         the Cerebras loop, the facades).
 
-        A step that runs the model (fwd or bckwd) carries its collectives (``comm``) and the pipeline's
-        fill and drain (``bubble``). A ragged last batch (``samples`` below the program's batch) runs the
+        A step that runs the model (fwd or bckwd) carries its collectives (``comm``), the pipeline's
+        fill and drain (``bubble``) and its traffic with the host (``io``). A ragged last batch (``samples`` below the program's batch) runs the
         same program on fewer samples: every part scales with it.
         """
         parts = {s: self.sections_s.get(s, 0.0) for s in sections}
         if "fwd" in sections or "bckwd" in sections:
             parts["comm"] = self.sections_s.get("comm", 0.0)
             parts["bubble"] = self.sections_s.get("bubble", 0.0)
+            parts["io"] = self.sections_s.get("io", 0.0)
         if samples is not None and self.batch_size and samples != self.batch_size:
             parts = {k: v * samples / self.batch_size for k, v in parts.items()}
         return parts
+
+    def io_text(self) -> str:
+        """One line on the host link: what crosses it per step, the call's round trip, what the chip waits."""
+        per_call = "1 step per call" if self.device_iterations == 1 else f"{self.device_iterations} steps per call"
+        moved = (f"{fmt_bytes(self.io_in_bytes)} in, {fmt_bytes(self.io_out_bytes)} out per step"
+                 if self.io_in_bytes or self.io_out_bytes else "no data (synthetic)")
+        if self.io_overlapped:
+            return (f"  host link: {moved}, copied while the previous step computes (the host queues work "
+                    f"asynchronously); {fmt_s(self.io_s)} per step left over")
+        return (f"  host link: {moved}; {fmt_s(self.round_trip_s)} round trip per call ({per_call}); the chip waits "
+                f"{fmt_s(self.io_s)} per step")
 
     def top(self, n: int = 10) -> list[KernelTime]:
         return sorted(self.kernels, key=lambda k: k.time_s, reverse=True)[:n]
@@ -195,6 +228,7 @@ class PerfReport:
             *([f"  host fallback: {self.host_partitions} partition(s) on the host CPU, {fmt_s(self.host_s)} per step; "
                f"transfers over the host link {fmt_s(self.transfer_s)} per step (both inside the sections above)"]
               if self.host_partitions else []),
+            *([self.io_text()] if self.round_trip_s or self.io_s else []),
             *bound_text(self.bound_by, self.utilization.get("compute", 0.0)),
             f"  slowest kernels (of {len(self.kernels)}):",
         ]
@@ -256,11 +290,19 @@ def bound_text(bound_by: dict[str, float], compute_utilization: float) -> list[s
     if not bound_by:
         return []
     shares = ", ".join(f"{k} {fmt_pct(v)}" for k, v in sorted(bound_by.items(), key=lambda kv: -kv[1]))
-    line = f"  what limits each kernel (share of kernel time): {shares}"
+    line = f"  what limits each kernel (share of the step{'; host: waiting for the host' if 'host' in bound_by else ''}): {shares}"
     if bound_by.get("compute", 0.0) >= 0.5 and compute_utilization < 0.5:
         line += (f"; compute-bound kernels are limited by the compute units their shapes can fill, which reach "
                  f"{fmt_pct(compute_utilization)} of the chip's peak here, not by the chip's full speed")
     return [line]
+
+
+def fmt_bytes(n: float) -> str:
+    """``"40 B"``, ``"3.1 kB"``, ``"19.3 MB"`` (decimal units)."""
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= div:
+            return f"{n / div:.3g} {unit}"
+    return f"{n:.0f} B"
 
 
 def fmt_s(s: float) -> str:

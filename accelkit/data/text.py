@@ -1,6 +1,6 @@
 """The project's own text corpus, as byte-level language-model windows and as topic-labelled sentences.
 
-The corpus is ``datasets/corpus/*.txt``: original short prose written for accelkit, one file
+The corpus is ``accelkit/data/corpus/*.txt``: original short prose written for accelkit, one file
 per topic (the file name is the topic). ``byte_windows`` feeds a small GPT: every byte is a
 token (vocabulary 256, no tokenizer to train). ``topic_sentences`` feeds a small BERT: each
 sentence labelled with its file's topic, tokenised into lower-case words with a vocabulary
@@ -26,10 +26,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def corpus_dir() -> Path:
-    """Where the corpus lives: ``$ACCELKIT_DATASETS_DIR/corpus`` if set, else the repository's ``datasets/corpus``."""
+    """Where the corpus lives: ``$ACCELKIT_DATASETS_DIR/corpus`` if set, else ``accelkit/data/corpus`` (inside the
+    package, so an installed wheel has it too)."""
     root = os.environ.get("ACCELKIT_DATASETS_DIR")
-    base = Path(root) if root else Path(__file__).resolve().parents[2] / "datasets"
-    return base / "corpus"
+    return Path(root) / "corpus" if root else Path(__file__).resolve().parent / "corpus"
 
 
 def corpus_topics() -> dict[str, str]:
@@ -38,7 +38,7 @@ def corpus_topics() -> dict[str, str]:
     files = sorted(folder.glob("*.txt"))
     if not files:
         raise AccelkitError(f"no corpus found in {folder}",
-                            fix="run from a checkout of accelkit (datasets/corpus/*.txt), "
+                            fix="reinstall accelkit (it ships accelkit/data/corpus/*.txt), "
                                 "or set ACCELKIT_DATASETS_DIR to a folder holding corpus/*.txt")
     return {f.stem: f.read_text(encoding="utf-8") for f in files}
 

@@ -15,6 +15,7 @@ from accelkit.constants import (
     CHIP_HOP_LATENCY_S,
     COMPUTE_EFFICIENCY,
     DEFAULT_LINK_BPS,
+    HOST_TRANSFER,
     VECTOR_FRACTION_OF_16BIT_PEAK,
     Constant,
     value,
@@ -102,6 +103,26 @@ def everything_in(mode: str, tier: str) -> Layout:
 
 
 @dataclass(frozen=True)
+class HostIO:
+    """How a family's runtime moves each call's inputs and outputs between the host and the chip.
+
+    A call (one ``model(x)``, or PopTorch's one call of ``deviceIterations`` steps) pays ``latency`` each way
+    (a DMA set-up and a synchronisation), once per call; its bytes cross the host link at ``link_Bps`` one way
+    (a constant where the vendor's own runtime states the figure, else the system's ``host_link_Bps``).
+    ``overlapped``: the stack copies the next step's inputs while this step computes (CUDA streams and pinned
+    memory, TPU infeed, Cerebras' input workers), so only what exceeds the step shows; otherwise the chip waits
+    for its inputs and its host. ``loop`` names what runs several steps per call (``device_iterations``)."""
+
+    latency: Constant
+    link_Bps: Constant | None = None
+    overlapped: bool = False
+    loop: str = "device_iterations: steps the device runs per host call"
+
+    def latency_s(self) -> float:
+        return float(self.latency.value)
+
+
+@dataclass(frozen=True)
 class CompileCost:
     """What the real toolchain's ahead-of-time compile costs (modelled, illustrative: no vendor publishes a
     compile-time model): fixed seconds, seconds per fused kernel, and what the toolchain calls its output."""
@@ -158,6 +179,8 @@ class ExecutionModel:
     compile_stack: str | None = None
     session_stack: str | None = None
     serve_stack: str | None = None
+    # how each call's inputs and outputs reach the chip (None: the chip is the host itself, nothing crosses a link)
+    host_io: HostIO | None = HostIO(HOST_TRANSFER)
 
     @property
     def stack_names(self) -> tuple[str, ...]:

@@ -66,6 +66,7 @@ register(
 
 class CpuModel(ExecutionModel):
     stacks = (("eager", "PyTorch eager on the host CPU, op by op, at the rates measured on this machine"),)
+    host_io = None  # the chip is the host: nothing crosses a host link
     family = FAMILY
     modes = ("dram",)
     shades = ("#7f7f7f", "#b0b0b0", "#4d4d4d")  # the host takes the first

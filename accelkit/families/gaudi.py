@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from accelkit.constants import Constant, register, value
+from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
-from accelkit.families.base import CompileCost, ExecutionModel, Timed, TimingContext
+from accelkit.families.base import CompileCost, ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "gaudi"
@@ -65,6 +65,8 @@ class GaudiModel(ExecutionModel):
     matrix_unit = "GAUDI_MME_WIDTH"
     modes = ("hbm",)  # weights and activations in HBM; the graph compiler stages tiles through the on-die SRAM
     launch = RECIPE_LAUNCH
+    # the loop copies the next batch while this step computes, so the host link shows only when it is the bound
+    host_io = HostIO(HOST_TRANSFER, overlapped=True, loop='the PyTorch bridge copies the next batch asynchronously while the graph runs')
     collective = COLLECTIVE
     hop = HOP
     shades = ("#bcbd22", "#dbdb8d", "#6b6b12")  # olive: a hue no other family takes

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from accelkit.constants import Constant, register, value
+from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.gemm import GemmShape, attention_waves, gemm_fit
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
-from accelkit.families.base import ExecutionModel, Timed, TimingContext
+from accelkit.families.base import ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue
 from accelkit.graph.cost import MATMUL_KINDS
 from accelkit.graph.ir import DTYPE_BYTES
@@ -179,6 +179,8 @@ class GpuModel(ExecutionModel):
     vector_at_fp32_peak = True  # elementwise work runs on the CUDA cores at the fp32 rate
     model_split = "tensor"  # Megatron-style tensor parallelism over NVLink
     stacks = STACKS
+    # the loop copies the next batch while this step computes, so the host link shows only when it is the bound
+    host_io = HostIO(HOST_TRANSFER, overlapped=True, loop="a training loop's DataLoader with pin_memory and non_blocking copies, or DALI")
     compile_stack = "compiled"  # ak.compile: a compiled program (torch.compile), comparable with the vendors'
     session_stack = "eager"  # ak.Session: a learner's own training loop runs eager PyTorch
     serve_stack = "engine"

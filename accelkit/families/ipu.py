@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from accelkit import constants
-from accelkit.constants import BANDWIDTH_EFFICIENCY, Constant, register
+from accelkit.constants import BANDWIDTH_EFFICIENCY, HOST_TRANSFER, Constant, register
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import (
     CompileCost,
     ExecutionModel,
+    HostIO,
     Layout,
     MemoryContext,
     Timed,
@@ -71,6 +72,9 @@ class IpuModel(ExecutionModel):
     family = FAMILY
     modes = ("on-chip", "optimizer-offload", "streaming-memory")
     launch = SUPERSTEP_SYNC
+    # each call's inputs are stream copies inside the Poplar program: the IPUs wait for them (no overlap); the
+    # host round trip is paid once per call of deviceIterations steps
+    host_io = HostIO(HOST_TRANSFER, loop="PopTorch's deviceIterations: steps the IPUs run per call from the host")
     shades = ("#9467bd", "#c5b0d5", "#5e3c99")
     diagram = "tiles"
     placement_map = "supersteps"

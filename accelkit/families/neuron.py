@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from accelkit.constants import Constant, register, value
+from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
-from accelkit.families.base import CompileCost, ExecutionModel, Timed, TimingContext
+from accelkit.families.base import CompileCost, ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "neuron"
@@ -66,6 +66,7 @@ class NeuronModel(ExecutionModel):
     matrix_unit = "NEURON_PE_WIDTH"
     modes = ("hbm",)  # weights and activations in HBM, staged through the state buffer kernel by kernel
     launch = KERNEL_OVERHEAD
+    host_io = HostIO(HOST_TRANSFER, loop="steps the NeuronCores run per call of the traced model")
     shades = ("#e377c2", "#f7b6d2", "#a1306e")
     diagram = "neuroncores"
     compile_cost = CompileCost(60.0, 0.5, "a NEFF (Neuron Executable File Format), cached by neuronx-cc")

@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.constants import Constant, register, value
+from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import (
     CompileCost,
     ExecutionModel,
+    HostIO,
     Layout,
     MemoryContext,
     Timed,
@@ -67,6 +68,7 @@ class RduModel(ExecutionModel):
     family = FAMILY
     modes = ("on-chip", "hbm", "ddr")
     launch = SECTION_SWITCH
+    host_io = HostIO(HOST_TRANSFER, loop="steps the RDU runs per call of the runtime (samba.session.run)")
     hop = P2P_HOP
     shades = ("#d62728", "#ff9896", "#8c1515")
     diagram = "sections"

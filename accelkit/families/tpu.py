@@ -19,10 +19,10 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from accelkit.constants import Constant, register
+from accelkit.constants import HOST_TRANSFER, Constant, register
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
-from accelkit.families.base import CompileCost, ExecutionModel, Timed, TimingContext
+from accelkit.families.base import CompileCost, ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.families.placement import Placement, Region
 from accelkit.hardware.spec import AcceleratorSpec
 
@@ -83,6 +83,8 @@ class TpuModel(ExecutionModel):
     matrix_unit = "TPU_MXU_WIDTH"
     modes = ("hbm",)
     launch = FUSION_OVERHEAD
+    # the loop copies the next batch while this step computes, so the host link shows only when it is the bound
+    host_io = HostIO(HOST_TRANSFER, overlapped=True, loop="XLA's infeed queue is filled by the host while the TPU runs the step")
     hop = ICI_HOP
     shades = ("#17becf", "#9edae5", "#0e7c87")
     diagram = "torus"

@@ -13,6 +13,7 @@ from accelkit.cost.rates import Rates, kernel_time
 from accelkit.families.base import (
     CompileCost,
     ExecutionModel,
+    HostIO,
     Layout,
     MemoryContext,
     Timed,
@@ -23,6 +24,17 @@ from accelkit.families.placement import Placement, PlacementError, Region
 from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "static-schedule"
+
+_GROQFLOW_ESTIMATE = ("GroqFlow's own performance estimate, GroqModel.estimate_performance() "
+                      "(groqflow/groqmodel/groqmodel.py): pcie_latency = 1e-5, pcie_bandwidth = 24e9")
+GROQFLOW_PCIE_LATENCY, GROQFLOW_PCIE_BPS = register(
+    Constant("GROQFLOW_PCIE_LATENCY_S", 10e-6,
+             "each inference's inputs reach the GroqChip over PCIe, and its results come back, with 10 µs of latency "
+             "each way", _GROQFLOW_ESTIMATE, False, (FAMILY,)),
+    Constant("GROQFLOW_PCIE_BPS", 24e9,
+             "a GroqCard's PCIe link moves an inference's input and output bytes at 24 GB/s each way",
+             _GROQFLOW_ESTIMATE, False, (FAMILY,)),
+)
 
 register(
     Constant("TSP_STREAM_CYCLES", 100,
@@ -108,6 +120,8 @@ class TspModel(ExecutionModel):
     placement_map = "schedule"
     compile_cost = CompileCost(30.0, 1.0, "a GroqFlow build (`groqit(...)`, cached in ~/.cache/groqflow)")
     schedule_charges_hops = True
+    # GroqFlow's own performance estimate: 10 µs of PCIe latency each way per inference, bytes at 24 GB/s
+    host_io = HostIO(GROQFLOW_PCIE_LATENCY, GROQFLOW_PCIE_BPS, loop="inferences per call from the host")
     lane_label = "{units}"
 
     def lane(self, k):  # type: ignore[no-untyped-def]

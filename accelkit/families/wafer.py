@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.constants import Constant, register, value
+from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.cost.report import KernelTime
@@ -16,6 +16,7 @@ from accelkit.families.base import (
     KINDS,
     CompileCost,
     ExecutionModel,
+    HostIO,
     Layout,
     MemoryContext,
     Timed,
@@ -141,6 +142,8 @@ class WaferModel(ExecutionModel):
                             "in MemoryX, one layer at a time on the wafer), as Cerebras' compiler does; no Cerebras "
                             "mode keeps part of the weights resident and streams the rest")
     launch = REGION_HANDOFF
+    # the loop copies the next batch while this step computes, so the host link shows only when it is the bound
+    host_io = HostIO(HOST_TRANSFER, overlapped=True, loop="the appliance's input workers stream batches to the wafer while it trains")
     shades = ("#1f77b4", "#9ecae1", "#08306b")
     diagram = "mesh"
     placement_map = "regions"

@@ -15,6 +15,7 @@ from pathlib import Path
 from accelkit.errors import UnknownNameError
 from accelkit.hardware.capacity import chips_to_hold, holding_tiers, usable_bytes, usable_on_chip_bytes
 from accelkit.hardware.spec import FAMILIES, AcceleratorSpec, fmt_bytes, load
+from accelkit.hardware.table import Table
 
 SYSTEMS_DIR = Path(__file__).with_name("systems")
 
@@ -143,8 +144,9 @@ def fits(param_count: float, spec: AcceleratorSpec | str, bytes_per_param: float
 
 
 def fits_table(param_counts: dict[str, float], bytes_per_param: dict[str, float] | None = None,
-               names: Sequence[str | AcceleratorSpec] | None = None, *, by_chip: bool = False) -> str:
-    """A text table of :func:`fits` for every model size x parameter state x chip.
+               names: Sequence[str | AcceleratorSpec] | None = None, *, by_chip: bool = False) -> Table:
+    """A table of :func:`fits` for every model size x parameter state x chip: text (a ``str``) that a notebook
+    shows as an HTML table (:class:`accelkit.hardware.table.Table`; ``print()`` gives the text).
 
     ``param_counts`` maps a label ("8 B") to a parameter count; ``bytes_per_param`` maps a label
     to bytes per parameter (default: bf16 weights and bf16 Adam training). A ``!`` marks more
@@ -153,27 +155,13 @@ def fits_table(param_counts: dict[str, float], bytes_per_param: dict[str, float]
     """
     bytes_per_param = bytes_per_param or {k: BYTES_PER_PARAM[k] for k in ("bf16 weights", "bf16 training")}
     specs = catalog(names)
-    rows = []
     if by_chip:
         cases = [(m, c, st, b) for m, c in param_counts.items() for st, b in bytes_per_param.items()]
         head = ["chip"] + [f"{m} {st} ({fmt_bytes(c * b)})" for m, c, st, b in cases]
-        rows = [[s.name] + [fits(c, s, b).summary() for _m, c, _st, b in cases] for s in specs]
-        widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-        out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-               for r in [head, *rows]]
-        out.insert(1, "-" * len(out[0]))
-        return "\n".join(x.rstrip() for x in out)
-    for mlabel, count in param_counts.items():
-        for slabel, bpp in bytes_per_param.items():
-            rows.append([mlabel, slabel, fmt_bytes(count * bpp)] + [fits(count, s, bpp).summary() for s in specs])
-    head = ["model", "state", "bytes"] + [s.name for s in specs]
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-
-    out = [line(head), "-" * len(line(head))] + [line(r) for r in rows]
-    return "\n".join(x.rstrip() for x in out)
+        return Table(head, [[s.name] + [fits(c, s, b).summary() for _m, c, _st, b in cases] for s in specs])
+    rows = [[mlabel, slabel, fmt_bytes(count * bpp)] + [fits(count, s, bpp).summary() for s in specs]
+            for mlabel, count in param_counts.items() for slabel, bpp in bytes_per_param.items()]
+    return Table(["model", "state", "bytes"] + [s.name for s in specs], rows, left=2)
 
 
 def catalog_table(names: Sequence[str | AcceleratorSpec] | None = None) -> str:

@@ -170,7 +170,8 @@ class PoplarExecutor:
         self._session = Session(
             LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
-            chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus))
+            chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
+            synthetic_data=bool(getattr(o, "synthetic_data", False)))
         self._combined_batch = n
         facade_log.register_run(repr(self), self.report)
         return self._session

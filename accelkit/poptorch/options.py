@@ -327,6 +327,7 @@ class Options:
         self.target = key
         self.replication_factor = 1
         self.device_iterations = 1
+        self.synthetic_data = False  # enableSyntheticData: no input crosses the host link
         self.use_ipu_model = False
         self.output_mode = OutputMode.Default
         self.output_return_period = 1
@@ -402,14 +403,17 @@ class Options:
 
     def enableSyntheticData(self, enabled: bool) -> Options:  # noqa: N802 - PopTorch's name
         """PopTorch's synthetic data leaves the host's batches on the host and runs the IPUs on data made on the
-        chip, to measure the IPUs' speed without host I/O (the tutorials time throughput with it). accelkit's
-        modelled clock never includes host I/O, so the run is timed the same way; the batches the script loads are
-        still computed on (the values are your data's, not the on-chip filler's). Accepted and said once."""
+        chip, to measure the IPUs' speed without host I/O (the tutorials time throughput with it). The modelled
+        clock does the same: no input crosses the host link (``ak.compile(..., synthetic_data=True)``), only the
+        call's round trip remains. accelkit still computes on the script's batches (the values are your data's, not
+        the on-chip filler's). Accepted and said once."""
+        self.synthetic_data = bool(enabled)
         if enabled:
             _hardware_only("opts.enableSyntheticData(True)",
                            "the IPUs run on data made on the chip instead of the host's batches, to time the IPUs "
-                           "without host I/O; the modelled clock excludes host I/O anyway, and accelkit still computes "
-                           "on the script's batches (accelkit vendor-run --synthetic-data is what replaces downloads)")
+                           "without host I/O; the modelled clock leaves the inputs' transfers out, as the IPUs would, "
+                           "and accelkit still computes on the script's batches (accelkit vendor-run --synthetic-data "
+                           "is what replaces downloads)")
         return self
 
     def anchorTensor(self, short_name: str, long_name: str, output_mode: Any = None,  # noqa: N802 - PopTorch's name

@@ -8,23 +8,25 @@ replicationFactor x deviceIterations`` samples, and costs (MODELLED)::
 
     call = deviceIterations x (one weight update + feeding its inputs) + one host round trip
 
-- a weight update is the compiled program's modelled step (``program.report.step_time_s``): the ``g``
-  micro-batches of gradient accumulation one after another, one optimizer update, and with ``r`` replicas
+- a weight update is the compiled program's modelled step without its host link (``program.report``): the
+  ``g`` micro-batches of gradient accumulation one after another, one optimizer update, and with ``r`` replicas
   the all-reduce of the gradients over the IPU-Links;
-- each iteration's inputs cross the IPU's PCIe link (bytes / one direction of ``host_link_Bps``): a cost per
-  sample, which no option removes;
-- the host round trip is what every call pays once, however much it carries: a host transfer in and one out
-  (:func:`accelkit.cost.rates.host_transfer_s`: the illustrative ``HOST_TRANSFER_LATENCY_S`` each, a DMA set-up
-  and a synchronisation) and the loss coming back. ``deviceIterations`` exists to pay it once per many updates.
+- each iteration's inputs cross the IPU's host link, and the loss comes back (the report's ``io_in_bytes`` and
+  ``io_out_bytes`` / one direction of ``host_link_Bps``): a cost per sample, which no option removes;
+- the host round trip is what every call pays once, however much it carries (the report's ``round_trip_s``:
+  the illustrative ``HOST_TRANSFER_LATENCY_S`` each way, a DMA set-up and a synchronisation).
+  ``deviceIterations`` exists to pay it once per many updates.
 
-The executor's own clock (``train.report()``) counts the IPUs' steps; this table adds the host round trip,
-so that what each option buys shows in one number per sample. Nothing here runs a step: each setting is
+The executor's own clock (``train.report()``) counts all three, the round trip shared by a call's
+iterations (the report's ``io`` section); this table shows them apart, so that what each option buys shows in
+one number per sample. Nothing here runs a step: each setting is
 compiled (``PoplarExecutor.compile``) for the combined batch, in about a tenth of a second for a small model.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +34,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.cost.rates import host_link_Bps, host_transfer_s
+from accelkit.cost.rates import host_link_Bps
 from accelkit.hardware import get as get_spec
 from accelkit.hardware.spec import fmt_sig
 from accelkit.poptorch.executor import trainingModel
@@ -117,12 +119,11 @@ def effect(model: nn.Module, micro_inputs: tuple[Any, ...], opts: Options) -> Op
     train = trainingModel(copy.deepcopy(model), options=opts)
     combined = _tile(micro_inputs, opts.combined_batch_factor(True))
     program = train.compile(*combined)
-    in_bytes = sum(t.numel() * t.element_size() for t in combined if isinstance(t, torch.Tensor))
-    spec = get_spec(opts.target)
-    feed = in_bytes / opts.device_iterations / host_link_Bps(spec)
-    round_trip = host_transfer_s(spec, 0) + host_transfer_s(spec, LOSS_BYTES)
+    rep = program.report  # one weight update (g micro-batches and the optimizer), and its share of the host link
+    feed = (rep.io_in_bytes + rep.io_out_bytes) / host_link_Bps(get_spec(opts.target))
+    update = math.fsum(v for k, v in rep.sections_s.items() if k != "io")
     return OptionEffect(opts.target, opts.replication_factor, opts.Training.gradient_accumulation, opts.device_iterations,
-                        micro, train.chips, program.report.step_time_s, feed, round_trip)
+                        micro, train.chips, update, feed, rep.round_trip_s)
 
 
 def option_effects(model: nn.Module, micro_inputs: tuple[Any, ...],

@@ -20,7 +20,7 @@ def op_time_bars(profile: HostProfile, n: int = 15) -> go.Figure:
         name="self time",
     ))
     fig.update_layout(
-        title=f"MEASURED on this host ({profile.cpu}, {profile.threads} threads): "
+        title=f"MEASURED on this host ({profile.cpu}, {profile.threads} thread{'' if profile.threads == 1 else 's'}): "
               f"{profile.model_name}, top {len(rows)} ops by self time",
         xaxis_title="self CPU time per run (ms)",
         yaxis_title=None,

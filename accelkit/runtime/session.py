@@ -179,6 +179,8 @@ class Session:
         log_dir: str | os.PathLike[str] | None = None,
         fallback: str | None = None,
         stack: str | None = None,
+        device_iterations: int = 1,
+        synthetic_data: bool = False,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -188,7 +190,8 @@ class Session:
                                fix=f"use one of {list(PRECISION_DTYPES)}")
         # what compile will be asked for at the first step, refused now rather than after it
         spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
-                             mode=mode, parallel=parallel, fallback=fallback, stack=stack)
+                             mode=mode, parallel=parallel, fallback=fallback, stack=stack,
+                             device_iterations=device_iterations, synthetic_data=synthetic_data)
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",
                           example="loss_fn=torch.nn.CrossEntropyLoss() (or torch.nn.functional.mse_loss)")
@@ -205,6 +208,8 @@ class Session:
         self.mode = mode
         self.fallback = fallback  # "host": ops the target refuses run on the host CPU (ak.compile's fallback)
         self.stack = model_for(spec.family).stack(stack, session=True)  # what the clock models (GPU: eager)
+        self.device_iterations = device_iterations  # steps per call from the host (one round trip per call)
+        self.synthetic_data = synthetic_data
         self.steps = 0
         self.samples = 0
         self.simulated_time_s = 0.0
@@ -258,7 +263,8 @@ class Session:
             self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
                 self.model, inputs, target=self.spec, precision=self.precision, batch_size=batch,
                 micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training,
-                fallback=self.fallback, stack=self.stack)
+                fallback=self.fallback, stack=self.stack, device_iterations=self.device_iterations,
+                synthetic_data=self.synthetic_data)
         return self._programs[key]
 
     def require_compiled(self, what: str = "this") -> CompiledProgram:

@@ -18,7 +18,7 @@ layers into stages with a fill/drain bubble of (stages - 1) micro-batches.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
@@ -28,7 +28,11 @@ from accelkit.families import TimingContext, model_for, rates
 from accelkit.families.cpu import host_partition_times
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
 from accelkit.families.tsp import tsp_cycles  # noqa: F401 - re-exported: the TSP placement reads it
+from accelkit.graph.cost import FLOAT_DTYPES, captured_element_bytes
+from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec
+
+LOSS_BYTES = 4  # what a training step sends back to the host: its fp32 loss (PopTorch's OutputMode.Final)
 
 if TYPE_CHECKING:  # the compiler sits above this layer: its types are for annotations only
     from accelkit.compiler.program import CompiledProgram
@@ -42,6 +46,44 @@ def _events(kts: Iterable[KernelTime], lane_of, start: float = 0.0) -> tuple[lis
         ev.append(TimelineEvent(k.name, k.section, lane_of(k), t, k.time_s))
         t += k.time_s
     return ev, t
+
+
+def call_bytes(prog: CompiledProgram) -> tuple[int, int]:
+    """Bytes one step's inputs and outputs move over the host link, per data-parallel replica: every batched
+    input at the step's batch (floating point at the program's precision), and back the outputs (inference) or
+    the loss (training). Synthetic data (made on the device, as Graphcore's ``enableSyntheticData``) moves none."""
+    if prog.synthetic_data:
+        return 0, 0
+    g = prog.graph
+    per = prog.batch_size / prog.example_batch / prog.parallel.data
+    scale = element_bytes(prog.precision) / captured_element_bytes(g)
+
+    def nbytes(metas: Iterable[Any]) -> int:
+        total = 0.0
+        for m in metas:
+            b = m.nbytes * (scale if m.dtype in FLOAT_DTYPES else 1.0)
+            total += b * per if m.shape and m.shape[0] == prog.example_batch else b
+        return int(total)
+
+    out = LOSS_BYTES if prog.training else nbytes(g.outputs)
+    return nbytes(g.inputs.values()), out
+
+
+def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
+    """One step's traffic with the host, per chip: (input bytes, output bytes, the call's round trip in seconds,
+    the step's share of it all in seconds). A call runs ``prog.device_iterations`` steps and pays the round trip
+    (the family's latency each way) once; the bytes cross at the family's host-link rate. A stack whose host
+    queues work asynchronously (``HostIO.overlapped``) never waits for a round trip, and its outputs stay on the
+    device (PyTorch's tensors on a GPU, XLA's on a TPU): only the inputs count."""
+    io = model_for(prog.spec.family).host_io
+    if io is None:
+        return 0, 0, 0.0, 0.0
+    link = float(io.link_Bps.value) if io.link_Bps is not None else host_link_Bps(prog.spec)
+    n_in, n_out = call_bytes(prog)
+    if io.overlapped:  # the framework's outputs stay in the chip's memory until the loop asks for them
+        n_out = 0
+    trip = 0.0 if io.overlapped else 2 * io.latency_s()
+    return n_in, n_out, trip, (n_in + n_out) / link + trip / max(1, prog.device_iterations)
 
 
 def estimate(prog: CompiledProgram) -> PerfReport:
@@ -154,6 +196,13 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         comm_bytes += int(2 * (par.data - 1) / par.data * grad_bytes)
         notes.append(f"data parallel over {par.data} replicas: gradient all-reduce {dp_s * 1e3:.3g} ms per step")
     step_s += dp_s + opt_s
+    # the host's share: each call's inputs in and outputs back over the host link, its round trip shared by the
+    # steps the call runs; a stack that copies the next batch while this one computes shows only the excess
+    io_in, io_out, round_trip, io_s = host_io(prog)
+    io_model = model.host_io
+    if io_model is not None and io_model.overlapped:
+        io_s = max(0.0, io_s - step_s)
+    step_s += io_s
     all_kt = fwd_kt + bwd_kt + opt_kt
     runs_on = {k.name: k.runs_on for k in kernels}
     off_device = {"host": "host CPU", "link": "host link"}
@@ -179,8 +228,10 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     if comm_s + dp_s:
         events.append(TimelineEvent("all-reduce", "comm", "links", t, comm_s + dp_s))
         t += comm_s + dp_s
-    ev2, _ = _events(opt_kt, lane, t)
+    ev2, t = _events(opt_kt, lane, t)
     events += ev2
+    if io_s:
+        events.append(TimelineEvent("inputs in, outputs out, round trip", "io", "host link", t, io_s))
     # traffic per tier (per chip, per step)
     traffic: dict[str, int] = {}
     w, a = plan.placement["weights"], plan.placement["activation"]
@@ -193,7 +244,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) / p * n_micro)
     flops = sum(k.flops for k in kernels) / (tensor * p) * n_micro
     sections = {"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
-                "bubble": bubble_s}
+                "bubble": bubble_s, "io": io_s}
     bd = breakdown(sections, {"fwd": fwd_kt, "bckwd": bwd_kt, "opt": opt_kt}, chips=prog.chips,
                    utilization=flops / (step_s * peak) if step_s else 0.0)
     step_s = bd.step_s  # the sum of the sections, which every reader adds up again
@@ -226,5 +277,8 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         events=events, assumptions=assumptions_for(fam, chips=prog.chips, generated=bool(generated),
                                                    fallback=bool(n_parts)), notes=notes,
         latency_s=latency, host_s=host_s, transfer_s=transfer_s, host_partitions=n_parts,
-        stack=stack, stack_note=model.describe_stack(stack),
+        stack=stack, stack_note=model.describe_stack(stack), io_in_bytes=io_in, io_out_bytes=io_out,
+        round_trip_s=round_trip, device_iterations=max(1, prog.device_iterations),
+        io_overlapped=bool(io_model is not None and io_model.overlapped),
+        io_note=io_model.loop if io_model is not None else "",
     )

@@ -23,6 +23,10 @@ class ExerciseFailed(AccelkitError, AssertionError):
     """A checker did not pass while solutions are applied: the solution or the checker is wrong."""
 
 
+class SolutionsHidden(AccelkitError, PermissionError):
+    """The solutions were asked for where a workshop room hides them (until its instructor releases them)."""
+
+
 @dataclass(frozen=True)
 class Line:
     """One criterion of a check: whether it holds, what was checked, and a hint when it does not."""
@@ -115,7 +119,19 @@ def _load() -> dict[str, Exercise]:
 def setup(*, solutions: bool = False) -> None:
     """Run the notebook as shipped (``solutions=False``) or with every unanswered exercise solved from
     :mod:`accelkit.teach.solutions`, in which case a check that does not pass raises ExerciseFailed."""
+    if solutions and not solutions_readable():
+        raise SolutionsHidden("the solutions are not released yet in this room",
+                              fix="try the exercises first; the instructor releases the solutions later")
     _state["solutions"] = bool(solutions)
+
+
+def solutions_readable() -> bool:
+    """Whether this user may read the shipped solutions (a workshop room hides them until it releases them)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("accelkit.teach.solutions")
+    return spec is not None and spec.origin is not None and os.access(spec.origin, os.R_OK)
 
 
 def solutions_enabled() -> bool:
@@ -160,6 +176,10 @@ def check(name: str, answer: Any = ..., /, *, quiet: bool = False, **context: An
                           "run your answer on its own first and read the error")]
         result = CheckResult(ex, PASSED if all(line.ok for line in lines) else FAILED, lines, from_solution, given,
                              answer)
+    if result.status != NOT_DONE and not from_solution:  # the instructor's view of the room (off by default)
+        from accelkit.teach import progress
+
+        progress.record(name, result.passed, next((line.hint for line in result.lines if not line.ok), ""))
     if not quiet:
         print(result)
     if solutions_enabled() and not result.passed:

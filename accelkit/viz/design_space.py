@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from accelkit.sim.report import fmt_s
+from accelkit.viz.style import log_axis
 from accelkit.workflow.analysis import data_vs_model, pareto_front, winners
 
 if TYPE_CHECKING:
@@ -27,9 +29,14 @@ def pareto(df: pd.DataFrame, *, x: str = "chips_used", y: str = "time_per_sample
         fig.add_trace(go.Scatter(x=line[x], y=line[y], mode="lines+markers", name=f"{family} front",
                                  legendgroup=str(family), showlegend=False, text=line.target + " " + line.model,
                                  hovertemplate="front: %{text}<br>%{x} chips, %{y:.3g} s/sample<extra></extra>"))
+    seconds = y.endswith("_s")  # a time: ticks as "1 µs", "10 ms"
+    yaxis = log_axis([float(v) for v in ok[y]], "", pad=0.2, si=False,
+                     title=f"{y[:-2].replace('_', ' ') if seconds else y.replace('_', ' ')} (modelled)")
+    if seconds:
+        yaxis["ticktext"] = [fmt_s(float(t)) for t in yaxis["tickvals"]]  # type: ignore[attr-defined]
     fig.update_layout(title="Time per sample against chips used (MODELLED), Pareto front per family",
-                      xaxis_title="chips used", yaxis_title="seconds per sample (modelled)", yaxis_type="log",
-                      xaxis_type="log")
+                      xaxis={"type": "log", "title": "chips used", "tickvals": sorted({int(c) for c in ok[x]})},
+                      yaxis=yaxis)
     return fig
 
 
@@ -49,9 +56,9 @@ def winner_map(df: pd.DataFrame, *, index: str = "model", columns: str = "batch"
     fig = go.Figure(go.Heatmap(z=z, x=[str(c) for c in table.columns], y=[str(i) for i in table.index], text=text,
                                texttemplate="%{text}", colorscale="Viridis", showscale=False,
                                hovertemplate="%{y}, " + columns + " %{x}: %{text}<extra></extra>"))
-    fig.update_layout(title=f"The chip with the least time per sample, by {index} and {columns} (MODELLED); "
-                            "colour = family: " + ", ".join(families),
-                      xaxis_title=columns, yaxis_title=index)
+    fig.update_layout(title="The chip with the least time per sample (MODELLED)",
+                      title_subtitle_text=f"by {index} and {columns}<br>colour = family: " + ", ".join(families),
+                      xaxis_title=columns, yaxis_title=index, margin={"t": 100})
     return fig
 
 
@@ -61,10 +68,18 @@ def parallel_split(df: pd.DataFrame) -> go.Figure:
     table = data_vs_model(df).reset_index()
     labels = [" / ".join(str(v) for v in row) for row in table[[c for c in table.columns
                                                                   if c not in ("data_parallel", "model_parallel", "winner")]].values]
-    fig = go.Figure([go.Bar(name="data parallel", x=labels, y=table["data_parallel"]),
-                     go.Bar(name="model parallel (tensor or pipeline)", x=labels, y=table["model_parallel"])])
-    fig.update_layout(barmode="group", yaxis_type="log", yaxis_title="seconds per sample (modelled)",
-                      title="Data or model parallelism, per family (MODELLED; lower is better)")
+    # one row per family and model, bars across: every label reads horizontally, however many rows
+    fig = go.Figure([go.Bar(name="data parallel", y=labels, x=table["data_parallel"], orientation="h"),
+                     go.Bar(name="model parallel (tensor or pipeline)", y=labels, x=table["model_parallel"],
+                            orientation="h")])
+    values = [float(v) for v in [*table["data_parallel"], *table["model_parallel"]]]
+    xaxis = log_axis(values, "s", title="time per sample (modelled)", pad=0.1)
+    xaxis["ticktext"] = [fmt_s(float(t)) for t in xaxis["tickvals"]]  # type: ignore[attr-defined]
+    fig.update_layout(barmode="group", xaxis=xaxis,
+                      yaxis={"autorange": "reversed"}, height=160 + 28 * len(labels),
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+                      title="Data or model parallelism, per family (MODELLED; shorter is better)",
+                      margin={"t": 110})
     return fig
 
 

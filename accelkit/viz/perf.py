@@ -31,11 +31,11 @@ MAX_MARKS = 1500
 """Most bars or points one figure draws."""
 
 SECTION_COLORS = {"fwd": "#1f77b4", "bckwd": "#ff7f0e", "opt": "#2ca02c", "comm": "#9467bd",
-                  "bubble": "#c7c7c7"}
+                  "bubble": "#c7c7c7", "io": "#8c564b"}
 BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd",
                 "host": "#ff7f0e"}
 SECTION_LABELS = {"fwd": "forward", "bckwd": "backward", "opt": "optimizer", "comm": "communication",
-                  "bubble": "pipeline fill / bubble"}
+                  "bubble": "pipeline fill / bubble", "io": "host link (inputs, outputs, round trip)"}
 
 
 METRIC_UNITS = {"throughput": "samples/s", "tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
@@ -246,6 +246,14 @@ def _labelled(reports: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any
             for i, r in enumerate(reports)]
 
 
+def _axis_title(metric: str) -> str:
+    """"throughput (samples/s, modelled)"; where the unit says it all, just "tokens/s per user (modelled)"."""
+    unit, label = METRIC_UNITS.get(metric, ""), metric_label(metric)
+    if unit and label.split()[0] == unit.split("/")[0]:
+        return f"{unit} (modelled)"
+    return f"{label} ({unit}, modelled)" if unit else f"{label} (modelled)"
+
+
 def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], metric: str = "step_time_s", *,
                     log: bool = False) -> go.Figure:
     """Bars across targets or precisions: ``"step_time_s"`` stacked by section (forward, backward,
@@ -260,7 +268,7 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
         scale, unit = _unit(max((r.step_time_s for _, r in items), default=1.0))
         # the report's sections are one chip's share of the step and add up to it (a pipeline's fill and
         # drain is its "bubble" section), so they are drawn as they are
-        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "bubble")}
+        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "bubble", "io")}
         for _, r in items:
             for s in parts:
                 parts[s].append(r.sections_s.get(s, 0.0) * scale)
@@ -281,16 +289,15 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
         fig.add_trace(go.Bar(x=labels, y=values, marker_color=[_color(r, i) for i, (_, r) in enumerate(items)],
                              text=[fmt_sig(v) for v in values], textposition="outside", cliponaxis=False,
                              hovertemplate=f"%{{x}}<br>{metric_label(metric)} %{{text}} {unit}<extra></extra>"))
-        label = metric_label(metric)
-        # "throughput (samples/s, modelled)"; where the unit says it all, just "tokens/s per user (modelled)"
-        ytitle = f"{unit} (modelled)" if unit and label.startswith(unit.split("/")[0]) else \
-            f"{label} ({unit}, modelled)" if unit else f"{label} (modelled)"
-        sub = f"{len(items)} configurations"
+        ytitle = _axis_title(metric)
+        sub = f"{len(items)} configuration{'' if len(items) == 1 else 's'}"
         if log:
             yaxis = log_axis(values, unit, title=ytitle, pad=0.3, si=False)
+    # many bars: upright labels, so a long name ("a100-40gb") never runs into its neighbour's
+    xaxis = {"tickangle": -90} if len(items) > 10 else {}
     fig.update_layout(title=f"{metric_label(metric)} across configurations (MODELLED)", title_subtitle_text=sub,
                       barmode="stack", yaxis=yaxis or {"title": ytitle, "type": "log" if log else "linear"},
-                      margin={"t": 90}, height=420, showlegend=metric == "step_time_s")
+                      xaxis=xaxis, margin={"t": 90}, height=420, showlegend=metric == "step_time_s")
     return fig
 
 
@@ -326,8 +333,7 @@ def scaling_curves(series: Mapping[str, Sequence[Any]], metric: str = "throughpu
     fig.update_layout(title=f"{metric_label(metric)} against {label} (MODELLED)",
                       title_subtitle_text="dashed: ideal linear scaling from the first point" if ideal else "",
                       xaxis={"type": "log", "title": label, "dtick": math.log10(2)},
-                      yaxis=log_axis(ys, unit, title=f"{metric_label(metric)} ({unit}, modelled)" if unit
-                                     else f"{metric_label(metric)} (modelled)", pad=0.15, si=False),
+                      yaxis=log_axis(ys, unit, title=_axis_title(metric), pad=0.15, si=False),
                       height=420, margin={"t": 90})
     return fig
 
@@ -393,7 +399,8 @@ def bench_chart(result: Any) -> go.Figure:
                        f"{r.predicted_s:.3g} s ({r.error:+.0%})" for r in mine], hoverinfo="text"))
     fig.update_layout(
         title="accelkit (MODELLED) against LLM-Inference-Bench (MEASURED)",
-        title_subtitle_text=f"{len(rows)} configurations, best framework each; median |error| "
+        title_subtitle_text=f"{len(rows)} configuration{'' if len(rows) == 1 else 's'}, best framework each; "
+                            f"median |error| "
                             f"{result.median_abs_error:.0%}; shaded: within 1.5x",
         xaxis={"type": "log", "title": "measured end-to-end latency (s)"},
         yaxis={"type": "log", "title": "modelled end-to-end latency (s)"}, height=520, margin={"t": 90},
@@ -409,15 +416,17 @@ def stack_comparison(cmp: Any) -> go.Figure:
     """Time per sample against batch size, one line per software stack (``accelkit.sim.stacks.compare_stacks``):
     where eager PyTorch's line runs flat the host is the bound, and a bigger batch is nearly free."""
     fig = go.Figure()
-    scale, unit = _unit(max(r.per_sample_s for r in cmp.rows))
-    for stack in dict.fromkeys(r.stack for r in cmp.rows):
+    for i, stack in enumerate(dict.fromkeys(r.stack for r in cmp.rows)):
         mine = [r for r in cmp.rows if r.stack == stack]
-        fig.add_trace(go.Scatter(
-            x=[r.batch for r in mine], y=[r.per_sample_s * scale for r in mine], mode="lines+markers", name=stack,
+        fig.add_trace(go.Scatter(  # dashes tell apart two stacks whose lines coincide (compiled and engine)
+            x=[r.batch for r in mine], y=[r.per_sample_s for r in mine], mode="lines+markers", name=stack,
+            line={"dash": ("solid", "dash", "dot")[i % 3]},
             hovertext=[f"{stack}, batch {r.batch}: {fmt_si(r.step_s, 's')} per step, host waits {r.host_share:.0%}"
                        f" ({r.bound}-bound)" for r in mine], hoverinfo="text"))
+    yaxis = log_axis([r.per_sample_s for r in cmp.rows], "", pad=0.15, si=False, title="time per sample (modelled)")
+    yaxis["ticktext"] = [fmt_s(float(t)) for t in yaxis["tickvals"]]  # type: ignore[attr-defined]
     fig.update_layout(title=f"one model on {cmp.target}, {cmp.precision}: time per sample by stack (MODELLED)",
-                      xaxis={"type": "log", "title": "batch size"},
-                      yaxis={"type": "log", "title": f"time per sample ({unit})"}, height=420,
+                      xaxis={"type": "log", "title": "batch size", "tickvals": sorted({r.batch for r in cmp.rows})},
+                      yaxis=yaxis, height=420,
                       legend_title_text="software stack")
     return fig

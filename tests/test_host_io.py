@@ -1,0 +1,83 @@
+"""The host's share of a step: each call's inputs and outputs over the host link and its round trip (modelled)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.constants import value
+from accelkit.errors import CompileError
+from accelkit.families import model_for
+
+
+class Tiny(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(32, 8)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
+        out = self.fc(x)
+        return out if labels is None else nn.functional.cross_entropy(out, labels)
+
+
+def test_groqflow_hello_world_pays_pcie_each_way_as_groqflows_own_estimate():
+    x = torch.rand(10)  # GroqFlow's hello world: one input of 10 values is one sample, not ten
+    rep = ak.compile(nn.Linear(10, 5), (x,), target="tsp", precision="fp16").report
+    assert rep.batch_size == 1
+    assert (rep.io_in_bytes, rep.io_out_bytes) == (10 * 2, 5 * 2)  # fp16 in, fp16 out
+    lat, bw = value("GROQFLOW_PCIE_LATENCY_S"), value("GROQFLOW_PCIE_BPS")
+    groqflow = lat + 20 / bw + rep.sections_s["fwd"] + lat + 10 / bw  # estimate_performance()'s sum
+    assert rep.step_time_s == pytest.approx(groqflow, rel=1e-9)
+    assert rep.io_s > 100 * rep.sections_s["fwd"]  # a one-layer model is all PCIe latency
+    assert rep.breakdown.parts_s["host"] == pytest.approx(rep.io_s)
+    assert any(e.lane == "host link" for e in rep.events)
+    assert "host link:" in rep.summary() and "round trip per call" in rep.summary()
+
+
+def test_device_iterations_share_the_round_trip_and_synthetic_data_moves_nothing():
+    m, x, y = Tiny(), torch.randn(16, 32), torch.randint(0, 8, (16,))
+
+    def rep(**kw):
+        return ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, **kw).report
+
+    one, fifty, synthetic = rep(), rep(device_iterations=50), rep(device_iterations=50, synthetic_data=True)
+    assert one.io_in_bytes == 16 * 32 * 4 + 16 * 8 and one.io_out_bytes == 4  # images and labels in, the loss out
+    moved = one.io_s - one.round_trip_s
+    assert one.round_trip_s == pytest.approx(2 * value("HOST_TRANSFER_LATENCY_S"))
+    assert fifty.io_s == pytest.approx(moved + one.round_trip_s / 50)
+    assert synthetic.io_in_bytes == synthetic.io_out_bytes == 0
+    assert synthetic.io_s == pytest.approx(one.round_trip_s / 50)
+    assert synthetic.step_time_s < fifty.step_time_s < one.step_time_s
+    compute = {k: v for k, v in one.sections_s.items() if k != "io"}
+    assert compute == {k: v for k, v in fifty.sections_s.items() if k != "io"}  # the chip's own work is the same
+
+
+def test_an_asynchronous_host_only_shows_what_the_step_cannot_hide():
+    assert model_for("gpu").host_io.overlapped and model_for("cpu").host_io is None
+    small = ak.compile(Tiny(), (torch.randn(64, 32),), target="h100", precision="bf16").report
+    assert small.round_trip_s == 0.0 and small.io_s == 0.0  # copied while the previous step ran
+    # a copy with almost no compute behind it: the link is the bound, and only its excess shows
+    wide = ak.compile(nn.ReLU(), (torch.randn(4096, 4096),), target="h100", precision="fp32").report
+    link = (wide.io_in_bytes + wide.io_out_bytes) / (ak.hardware.get("h100").host_link_Bps / 2)
+    assert wide.io_s == pytest.approx(link - (wide.step_time_s - wide.io_s), rel=1e-6) and wide.io_s > 0
+    assert "copied while the previous step computes" in wide.summary()
+    host = ak.compile(Tiny(), (torch.randn(8, 32),), target="host").report
+    assert host.io_s == 0.0 and "host link:" not in host.summary()
+
+
+def test_options_are_checked_kept_by_artifacts_and_sessions(tmp_path):
+    m, x = Tiny(), torch.randn(8, 32)
+    with pytest.raises(CompileError, match="device_iterations"):
+        ak.compile(m, (x,), target="gc200", precision="fp16", device_iterations=0)
+    with pytest.raises(ak.errors.ArgumentError, match="synthetic_data"):
+        ak.compile(m, (x,), target="gc200", precision="fp16", synthetic_data="yes")
+    prog = ak.compile(m, (x,), target="gc200", precision="fp16", device_iterations=20, synthetic_data=True)
+    prog.save(tmp_path / "art")
+    back = ak.load(tmp_path / "art")
+    assert (back.device_iterations, back.synthetic_data) == (20, True)
+    assert back.report.step_time_s == pytest.approx(prog.report.step_time_s)
+    session = ak.Session(m, target="gc200", device_iterations=20)
+    session.run(x)
+    assert session.compiled.report.device_iterations == 20
