@@ -5,6 +5,8 @@ a real SDK, an error inside a vendor call names the call and the fix."""
 
 from __future__ import annotations
 
+import importlib.util
+import math
 import os
 import re
 import shutil
@@ -13,6 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+
+from accelkit.errors import AccelkitError
 
 SCRIPTS = Path(__file__).parents[1] / "examples" / "vendor"
 LOSSES = re.compile(r"first loss (\d+\.\d+) last loss (\d+\.\d+)")
@@ -259,6 +264,8 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
         assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
         with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
             importlib.import_module("cerebras.framework.torch.core").cb_model  # noqa: B018
+        with pytest.raises(CerebrasError, match="R1.9 cerebras_pytorch.core and the appliance client"):  # R1.9's zoo
+            importlib.import_module("cerebras_appliance.pb.stack.autogen_pb2").AP_DISABLED  # noqa: B018
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
         importlib.invalidate_caches()
         poptorch = importlib.import_module("poptorch")
@@ -532,6 +539,35 @@ def test_sambaflow_generative_nlp_app_compiles_then_trains_gpt2_with_app_set_out
     assert "sambaflow.sambacollections" in out and "directives.op_fusion(..., 'Encoder') accepted" in out
     logged = [r.getMessage() for r in caplog.records if r.name == "sambaflow"]
     assert logged.count("Warning: Patched gpt2_conv1d_forward function called instead of conv1d.forward") == 1
+    # written for transformers 4 (GPT2Attention.bias, modeling_utils.Conv1D): answered for the run and said so
+    assert "GPT2Attention.bias, transformers 4's causal-mask buffer" in out
+    assert "modeling_utils.Conv1D (transformers 4's name)" in out
+
+
+def test_transformers_4_attributes_are_answered_only_inside_the_block_and_keep_gpt2s_numbers():
+    pytest.importorskip("transformers")
+    import torch
+    import transformers
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+
+    from accelkit.vendor import hf_compat
+
+    config = transformers.GPT2Config(n_embd=16, n_layer=1, n_head=2, n_positions=8, vocab_size=50)
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    ids = torch.randint(0, 50, (2, 8))
+    before = model(ids).logits
+    had_bias, had_conv = "bias" in vars(GPT2Attention), hasattr(transformers.modeling_utils, "Conv1D")
+    with hf_compat.installed() as notes:
+        attn = model.transformer.h[0].attn
+        assert torch.equal(attn.bias[0, 0], torch.tril(torch.ones(8, 8, dtype=torch.bool)))  # 4.x's buffer
+        attn.bias = attn.bias.expand(1, 1, 8, 8)  # the tutorial's own patch is kept...
+        assert attn.bias.shape == (1, 1, 8, 8)
+        assert torch.allclose(model(ids).logits, before)  # ...and attention still masks causally
+        assert transformers.modeling_utils.Conv1D is transformers.pytorch_utils.Conv1D
+        assert len(notes) == (not had_bias) + (not had_conv)
+    assert ("bias" in vars(GPT2Attention)) == had_bias  # gone again after the run
+    assert hasattr(transformers.modeling_utils, "Conv1D") == had_conv
 
 
 def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_match_plain_pytorch(tmp_path):
@@ -711,6 +747,22 @@ def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
     with pytest.raises(CerebrasError, match="momentum"):
         optim.configure_optimizer("Adam", params, learning_rate=0.01, momentum=0.9)
 
+    # the Model Zoo's learning_rate: a list of schedulers run one after another, each for its total_iters
+    sched = optim.configure_lr_scheduler(opt, [
+        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 0.01, "total_iters": 4},
+        {"scheduler": "CosineDecay", "initial_learning_rate": 0.01, "end_learning_rate": 0.001, "total_iters": 4}])
+    rates = []
+    for _ in range(9):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert rates[:5] == pytest.approx([0.0, 0.0025, 0.005, 0.0075, 0.01])  # warm-up, then the decay from its top
+    assert rates[6] == pytest.approx(0.001 + 0.009 * 0.5 * (1 + math.cos(math.pi * 2 / 4)))
+    assert rates[8] == pytest.approx(0.001)
+    assert isinstance(optim.configure_lr_scheduler(opt, 0.003), optim.ConstantLR)
+    with pytest.raises(CerebrasError, match="no scheduler 'exponential'"):
+        optim.configure_lr_scheduler(opt, {"scheduler": "Exponential", "decay_rate": 0.5})
+
 
 def test_torchvision_model_stand_ins_have_torchvisions_sizes_and_pretrained_is_random_and_said():
     from accelkit.vendor import synthetic, vision_models
@@ -741,3 +793,196 @@ def test_launcher_runs_a_script_as_python_does_from_a_clone_of_the_vendors_repos
     assert run.exit_code == 0, run.error
     assert "facade True True" in out  # not the clone's groqflow; no torchvision stand-in for a script without it
     assert str(tmp_path) in _sys.path  # the launcher's caller gets its path back
+
+
+def test_tiktoken_stand_in_is_byte_level_keeps_gpt2s_special_id_and_refuses_it_inside_text():
+    from accelkit.vendor import bpe
+
+    enc = bpe.get_encoding("gpt2")
+    assert (enc.eot_token, enc.n_vocab) == (50256, 50257)  # the real encoding's, so a GPT-2-sized model takes them
+    for text in ("The wafer streams weights layer by layer.", "naïve café ✓ 日本", " two  spaces\n\ttab", ""):
+        ids = enc.encode(text)
+        assert enc.decode(ids) == text and all(0 <= i < bpe.MERGED_TOKENS for i in ids)  # any text, exactly back
+    common = enc.encode("the compiler places the graph on the chip")
+    assert len(common) < len("the compiler places the graph on the chip") / 2  # merges learned: not one per byte
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode("end<|endoftext|>")
+    assert enc.encode("a<|endoftext|>b", allowed_special="all") == [*enc.encode("a"), 50256, *enc.encode("b")]
+    assert enc.decode([*enc.encode("ok"), 40000]) == "ok\ufffd"  # an id the local vocabulary lacks
+    with pytest.raises(KeyError):
+        enc.decode([60000])  # outside GPT-2's vocabulary altogether
+    assert bpe.encoding_for_model("gpt-4").name == "cl100k_base"
+    with pytest.raises(AccelkitError, match="no encoding named"):
+        bpe.get_encoding("gpt3")
+
+
+def test_cstorch_sample_script_reads_prompts_with_tiktoken_offline(tmp_path, monkeypatch, capsys):
+    import io
+
+    import torch
+
+    if importlib.util.find_spec("tiktoken") is not None:
+        pytest.skip("tiktoken is installed: its encodings are a download, and the stand-in steps aside")
+    torch.manual_seed(1)
+    width, vocab = 8, 50257
+    torch.save({"model_config": {"vocab_size": vocab, "width": width},
+                "model": {"wte.weight": torch.randn(vocab, width), "lm_head.weight": torch.randn(vocab, width)}},
+               tmp_path / "checkpoint.mdl")
+    monkeypatch.setattr("sys.stdin", io.StringIO("Streaming weights through the wafer\n\n"))
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_sample.py", "--checkpoint_path", "checkpoint.mdl",
+                     "--max_length", "16")
+    assert "tiktoken.get_encoding('gpt2') is a byte-level BPE built on this machine" in out
+    response = re.search(r"Response: (.*)", out).group(1)
+    assert response.startswith("Streaming weights through the wafer")  # the prompt's ids decode back exactly
+    n = int(re.search(r"Prompt tokens: (\d+)", out).group(1))
+    assert 0 < n < len("Streaming weights through the wafer")
+    assert "tiktoken" not in sys.modules  # answered for the run only
+
+
+def test_poptorch_loader_with_a_combined_batch_beyond_the_stand_in_grows_it_to_mnists_size_and_destroy_frees():
+    from accelkit import poptorch
+    from accelkit.vendor import synthetic
+
+    with synthetic.installed(hf=False, vision=True):
+        import torchvision  # the stand-in where torchvision is not installed, the real one's classes swapped in
+
+        tf = torchvision.transforms.Compose([torchvision.transforms.ToTensor()])
+        test = torchvision.datasets.MNIST("~/.torch/datasets", train=False, download=True, transform=tf)
+        opts = poptorch.Options().deviceIterations(100)  # the pipelining tutorial's test loader: 8 x 100 a batch
+        loader = poptorch.DataLoader(opts, test, batch_size=8, drop_last=True)
+        assert len(test) == 10000 and len(loader) == 12  # MNIST's test size, not zero batches of 800 from 500
+        said = synthetic.substitutions()
+    assert any("grows to the real dataset's 10000" in s for s in said)
+    base, repeat = test[3], test[503]
+    assert base[1] == repeat[1] and not torch.equal(base[0], repeat[0])  # the same digit, shifted
+    with pytest.raises(IndexError):
+        test[10000]
+
+    model = poptorch.inferenceModel(torch.nn.Linear(4, 2))
+    model.destroy()
+    assert not model.isAttachedToDevice()
+    with pytest.raises(poptorch.PopTorchError, match="destroyed"):
+        model(torch.ones(1, 4))
+
+
+def test_a_pytorch_error_in_a_poptorch_models_first_call_names_the_call_the_line_and_the_fix(tmp_path, capsys):
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "wrong_shape.py"
+    script.write_text("import poptorch, torch\nm = poptorch.inferenceModel(torch.nn.Linear(4, 2))\n"
+                      "m(torch.ones(3, 5))\n")
+    run = run_script(script, quiet=True)
+    err = capsys.readouterr().err
+    assert run.exit_code == 1 and "Traceback" not in err
+    assert f"{script}:3: m(torch.ones(3, 5))" in run.error
+    assert "poptorch.inferenceModel(Linear)(...) failed: RuntimeError: mat1 and mat2" in run.error
+
+
+def test_mnist_idx_files_are_written_in_the_format_a_tutorials_own_reader_expects(tmp_path, capsys):
+    import struct
+
+    import numpy as np
+
+    from accelkit.vendor import idx, synthetic
+
+    assert idx.main([str(tmp_path / "fashion-mnist")]) == 0  # python -m accelkit.vendor.idx DIR
+    assert capsys.readouterr().out.count("wrote ") == 4
+    for train, (images_name, labels_name) in idx.FILES.items():
+        images = (tmp_path / "fashion-mnist" / images_name).read_bytes()
+        labels = (tmp_path / "fashion-mnist" / labels_name).read_bytes()
+        magic, n, rows, cols = struct.unpack(">IIII", images[:16])
+        assert (magic, rows, cols) == (2051, 28, 28) and struct.unpack(">II", labels[:8]) == (2049, n)
+        assert n == (synthetic.TRAIN_SAMPLES if train else synthetic.TEST_SAMPLES)
+        pixels = np.frombuffer(images[16:], dtype=np.uint8).reshape(n, 28, 28)
+        want_images, want_labels = synthetic._digit_images(n, 0 if train else 1, 28)
+        assert np.array_equal(pixels, want_images) and np.array_equal(np.frombuffer(labels[8:], np.uint8), want_labels)
+        assert set(np.unique(want_labels)) == set(range(10))
+
+
+def test_hf_datasets_stand_in_has_the_real_columns_answers_inside_the_context_and_real_metric_values():
+    from accelkit.vendor import hf_datasets as hd
+
+    sst2 = hd.load_dataset("glue", "sst2")
+    assert set(sst2) == {"train", "validation", "test"} and sst2["train"].column_names == ["sentence", "label", "idx"]
+    rows = sst2["train"]
+    assert {r["label"] for r in rows} == {0, 1}
+    positive = [r["sentence"] for r in rows if r["label"] == 1]
+    assert all(any(p in s for p in hd.POSITIVE) for s in positive)  # the label is what the sentence says
+    assert hd.load_dataset("imdb", split="test").column_names == ["text", "label"]
+    squad = hd.load_dataset("squad", split="validation[:20]")
+    assert len(squad) == 20
+    for r in squad:
+        start, text = r["answers"]["answer_start"][0], r["answers"]["text"][0]
+        assert r["context"][start:start + len(text)] == text
+    mapped = rows.map(lambda b: {"n": [len(s) for s in b["sentence"]]}, batched=True, batch_size=100,
+                      remove_columns=["idx"])
+    assert mapped.column_names == ["sentence", "label", "n"] and mapped["n"][3] == len(rows[3]["sentence"])
+    assert len(rows.filter(lambda r: r["label"] == 1)) == len(positive)
+    split = rows.train_test_split(test_size=0.25, seed=0)
+    assert (len(split["train"]), len(split["test"])) == (384, 128)
+    with pytest.raises(hd.DatasetsError, match="no stand-in for load_dataset"):
+        hd.load_dataset("c4", "en")
+
+    assert hd.load_metric("accuracy").compute(predictions=[1, 0, 1, 1], references=[1, 1, 1, 0]) == {"accuracy": 0.5}
+    f1 = hd.load_metric("f1").compute(predictions=[1, 0, 1, 1], references=[1, 1, 1, 0])["f1"]
+    assert f1 == pytest.approx(2 / 3)  # precision 2/3, recall 2/3
+    squad_metric = hd.load_metric("squad")
+    got = squad_metric.compute(predictions=[{"id": "a", "prediction_text": "The wafer"},
+                                            {"id": "b", "prediction_text": "streams weights"}],
+                               references=[{"id": "a", "answers": {"text": ["wafer"], "answer_start": [0]}},
+                                           {"id": "b", "answers": {"text": ["weights"], "answer_start": [0]}}])
+    assert got == pytest.approx({"exact_match": 50.0, "f1": 100 * (1 + 2 / 3) / 2})  # articles dropped; 2 tokens vs 1
+
+
+def test_poptorch_text_classification_with_hub_data_tokenizer_and_metric_offline(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("transformers")
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_sst2.py", "--epochs", "1", "--device-iterations", "8")
+    falls(out)
+    assert float(re.search(r"validation accuracy (\d\.\d+)", out).group(1)) > 0.7  # the labels can be learned
+    assert "load_dataset('glue', 'sst2') is 512 rows a split" in out and "load_metric('accuracy')" in out
+    columns = re.search(r"train rows 512, columns (\[.*\])", out).group(1)  # map's columns, the text ones removed
+    assert "'label'" in columns and "'input_ids'" in columns and "'sentence'" not in columns
+    assert "evaluate" not in sys.modules or hasattr(sys.modules["evaluate"], "__file__")  # answered for the run only
+
+
+def test_samba_inference_compile_without_a_name_takes_the_pef_name_else_the_models(tmp_path):
+    from accelkit import samba
+
+    model = torch.nn.Linear(4, 2)
+    samba.from_torch_model_(model)
+    x = samba.randn(2, 4, name="x", batch_dim=0)
+    samba.session.app_args = None  # no command line parsed: the model's class names the PEF
+    samba.session.compile(model, [x], app_dir=str(tmp_path), verbose=False)  # generative_inference.py's call
+    assert (tmp_path / "out" / "Linear" / "Linear.pef" / "manifest.json").is_file()
+
+
+def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_instead_of_diverging():
+    # the mixed-precision walkthrough's --execution-half --optimizer-half: model.half(), AdamW(accum_type=fp16,
+    # loss_scaling=1024); Adam's squared fp16 gradients underflowed to zero unscaled and the loss went to NaN
+    from accelkit import poptorch
+    from accelkit.vendor import synthetic
+
+    torch.manual_seed(0)
+    x, y = synthetic._digit_images(480, 0, 12)
+    x = ((torch.from_numpy(x).float() / 255 - 0.5) / 0.5)[:, None].half()
+    y = torch.from_numpy(y)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.fc = torch.nn.Conv2d(1, 8, 3), torch.nn.Linear(8 * 10 * 10, 10)
+
+        def forward(self, a, b):
+            out = self.fc(torch.relu(self.conv(a)).flatten(1))
+            return out, torch.nn.functional.cross_entropy(out.float(), b)
+
+    model = Net().half()
+    opt = poptorch.optim.AdamW(model.parameters(), lr=0.002, accum_type=torch.float16, loss_scaling=1024)
+    training = poptorch.trainingModel(model, poptorch.Options(), optimizer=opt)
+    losses = [float(training(x[i:i + 12], y[i:i + 12])[1]) for i in range(0, 480, 12)]
+    assert all(math.isfinite(v) for v in losses) and sum(losses[-5:]) < 0.7 * sum(losses[:5])
+    state = opt.state[model.fc.weight]
+    assert state["exp_avg_sq"].dtype == torch.float16 and bool((state["exp_avg_sq"] > 0).any())  # not underflowed
+    with torch.no_grad():
+        accuracy = float((model(x, y)[0].float().argmax(1) == y).float().mean())
+    assert accuracy > 0.6

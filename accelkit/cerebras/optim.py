@@ -110,7 +110,53 @@ def configure_optimizer(optimizer_type: str, params: Iterable[Any], **kwargs: An
                             fix=f"pass only {cls.__name__}'s own arguments (and learning_rate)") from None
 
 
+SCHEDULERS: dict[str, type[_Schedule]] = {"constant": ConstantLR, "linear": LinearLR, "cosinedecay": CosineDecayLR}
+
+
+def configure_lr_scheduler(optimizer: torch.optim.Optimizer, learning_rate: Any,
+                           adjust_learning_rate: Any = None) -> torch.optim.lr_scheduler.LRScheduler:
+    """``cstorch.optim.configure_lr_scheduler(optimizer, learning_rate)``, as the Model Zoo's configs write it:
+    ``learning_rate`` a number (a constant rate), one scheduler's settings (``{"scheduler": "Linear",
+    "initial_learning_rate": ..., "end_learning_rate": ..., "total_iters": ...}``), or a list of them, run one
+    after another, each for its ``total_iters`` (a ``SequentialLR``; the last may leave ``total_iters`` out).
+    Schedulers here: Constant, Linear, CosineDecay (with or without the ``LR`` suffix). Another, or
+    ``adjust_learning_rate`` (per-parameter-group scaling), is an error naming it."""
+    if adjust_learning_rate:
+        raise CerebrasError("cstorch.optim.configure_lr_scheduler(adjust_learning_rate=...) scales the rate per "
+                            "parameter group, which accelkit's schedulers do not", fix="leave adjust_learning_rate out")
+    if isinstance(learning_rate, (int, float)):
+        return ConstantLR(optimizer, learning_rate=float(learning_rate))
+    specs = [learning_rate] if isinstance(learning_rate, dict) else list(learning_rate)
+    built: list[_Schedule] = []
+    for spec in specs:
+        spec = dict(spec)
+        kind = str(spec.pop("scheduler", "")).lower().removesuffix("lr")
+        cls = SCHEDULERS.get(kind)
+        if cls is None:
+            raise CerebrasError(f"cstorch.optim.configure_lr_scheduler: no scheduler {kind or '(none given)'!r} in "
+                                "accelkit's cerebras.pytorch.optim",
+                                fix='use "Constant", "Linear" or "CosineDecay" (each with its settings)')
+        if cls is ConstantLR and "learning_rate" not in spec:
+            spec["learning_rate"] = spec.pop("initial_learning_rate", 0.0)
+        try:
+            built.append(cls(optimizer, **spec))
+        except TypeError as exc:
+            raise CerebrasError(f"cstorch.optim.configure_lr_scheduler: {spec!r}: {exc}",
+                                fix=f"give {cls.__name__}'s settings (e.g. initial_learning_rate, "
+                                    "end_learning_rate, total_iters)") from None
+    if len(built) == 1:
+        return built[0]
+    if any(s.total_iters is None for s in built[:-1]):
+        raise CerebrasError("configure_lr_scheduler: every scheduler but the last needs total_iters (where the next "
+                            "one starts)", fix="add total_iters to each scheduler in the list but the last")
+    milestones, at = [], 0
+    for sched in built[:-1]:
+        at += int(sched.total_iters or 0)
+        milestones.append(at)
+    return SequentialLR(optimizer, built, milestones)
+
+
 lr_scheduler = type("lr_scheduler", (), {"ConstantLR": ConstantLR, "LinearLR": LinearLR,
                                          "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR})
 
-__all__ = ["OPTIMIZERS", "SGD", "Adam", "AdamW", "configure_optimizer", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]
+__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "configure_lr_scheduler", "configure_optimizer", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]

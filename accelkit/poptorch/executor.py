@@ -216,13 +216,19 @@ class PoplarExecutor:
         What comes back follows ``options.outputMode``: by default (``OutputMode.Default``) a training model
         returns the last iteration's outputs (e.g. ``(output, loss)``) and an inference model every
         iteration's, concatenated; ``All``, ``Final``, ``Sum`` and ``EveryN`` are honoured as PopTorch does."""
+        if getattr(self, "_destroyed", False):
+            raise PopTorchError(f"this {'trainingModel' if self.training else 'inferenceModel'} was destroyed "
+                                "(poptorch_model.destroy())",
+                                fix="wrap the model again: poptorch.trainingModel(model, opts, optimizer) or "
+                                    "poptorch.inferenceModel(model, opts)")
         args = self._positional(args, kwargs)
-        session = self._session_for(args)
-        chunks = _chunks(args, self.options.device_iterations)
-        self._example = chunks[0]
         kind = "trainingModel" if self.training else "inferenceModel"
         try:
+            # the first call runs the model (counting its Blocks, compiling): PyTorch's errors there name this call
             with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+                session = self._session_for(args)
+                chunks = _chunks(args, self.options.device_iterations)
+                self._example = chunks[0]
                 self._compile_with_bar(session, chunks[0])
                 steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
         except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
@@ -301,6 +307,18 @@ class PoplarExecutor:
 
     def detachFromDevice(self) -> None:  # noqa: N802 - PopTorch's name
         """Release the IPUs (PopTorch). Nothing is held here."""
+
+    def attachToDevice(self) -> None:  # noqa: N802 - PopTorch's name
+        """Attach the IPUs again after :meth:`detachFromDevice` (PopTorch). Nothing is held here."""
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802 - PopTorch's name
+        return not getattr(self, "_destroyed", False)
+
+    def destroy(self) -> None:
+        """Free the IPUs and the compiled program (PopTorch): the host model keeps its trained weights, and a
+        later call on this wrapper is refused, as PopTorch refuses it. The modelled report of the steps run so
+        far stays readable."""
+        self._destroyed = True
 
     # ---- results --------------------------------------------------------------------------------
     @property

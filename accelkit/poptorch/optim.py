@@ -5,8 +5,11 @@ take PyTorch's arguments plus some that decide the fp16 numerics of training on 
 is computed, so they are honoured, not ignored:
 
 - ``loss_scaling``: the backward pass starts from ``loss x loss_scaling`` (fp16 gradients that would
-  underflow to zero stay representable) and the update divides the gradients by it again. In fp32 this
-  changes nothing; in fp16 it is what keeps small gradients alive.
+  underflow to zero stay representable) and the update divides the gradients by it again, in fp32 (an fp16
+  gradient is widened first). In fp32 this changes nothing; in fp16 it is what keeps small gradients alive.
+  Optimizer state stored in 16 bits is kept at the scaled gradients' range (the first moments x loss_scaling,
+  the second x loss_scaling^2, saturating at the 16-bit maximum) and divided back for the update, so Adam's
+  squared fp16 gradients do not underflow to zero (the mixed-precision walkthrough's ``--optimizer-half``).
 - ``accum_type`` (Adam, AdamW, RMSprop, LAMB), ``first_order_momentum_accum_type``,
   ``second_order_momentum_accum_type``, ``velocity_accum_type`` (SGD): the dtype of the optimizer's state.
   For fp16 weights each update is computed in fp32 arithmetic, as the IPU's optimizer does; the state is
@@ -79,18 +82,18 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
         ``accum_type=torch.float32``). Each store rounds to nearest, or stochastically (up or down at random, with
         the odds that make the rounding unbiased) when the options enable stochastic rounding."""
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
+        narrow = {p: (p.dtype, p.grad) for p in params if p.dtype in (torch.float16, torch.bfloat16)}
+        for p, (_, grad) in narrow.items():  # fp32 arithmetic: PyTorch's new state follows p's dtype
+            p.data = p.data.float()
+            p.grad = grad.float()  # widened before the loss scale is divided out: a small gradient survives it
+            for k, v in self.state.get(p, {}).items():
+                if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
+                    self.state[p][k] = v.float() / self._state_scale(k, v.dtype)
         if self.loss_scaling != 1.0:
             for p in params:
                 p.grad.div_(self.loss_scaling)
         if self.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
-        narrow = {p: (p.dtype, p.grad) for p in params if p.dtype in (torch.float16, torch.bfloat16)}
-        for p, (_, grad) in narrow.items():  # fp32 arithmetic: PyTorch's new state follows p's dtype
-            p.data = p.data.float()
-            p.grad = grad.float()
-            for k, v in self.state.get(p, {}).items():
-                if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
-                    self.state[p][k] = v.float()
         try:
             return super().step(closure)  # type: ignore[safe-super]
         finally:
@@ -100,7 +103,23 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
                 keep = self._state_dtype(dtype)
                 for k, v in self.state.get(p, {}).items():
                     if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
+                        scale = self._state_scale(k, keep)
+                        if scale != 1.0:  # saturates at the 16-bit maximum rather than overflow to inf
+                            v = (v * scale).clamp(max=torch.finfo(keep).max)
                         self.state[p][k] = round_to(v, keep, self.stochastic_rounding)
+
+    # optimizer state that holds gradients (power 1) or squared gradients (power 2), by PyTorch's state names
+    _GRADIENT_POWER = {"exp_avg": 1, "exp_avg_sq": 2, "max_exp_avg_sq": 2, "momentum_buffer": 1,
+                       "square_avg": 2, "grad_avg": 1}
+
+    def _state_scale(self, key: str, stored: torch.dtype) -> float:
+        """The factor a state tensor is kept at when stored in fp16 / bf16: the moments of the *scaled* gradient
+        (``exp_avg`` x loss_scaling, ``exp_avg_sq`` x loss_scaling^2), so that they stay in the 16-bit range that the
+        loss scale keeps the gradients in (unscaled, a squared fp16 gradient of 1e-4 underflows to zero and Adam's
+        step divides by nothing). The update is computed from the unscaled values in fp32: the same numbers."""
+        if stored not in (torch.float16, torch.bfloat16) or self.loss_scaling == 1.0:
+            return 1.0
+        return float(self.loss_scaling ** self._GRADIENT_POWER.get(key, 0))
 
 
 def round_to(x: torch.Tensor, dtype: torch.dtype, stochastic: bool = False,

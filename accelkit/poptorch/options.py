@@ -485,8 +485,10 @@ class DataLoader(torch.utils.data.DataLoader):
                            "worker processes that prepare batches in parallel for the IPUs' host; this laptop "
                            "prepares the same batches, in the same order, in its own process")
         self.num_workers_requested = num_workers
-        super().__init__(dataset, batch_size=batch_size * options.combined_batch_factor(True), shuffle=shuffle,
-                         num_workers=0, drop_last=drop_last, **kwargs)
+        combined = batch_size * options.combined_batch_factor(True)
+        if hasattr(dataset, "at_real_size") and len(dataset) < combined:
+            dataset.at_real_size(combined)  # --synthetic-data's small stand-in: as big as the real dataset
+        super().__init__(dataset, batch_size=combined, shuffle=shuffle, num_workers=0, drop_last=drop_last, **kwargs)
 
 
 __all__ = ["TARGETS", "AnchorMode", "AutoStage", "DataLoader", "DataLoaderMode", "Options", "OutputMode",

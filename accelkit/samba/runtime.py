@@ -150,7 +150,8 @@ class SambaSession:
 
     # ---- compile --------------------------------------------------------------------------------
     def compile(self, model: nn.Module, inputs: Sequence[Any], optim: Any = None, *,
-                name: str, init_output_grads: bool | None = None, pef: str | None = None, app_dir: str | None = None,
+                name: str | None = None, init_output_grads: bool | None = None, pef: str | None = None,
+                app_dir: str | None = None,
                 config_dict: dict[str, Any] | None = None, pef_metadata: Any = None, micro_batch: int | None = None,
                 fusion: str | None = None, chips: int | None = None, data_parallel: bool | None = None,
                 squeeze_bs_dim: bool = False, verbose: bool = True) -> CompiledProgram:
@@ -165,8 +166,12 @@ class SambaSession:
         PEF, relative to the working directory), or to
         ``config_dict`` (SambaFlow apps pass ``vars(args)``). ``pef_metadata`` is accepted and ignored.
         ``squeeze_bs_dim`` (lenet/lenet.py passes it) changes how the RDU lays out the batch axis, not the
-        values: accepted and recorded.
+        values: accepted and recorded. ``name`` (the app's name in the PEF) defaults to the command line's
+        ``--pef-name``, else the model's class name (generative_nlp's inference app passes none).
         """
+        if name is None:
+            name = getattr(self.app_args, "pef_name", None) or (config_dict or {}).get("pef_name") \
+                or type(model).__name__
         if squeeze_bs_dim:
             facade_log.accept("SambaFlow", "session.compile(squeeze_bs_dim=True)",
                               "lets the RDU compiler drop the batch axis from on-chip tensor layouts; the values are "

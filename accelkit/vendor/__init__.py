@@ -9,7 +9,9 @@ For that one run the vendor module names (``poptorch``, ``sambaflow``, ``sambafl
 (:mod:`accelkit.vendor.aliases`: an import hook asked *after* every installed package, so a real SDK is
 never shadowed), and the script runs as ``__main__`` with its own ``sys.argv`` (``runpy.run_path``).
 ``--synthetic-data`` swaps the downloads tutorials make (torchvision datasets, Hugging Face
-checkpoints) for data made here, and says so (:mod:`accelkit.vendor.synthetic`).
+checkpoints, ``datasets``' text sets and metrics, tiktoken's encodings) for data made here, and says so
+(:mod:`accelkit.vendor.synthetic`). A script written for transformers 4 that patches what transformers 5
+removed gets it back for the run (:mod:`accelkit.vendor.hf_compat`).
 
 At the end the launcher prints what the script's own output may not: each facade's modelled time and
 report (labelled MODELLED; the script's numerics were real PyTorch on this CPU), and every option the
@@ -24,6 +26,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -45,6 +48,7 @@ class VendorRun:
     reports: list[tuple[str, str]] = field(default_factory=list)  # (label, report text), MODELLED
     accepted: list[str] = field(default_factory=list)  # hardware-only options, each explained
     substitutions: list[str] = field(default_factory=list)  # what --synthetic-data replaced
+    compat: list[str] = field(default_factory=list)  # transformers 4 attributes answered (accelkit.vendor.hf_compat)
     error: str | None = None
     output: str | None = None  # the script's own stdout, when run with quiet=True
 
@@ -55,6 +59,8 @@ class VendorRun:
             lines.append("  vendor modules answered by accelkit's simulation: " + ", ".join(self.served))
         for text in self.substitutions:
             lines.append(f"  synthetic data: {text}")
+        for text in self.compat:
+            lines.append(f"  written for transformers 4: {text}")
         for label, text in self.reports:
             lines.append(f"  {label}:")
             lines.extend("    " + line for line in text.splitlines())
@@ -70,6 +76,34 @@ def _script_error(exc: BaseException, script: str) -> str:
     return f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}"
 
 
+def _own_sources(script: Path, limit: int = 50) -> list[str]:
+    """The text of ``script`` and of the modules beside it that it imports, and that those import (as
+    ``python script.py`` resolves them from the script's folder: ``from configuration.gpt2_patch import ...``
+    is ``configuration/gpt2_patch.py``), at most ``limit`` files."""
+    import ast
+
+    root, todo = script.parent, [script]
+    seen: set[Path] = set()
+    texts: list[str] = []
+    while todo and len(texts) < limit:
+        f = todo.pop()
+        if f in seen or not f.is_file():
+            continue
+        seen.add(f)
+        text = f.read_text(errors="replace")
+        texts.append(text)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
+        for name in names:
+            base = root.joinpath(*name.split("."))
+            todo += [base.with_suffix(".py"), base / "__init__.py"]
+    return texts
+
+
 def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synthetic_data: bool = False,
                show_traceback: bool = False, cwd: str | os.PathLike[str] | None = None,
                quiet: bool = False) -> VendorRun:
@@ -77,7 +111,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     end-of-run summary and returns it as a :class:`VendorRun`. ``cwd``: the folder the script runs in (apps
     write their PEFs and checkpoints there; the working directory is restored after). ``quiet``: keep the
     script's stdout in ``VendorRun.output`` and print nothing (a notebook then shows ``run.summary()``)."""
-    from accelkit.vendor import aliases, synthetic
+    from accelkit.vendor import aliases, hf_compat, synthetic
 
     path = os.path.abspath(script)
     if not Path(path).is_file():
@@ -93,16 +127,32 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     sys.path.insert(0, os.path.dirname(path))
     wants_hub = synthetic_data and "from_pretrained" in Path(path).read_text(errors="replace")
     # torchvision is stood in for only where the script's folder imports it (see synthetic.installed)
-    wants_vision = synthetic_data and any("torchvision" in f.read_text(errors="replace")
-                                          for f in Path(path).parent.glob("*.py") if f.is_file())
+    sources = [f.read_text(errors="replace") for f in Path(path).parent.glob("*.py") if f.is_file()] \
+        if synthetic_data else []
+    wants_vision = any("torchvision" in text for text in sources)
+    wants_tiktoken = any("tiktoken" in text for text in sources)
+    # Hugging Face datasets, unless the script's folder has a datasets module of its own
+    wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate) import)", text, re.M)
+                         for text in sources) and not (Path(path).parent / "datasets.py").exists() \
+        and not (Path(path).parent / "datasets").is_dir()
+    # transformers 4 attributes the script (or a module of its own that it imports) patches: answered where gone
+    wants_compat = any(m in text for text in _own_sources(Path(path)) for m in hf_compat.MARKERS)
     captured = io.StringIO()
     try:
         if cwd is not None:
             os.chdir(cwd)
-        with facade_log.collecting(), aliases.installed() as finder, (
-                synthetic.installed(hf=wants_hub, vision=wants_vision) if synthetic_data
+        # hf_compat first: it imports transformers, which must not see the torchvision stand-in as the real one
+        compat_cm: contextlib.AbstractContextManager[list[str]] = (
+            hf_compat.installed() if wants_compat else contextlib.nullcontext([]))
+        with compat_cm as compat, (
+                facade_log.collecting()), aliases.installed() as finder, (
+                synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
+                                    datasets=wants_datasets) if synthetic_data
                 else contextlib.nullcontext()), (
                 contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
+            for note in compat:
+                print(f"accelkit vendor-run: {note}")
+            run.compat = list(compat)
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exc:
@@ -145,7 +195,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The launcher's arguments (shared by ``accelkit vendor-run`` and ``python -m accelkit.vendor``)."""
     parser.add_argument("--synthetic-data", action="store_true",
                         help="answer the script's downloads (torchvision MNIST/FashionMNIST/CIFAR10, Hugging Face "
-                             "from_pretrained) with data made on this machine; each substitution is announced")
+                             "from_pretrained, datasets' load_dataset / load_metric, tiktoken's encodings) with data "
+                             "made on this machine; each substitution is announced")
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, print Python's full traceback as well as the call and the fix")
     parser.add_argument("script", help="the vendor script (e.g. a SambaFlow app, a PopTorch tutorial)")

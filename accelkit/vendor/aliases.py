@@ -65,6 +65,14 @@ ALIASES: dict[str, str | None] = {
     "cerebras.framework.torch": "accelkit.cerebras.cbtorch",
     "cerebras.framework.torch.amp": "accelkit.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
     "cerebras.framework.torch.core": "accelkit.cerebras.zoo_r1",
+    # the R1.9 Model Zoo's runner: the appliance client and cerebras_pytorch's core, refused in the same words
+    "cerebras_pytorch.core": "accelkit.cerebras.zoo_r1",
+    "cerebras_appliance": "accelkit.cerebras.zoo_r1",
+    "cerebras_appliance.pb": "accelkit.cerebras.zoo_r1",
+    "cerebras_appliance.pb.stack": "accelkit.cerebras.zoo_r1",
+    "cerebras_appliance.pb.stack.autogen_pb2": "accelkit.cerebras.zoo_r1",
+    "cerebras_appliance.run_utils": "accelkit.cerebras.zoo_r1",
+    "cerebras_appliance.CSConfig": "accelkit.cerebras.zoo_r1",
     # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
     "groqflow": "accelkit.groqflow",
     # its build stages (groqflow/justgroqit/{export,compile}.py) and the ONNX half GroqFlow ships beside it,
@@ -81,8 +89,8 @@ ALIASES: dict[str, str | None] = {
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "popart", "popdist", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "groqflow",
-             "onnxflow")
+SDK_ROOTS = ("poptorch", "popart", "popdist", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework",
+             "cerebras_appliance", "groqflow", "onnxflow")
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 
 

@@ -21,6 +21,12 @@ downloaded here (no network in a workshop), so for one run this module stands in
   are kept. The numbers are therefore not the checkpoint's: what runs is the architecture. A tokenizer's
   ``from_pretrained`` returns a small WordPiece tokenizer made here (:mod:`accelkit.vendor.tokenizer`),
   whose ids fit those small models.
+- **Hugging Face datasets** (``import datasets`` / ``evaluate``, where they are not installed): small text sets
+  with the real columns and splits (SST-2, SST, IMDB, WikiText, SQuAD) made from accelkit's corpus, and the
+  common metrics computed here (:mod:`accelkit.vendor.hf_datasets`).
+- **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
+  BPE learned here from accelkit's own corpus (:mod:`accelkit.vendor.bpe`): any text encodes and decodes
+  back exactly, ``<|endoftext|>`` keeps the real id, the ordinary ids are not the real merges'.
 
 Every substitution is announced (on stdout) when it happens (``accelkit vendor-run: --synthetic-data:
 ...``), and :func:`substitutions` lists them for the end-of-run report.
@@ -98,14 +104,38 @@ class _StandInDataset(torch.utils.data.Dataset):
         self.data = torch.from_numpy(images)
         self.targets = torch.from_numpy(labels)
 
+    real_size = {True: 60000, False: 10000}  # the real dataset's training and test sizes
+
     def __len__(self) -> int:
-        return len(self.targets)
+        return getattr(self, "_length", len(self.targets))
+
+    def at_real_size(self, needed: int) -> None:
+        """Grow to the real dataset's size (the generated digits again, each repeat shifted by a pixel or two),
+        asked by a loader whose one batch is more than :data:`TRAIN_SAMPLES` / :data:`TEST_SAMPLES` (PopTorch's
+        combined batch: micro-batch x deviceIterations x gradientAccumulation x replicas); announced."""
+        size = self.real_size[self.train]
+        if len(self) >= max(needed, size):
+            return
+        self._length = size
+        _say(f"torchvision.datasets.{type(self).__name__}(train={self.train}): one batch of the loader takes "
+             f"{needed} samples, more than the {len(self.targets)} generated: the stand-in grows to the real "
+             f"dataset's {size}, repeating its digits shifted by up to 2 pixels")
+
+    def _image(self, index: int) -> np.ndarray:
+        base, repeat = index % len(self.targets), index // len(self.targets)
+        img = self.data[base].numpy()
+        if repeat:  # a repeat of a generated digit, shifted: (dy, dx) in -2..2, never (0, 0)
+            dy, dx = divmod(repeat % 24 + (repeat % 24 >= 12), 5)
+            img = np.roll(img, (dy - 2, dx - 2), axis=(0, 1))
+        return img
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         from PIL import Image
 
-        img: Any = Image.fromarray(self.data[index].numpy(), mode="RGB" if self.colour else "L")
-        target: Any = int(self.targets[index])
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        img: Any = Image.fromarray(self._image(index), mode="RGB" if self.colour else "L")
+        target: Any = int(self.targets[index % len(self.targets)])
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
@@ -126,6 +156,7 @@ class CIFAR10(_StandInDataset):
 
     side = 32
     colour = True
+    real_size = {True: 50000, False: 10000}
 
 
 def _to_tensor(pic: Any) -> torch.Tensor:
@@ -370,14 +401,63 @@ def _hf_hub() -> Iterator[None]:
                 cls.from_pretrained = original
 
 
+# ---- tiktoken -------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def installed(hf: bool = True, vision: bool = True) -> Iterator[None]:
+def _tiktoken() -> Iterator[None]:
+    """``import tiktoken`` answered by accelkit's local byte-level BPE (:mod:`accelkit.vendor.bpe`), where
+    tiktoken is not installed (where it is, its encodings are a download: the real one is left alone)."""
+    if importlib.util.find_spec("tiktoken") is not None:
+        yield
+        return
+    from accelkit.vendor import bpe
+
+    mod = _module("tiktoken", **{k: getattr(bpe, k) for k in bpe.__all__}, __version__="0.0+accelkit.standin")
+    sys.modules["tiktoken"] = mod
+    try:
+        yield
+    finally:
+        sys.modules.pop("tiktoken", None)
+
+
+# ---- Hugging Face datasets / evaluate ------------------------------------------------------------------
+@contextlib.contextmanager
+def _hf_datasets() -> Iterator[None]:
+    """``import datasets`` / ``import evaluate`` answered by :mod:`accelkit.vendor.hf_datasets` where the real
+    packages are not installed (where they are, the sets are a download: the real ones are left alone)."""
+    from accelkit.vendor import hf_datasets
+
+    added = {}
+    if importlib.util.find_spec("datasets") is None or not hasattr(importlib.import_module("datasets"), "Dataset"):
+        added["datasets"] = _module("datasets", **{k: getattr(hf_datasets, k) for k in hf_datasets.__all__},
+                                    __version__="0.0+accelkit.standin")
+    if importlib.util.find_spec("evaluate") is None:
+        added["evaluate"] = _module("evaluate", load=hf_datasets.evaluate_load, EvaluationModule=hf_datasets.Metric,
+                                    __version__="0.0+accelkit.standin")
+    saved = {k: sys.modules.get(k) for k in added}
+    sys.modules.update(added)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+@contextlib.contextmanager
+def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
+              datasets: bool = False) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
-    transformers would take the stand-in for the real package and import parts of it that it lacks)."""
+    transformers would take the stand-in for the real package and import parts of it that it lacks;
+    ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
+    ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics)."""
     _said.clear()
-    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()):
+    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()), (
+            _tiktoken() if tiktoken else contextlib.nullcontext()), (
+            _hf_datasets() if datasets else contextlib.nullcontext()):
         yield
 
 

@@ -20,6 +20,7 @@ from enum import Enum
 import sambaflow.samba.utils as utils
 import torch
 import torch.nn as nn
+import transformers
 from sambaflow import samba
 from sambaflow.logging import samba_logger
 from sambaflow.samba.directives import op_fusion
@@ -27,7 +28,6 @@ from sambaflow.samba.utils.argparser import parse_app_args
 from sambaflow.sambacollections import OrderedSet
 from torch.utils.data import DataLoader, RandomSampler, SequentialSampler
 from transformers import AutoConfig, AutoModelForCausalLM
-from transformers.pytorch_utils import Conv1D
 
 
 class TokenID(Enum):
@@ -56,9 +56,11 @@ def gpt2_patch_helper(model: nn.Module) -> nn.Module:
     model.forward = gpt2_head_forward.__get__(model)
     for layer in model.transformer.h:
         layer.mlp.act = nn.GELU()
+        size = (1, 1, layer.attn.bias.shape[-1], layer.attn.bias.shape[-2])  # transformers 4's causal-mask buffer
+        layer.attn.bias = layer.attn.bias.expand(size)
         for conv in (layer.attn.c_attn, layer.attn.c_proj, layer.mlp.c_fc, layer.mlp.c_proj):
             conv.weight = transpose_weight(conv.weight)
-            conv.forward = gpt2_conv1d_forward.__get__(conv, Conv1D)
+            conv.forward = gpt2_conv1d_forward.__get__(conv, transformers.modeling_utils.Conv1D)
         op_fusion(layer, "Encoder")
     return model
 
