@@ -162,7 +162,6 @@ def test_no_import_cycle_crosses_layers() -> None:
 
 KNOWN_CYCLES_WITHIN_A_LAYER = [
     ["accelkit.teach.checkers", "accelkit.teach.exercises", "accelkit.teach.solutions"],
-    ["accelkit.vendor.synthetic", "accelkit.vendor.vision_models"],  # the torchvision stand-ins and their data
 ]
 
 

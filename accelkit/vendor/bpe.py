@@ -143,7 +143,7 @@ _BYTE_OF = _byte_of()
 def get_encoding(encoding_name: str) -> Encoding:
     """``tiktoken.get_encoding``: the local stand-in for ``encoding_name`` (announced once per run; the merges
     are learned once per process)."""
-    from accelkit.vendor.synthetic import _say
+    from accelkit.vendor.notices import say as _say
 
     enc = Encoding(encoding_name)
     _say(f"tiktoken.get_encoding({encoding_name!r}) is a byte-level BPE built on this machine ({MERGED_TOKENS} "

@@ -44,7 +44,7 @@ class DatasetsError(AccelkitError):
 
 
 def _say(text: str) -> None:
-    from accelkit.vendor.synthetic import _say as say
+    from accelkit.vendor.notices import say
 
     say(text)
 

@@ -46,23 +46,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from accelkit.vendor.notices import reset as _reset_notices
+from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitutions is public here
+
 TRAIN_SAMPLES, TEST_SAMPLES = 2000, 500
 SMALL_TRANSFORMER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128,
                      "n_embd": 64, "n_layer": 2, "n_head": 2, "dim": 64, "n_layers": 2, "n_heads": 2,
                      "hidden_dim": 128, "max_position_embeddings": 128, "n_positions": 128, "vocab_size": 1000}
 
-_said: list[str] = []
-
-
-def _say(text: str) -> None:
-    if text not in _said:
-        _said.append(text)
-        print(f"accelkit vendor-run: --synthetic-data: {text}")  # stdout: a notice, not an error
-
-
-def substitutions() -> list[str]:
-    """What ``--synthetic-data`` replaced in this run, one line each."""
-    return list(_said)
+_say = say  # the stand-ins' notices (accelkit.vendor.notices), under the name this module always used
 
 
 # ---- torchvision ----------------------------------------------------------------------------------
@@ -454,7 +446,7 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
     transformers would take the stand-in for the real package and import parts of it that it lacks;
     ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
     ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics)."""
-    _said.clear()
+    _reset_notices()
     with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()), (
             _tiktoken() if tiktoken else contextlib.nullcontext()), (
             _hf_datasets() if datasets else contextlib.nullcontext()):

@@ -82,7 +82,7 @@ class ResNet(nn.Module):
 def _build(name: str, block: Any, layers: list[int], weights: Any, pretrained: bool, **kwargs: Any) -> ResNet:
     kwargs.pop("progress", None)  # torchvision's download progress bar: nothing is downloaded
     if weights is not None or pretrained:
-        from accelkit.vendor.synthetic import _say
+        from accelkit.vendor.notices import say as _say
 
         _say(f"torchvision.models.{name}({'weights=' + repr(weights) if weights is not None else 'pretrained=True'}) "
              "is built with RANDOM weights (the trained ones are a download); nothing downloaded")
