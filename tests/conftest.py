@@ -15,6 +15,9 @@ os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype")
 # worker fight each other (and any other process) and small ops slow down a thousandfold.
 torch.set_num_threads(1)
 
+# `make test` hands nbval the tests folder too: the browser test's notebook is its data, not a notebook to compare
+collect_ignore_glob = ["browser/*.ipynb"]
+
 NOTEBOOK_RUN_TIME = "notebook_run_time_s"  # user_properties key set by tests/test_browser.py
 NOTEBOOKS_BUDGET_S = 300.0  # project goal: every notebook, run together, within 5 minutes
 
@@ -26,6 +29,19 @@ def pytest_configure(config: pytest.Config) -> None:
         cache_dir = tempfile.mkdtemp(prefix="accelkit-test-cache-")
         os.environ["ACCELKIT_CACHE_DIR"] = cache_dir
         config.add_cleanup(lambda: shutil.rmtree(cache_dir, ignore_errors=True))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Which tests share a pytest-xdist worker (`make test` runs ``--dist loadgroup``): a file's tests share one, as
+    its module fixtures and a notebook's cells (one kernel, under nbval) need; the solved notebook runs
+    (test_curriculum.py) are one group per notebook instead, so both workers share those long runs."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        group = item.nodeid.split("::")[0]
+        if getattr(item, "originalname", "") == "test_notebook_with_the_solutions_applied":
+            group = f"solved-{item.callspec.id}"  # type: ignore[attr-defined]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

@@ -155,9 +155,21 @@ def test_70b_llama_captures_on_meta_with_the_full_graph_in_little_memory():
     assert any("80 identical blocks" in n for n in g.notes)  # traced twice, replicated
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 * 1024 * 1024  # KiB on Linux
     assert 70e9 < g.param_count < 71e9
-    ep = torch.export.export(model, (ids,), strict=False)
-    assert len(g.nodes) == sum(1 for n in ep.graph.nodes if n.op == "call_function")
     assert g.total_flops == pytest.approx(2 * g.param_count * 128, rel=0.05)
+    # the replicated graph has the nodes a full torch.export traces; compared on 6 of the 80 blocks (still a
+    # replicated stack), as a full export of all 80 takes most of a minute on two cores
+    cfg.num_hidden_layers = 6
+    with torch.device("meta"):
+        short = LlamaForCausalLM(cfg).eval()
+    g6 = ak.capture(short, (ids,))
+    assert any("6 identical blocks" in n for n in g6.notes)
+    ep = torch.export.export(short, (ids,), strict=False)
+    assert len(g6.nodes) == sum(1 for n in ep.graph.nodes if n.op == "call_function")
+    cfg.num_hidden_layers = 5
+    with torch.device("meta"):
+        g5 = ak.capture(LlamaForCausalLM(cfg).eval(), (ids,))
+    per_block = len(g6.nodes) - len(g5.nodes)
+    assert per_block > 0 and len(g.nodes) == len(g6.nodes) + 74 * per_block  # and so 80 blocks' worth in the 70B
 
 
 # ---- what cannot be captured ---------------------------------------------------------------
