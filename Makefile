@@ -82,8 +82,8 @@ lint: setup
 
 # Unit tests, every notebook run with papermill (solutions applied), and nbval comparing each notebook's golden cells
 # as shipped, in one session on two workers (one per core): a test file, or a notebook (its cells share one
-# kernel), stays on one worker (tests/conftest.py groups them); the cache starts empty, as a learner's does.
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=25
+# kernel), stays on one worker, the long ones first (conftest.py); the cache starts empty, as a learner's does.
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
 test: setup lint
 	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) --nbval-lax \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks

@@ -31,19 +31,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(lambda: shutil.rmtree(cache_dir, ignore_errors=True))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Which tests share a pytest-xdist worker (`make test` runs ``--dist loadgroup``): a file's tests share one, as
-    its module fixtures and a notebook's cells (one kernel, under nbval) need; the solved notebook runs
-    (test_curriculum.py) are one group per notebook instead, so both workers share those long runs."""
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        group = item.nodeid.split("::")[0]
-        if getattr(item, "originalname", "") == "test_notebook_with_the_solutions_applied":
-            group = f"solved-{item.callspec.id}"  # type: ignore[attr-defined]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture(autouse=True)
 def _seed_torch() -> None:
     torch.manual_seed(0)
