@@ -1,7 +1,8 @@
 """accelkit's performance model against published results (accelkit.sim.validate).
 
-The fast tests check the case mapping against the reference rows; the slow one runs every case once
-(about 30 s: Llama 8B/70B/405B, GPT-22B and BERT-Large, all on the meta device) and checks the goals.
+The fast tests check the case mapping against the reference rows; the slow one runs every case once but the
+GPU-like BERT rows on the A100 (about 40 s of CPU: Llama 7B to 405B, GPT-22B and BERT-Large, all on the meta
+device; `make bench` runs those too) and checks the goals.
 """
 
 from __future__ import annotations

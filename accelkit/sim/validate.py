@@ -18,7 +18,7 @@ shown apart, as accelkit's prediction and the weight-read bound against the publ
 never counted in the goals.
 
     from accelkit.sim.validate import validate
-    result = validate()                 # ~30 s: builds Llama, GPT-22B and BERT-Large on the meta device
+    result = validate()                 # ~1-2 min: builds Llama, GPT-22B and BERT-Large on the meta device
     print(result.table())
     result.median_abs_error, result.max_ratio, result.ok
 
@@ -746,8 +746,8 @@ def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
 
     Builds each model once per call (on the meta device) and reuses its captured graphs; ``models``
     (keyed like :data:`MODELS`) supplies models you already built, so their captured graphs are
-    reused too. Prints a line per case when ``progress`` (the published cases take about 30 s on two cores,
-    the measured rows 1-2 minutes more).
+    reused too. Prints a line per case when ``progress`` (the published cases take about a minute on two cores,
+    the GPU-like BERT rows about a minute more, the measured rows 1-2 minutes more).
     """
     rows = reference_rows()
     by_name = {r["case"]: r for r in rows}
