@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import resource
 
@@ -109,6 +110,27 @@ def test_repeated_blocks_are_replicated_exactly():
     names = {n.name: n for n in fast.nodes}
     first4 = next(n for n in fast.nodes if n.module.startswith("transformer.h.4"))
     assert any(names[a].module.startswith("transformer.h.3") for a in first4.args if a in names)
+
+
+def test_repeated_blocks_are_replicated_in_backward_and_optimizer_too():
+    """A training capture traces two blocks' backward and optimizer step and replicates them: the same ops, modules
+    (the backward runs the last block first) and costs as tracing every block, and the same modelled step."""
+    capture_module = importlib.import_module("accelkit.graph.capture")  # the module (the package exports the function)
+    ids = torch.randint(0, 500, (1, 8))
+    kw = {"training": True, "target": "a100", "precision": "fp16", "stack": "eager"}
+    fast = ak.compile(_gpt2(n_layer=4), (ids,), **kw)
+    with pytest.MonkeyPatch.context() as mp:  # the same model with its backward and optimizer traced block by block
+        mp.setattr(capture_module, "_replicate_training", lambda nodes, stacks: None)
+        full = ak.compile(_gpt2(n_layer=4), (ids,), **kw)
+    assert fast.report.step_time_s == pytest.approx(full.report.step_time_s, rel=1e-12)
+    for section in ("bckwd", "opt"):
+        copied = [n for n in fast.graph.section(section) if n.block]
+        assert not any(n.block for n in full.graph.section(section))
+        assert {n.module.split(".")[2] for n in copied if n.module} == ({"1", "0"} if section == "bckwd" else {"2", "3"})
+        assert sorted((n.op, n.module, n.flops, n.bytes_read, n.bytes_written) for n in fast.graph.section(section)) \
+            == sorted((n.op, n.module, n.flops, n.bytes_read, n.bytes_written) for n in full.graph.section(section))
+    bwd = [n.module[:len("transformer.h.0")] for n in fast.graph.section("bckwd") if n.module.startswith("transformer.h.")]
+    assert [m[-1] for m in dict.fromkeys(bwd)] == ["3", "2", "1", "0"]  # last block first
 
 
 def test_training_adds_backward_and_optimizer_sections_without_touching_the_model():

@@ -283,25 +283,47 @@ def _in_block(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
-def _replicate(nodes: list[Node], path: str, n: int) -> tuple[list[Node], dict[str, str]] | None:
-    """Expand a 2-block trace of ``path`` into ``n`` blocks; None when the trace is not two equal blocks."""
-    idx0 = [i for i, x in enumerate(nodes) if _in_block(x.module, f"{path}.0")]
-    idx1 = [i for i, x in enumerate(nodes) if _in_block(x.module, f"{path}.1")]
+def _replicate(nodes: list[Node], path: str, n: int, *, reverse: bool = False,
+               within: list[str] | None = None) -> tuple[list[Node], dict[str, str]] | None:
+    """Expand a 2-block trace of ``path`` into ``n`` blocks; None when the trace is not two equal blocks.
+
+    The block traced second in time is copied ``n - 2`` times after it, each copy reading from the one before.
+    ``reverse`` is the backward pass, which runs the blocks last to first: the traced block 1 is then the model's
+    block ``n - 1``, the traced block 0 its block ``n - 2``, and the copies blocks ``n - 3`` down to 0.
+    ``within`` (one module path per node) says which block a node belongs to where its own module does not."""
+    first, second = (f"{path}.1", f"{path}.0") if reverse else (f"{path}.0", f"{path}.1")
+    where = within or [x.module for x in nodes]
+    idx0 = [i for i, m in enumerate(where) if _in_block(m, first)]
+    idx1 = [i for i, m in enumerate(where) if _in_block(m, second)]
     if not idx0 or len(idx0) != len(idx1):
         return None
     lo1, hi1 = idx1[0], idx1[-1]
     if idx1 != list(range(lo1, hi1 + 1)) or [nodes[i].op for i in idx0] != [nodes[i].op for i in idx1]:
         return None
+    if reverse and not (idx0 == list(range(idx0[0], idx0[-1] + 1)) and idx0[-1] < lo1):
+        return None  # the backward of the last block does not run whole before the first one's
+
+    def real(t: int) -> str:  # the model's block that the t-th block in time is
+        return f"{path}.{n - 1 - t if reverse else t}"
+
+    def moved(x: Node, t: int, prefix: str) -> str:  # a node with no module of its own keeps none
+        return real(t) + x.module[len(prefix):] if _in_block(x.module, prefix) else x.module
+
+    if reverse:  # the two traced blocks keep their nodes but take the names of the blocks they are
+        in0 = set(idx0)
+        nodes = [replace(x, module=moved(x, 0, first)) if i in in0 else
+                 replace(x, module=moved(x, 1, second)) if lo1 <= i <= hi1 else x for i, x in enumerate(nodes)]
     block0 = {nodes[i].name: pos for pos, i in enumerate(idx0)}
     block1 = [nodes[i] for i in idx1]
     block1_names = {x.name: pos for pos, x in enumerate(block1)}
     out = nodes[: hi1 + 1]
     prev = [x.name for x in block1]
+    origin = real(1)
     for k in range(2, n):
         copies = []
         for x in block1:
             copies.append(replace(
-                x, name=f"{x.name}__{k}", module=f"{path}.{k}" + x.module[len(f"{path}.1"):], block=f"{path}.1",
+                x, name=f"{x.name}__{k}", module=moved(x, k, origin), block=origin,
                 args=[f"{a}__{k}" if a in block1_names else prev[block0[a]] if a in block0 else a for a in x.args],
                 param_inputs=list(x.param_inputs), extra=dict(x.extra)))
         out.extend(copies)
@@ -310,6 +332,28 @@ def _replicate(nodes: list[Node], path: str, n: int) -> tuple[list[Node], dict[s
     for x in nodes[hi1 + 1:]:
         out.append(replace(x, args=[last.get(a, a) for a in x.args]))
     return out, last
+
+
+def _replicate_training(nodes: list[Node], stacks: list[tuple[str, nn.Module, str, int]]) -> list[Node] | None:
+    """The backward and optimizer nodes of a 2-block trace expanded to the model's blocks (the backward runs them
+    last to first; the optimizer updates each block's parameters in turn); None when a section does not split into
+    equal blocks (then the whole model is traced)."""
+    bwd = [x for x in nodes if x.section == "bckwd"]
+    opt = [x for x in nodes if x.section == "opt"]
+    if bwd + opt != nodes:
+        return None
+    for path, _parent, _attr, n in stacks:
+        b = _replicate(bwd, path, n, reverse=True)
+        # an update's ops on a tensor no parameter owns (the step count) belong to the parameter updated next
+        within, after = [], ""
+        for x in reversed(opt):
+            after = x.module or after
+            within.append(after)
+        o = _replicate(opt, path, n, within=within[::-1])
+        if b is None or o is None:
+            return None
+        bwd, opt = b[0], o[0]
+    return bwd + opt
 
 
 # ------------------------------------------------------------------------------------------
@@ -627,12 +671,21 @@ def capture(
         input_names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
         inputs = {a: m for a in input_names for m in _metas(vals.get(a))[:1]}
         if training:
-            try:
-                extra, tnotes = _training_nodes(model, args, kwargs, optimizer)
-            except AccelkitError:
-                raise
-            except Exception as exc:  # e.g. .item() under fake tensors: DataDependentOutputException
-                raise _explain(exc, model) from exc
+            extra = None
+            if renamed:  # the forward was traced as two blocks and replicated: so are the backward and the step
+                try:
+                    with _truncated(stacks):
+                        two, tnotes = _training_nodes(model, args, kwargs, optimizer)
+                    extra = _replicate_training(two, stacks)
+                except Exception:  # traced whole below, where an error is explained
+                    extra = None
+            if extra is None:
+                try:
+                    extra, tnotes = _training_nodes(model, args, kwargs, optimizer)
+                except AccelkitError:
+                    raise
+                except Exception as exc:  # e.g. .item() under fake tensors: DataDependentOutputException
+                    raise _explain(exc, model) from exc
             nodes = nodes + extra
             notes.extend(tnotes)
     finally:
