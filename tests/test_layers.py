@@ -58,8 +58,19 @@ def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Every module's accelkit imports, module-level and function-local alike (``if TYPE_CHECKING`` aside)."""
+def _old_name(node: ast.AST, parents: dict[ast.AST, ast.AST], tree: ast.Module) -> bool:
+    """Inside a module-level ``def __getattr__``: a name that moved up a layer, kept working at its old import
+    path (PEP 562: imported on first use, never when the module is imported). Each is listed in OLD_NAMES."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and parents.get(node) is tree:
+            return True
+    return False
+
+
+def import_graph(old_names: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """Every module's accelkit imports, module-level and function-local alike (``if TYPE_CHECKING`` aside, and a
+    module's ``__getattr__`` that keeps a moved name's old path working: those go to ``old_names``)."""
     mods = _modules()
 
     def resolve(name: str) -> str | None:
@@ -73,9 +84,11 @@ def import_graph() -> dict[str, set[str]]:
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found: set[str] = set()
+        shims: set[str] = set()
         for node in ast.walk(tree):
             if _type_checking_only(node, parents):
                 continue
+            into = shims if _old_name(node, parents, tree) else found
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -89,14 +102,16 @@ def import_graph() -> dict[str, set[str]]:
             for t in (resolve(x) for x in targets if x.startswith("accelkit")):
                 if not t:
                     continue
-                found.add(t)
+                into.add(t)
                 # importing a.b.c runs a.b's __init__ first: that is an import too (the root aside, which
                 # every submodule import runs and which imports the public API on purpose)
                 parent = t.rpartition(".")[0]
                 while parent and parent != "accelkit":
-                    found.add(parent)
+                    into.add(parent)
                     parent = parent.rpartition(".")[0]
         found.discard(name)
+        if old_names is not None and shims:
+            old_names[name] = {t for t in shims if t not in found and t != name}
         graph[name] = {t for t in found if not name.startswith(t + ".")}  # a module's own packages
     return graph
 
@@ -158,6 +173,33 @@ def test_no_import_cycle_crosses_layers() -> None:
     # inside one layer a cycle still breaks an import that starts in the middle of it (a package's
     # __init__ half run): only these known ones remain, each to be removed, none to be added
     assert sorted(cycles) == sorted(KNOWN_CYCLES_WITHIN_A_LAYER), cycles
+
+
+OLD_NAMES = {
+    # compile searches over splits and plans with the performance model: it moved up to the workflow layer
+    "accelkit.compiler": {"accelkit.workflow", "accelkit.workflow.compiling", "accelkit.workflow.compare"},
+    "accelkit.compiler.program": {"accelkit.workflow", "accelkit.workflow.compiling"},
+    # fallback_or_port compiles twice and compares: a workflow
+    "accelkit.compiler.compare": {"accelkit.workflow", "accelkit.workflow.compare"},
+}
+"""Modules whose ``__getattr__`` keeps a name's old import path working after it moved up a layer (imported on
+first use only, so no import cycle runs): each is listed here, and nothing else may import upward that way."""
+
+
+def test_old_import_paths_are_the_listed_ones_only() -> None:
+    found: dict[str, set[str]] = {}
+    import_graph(found)
+    assert found == OLD_NAMES
+
+
+def test_old_import_paths_still_give_the_moved_names() -> None:
+    import accelkit.compiler
+    import accelkit.compiler.compare
+    import accelkit.compiler.program
+    from accelkit.workflow import compare, compiling
+
+    assert accelkit.compiler.compile is accelkit.compiler.program.compile is compiling.compile is accelkit.compile
+    assert accelkit.compiler.fallback_or_port is accelkit.compiler.compare.fallback_or_port is compare.fallback_or_port
 
 
 KNOWN_CYCLES_WITHIN_A_LAYER = [

@@ -147,7 +147,7 @@ def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips:
     """Compile for the TSP; without ``num_chips``, on the chips the model needs (a TSP holds the model in
     its 231 MB of SRAM, so a big one spreads over several): each ModeError's ``chips_needed`` is the count to try."""
     from accelkit.compiler.memory import ModeError
-    from accelkit.compiler.program import compile
+    from accelkit.workflow.compiling import compile
 
     chips = num_chips or 1
     for _ in range(MAX_CHIP_RETRIES):

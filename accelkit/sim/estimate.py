@@ -24,7 +24,7 @@ from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s, host_link_Bps, kernel_time  # noqa: F401 - re-exported for older imports
 from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
-from accelkit.families import TimingContext, model_for, rates
+from accelkit.families import TimingContext, model_for, rates  # noqa: F401 - model_for, rates re-exported
 from accelkit.families.cpu import host_partition_times
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
 from accelkit.families.tsp import tsp_cycles  # noqa: F401 - re-exported: the TSP placement reads it
@@ -78,7 +78,7 @@ def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
     (the family's latency each way) once; the bytes cross at the family's host-link rate. A stack whose host
     queues work asynchronously (``HostIO.overlapped``) never waits for a round trip, and its outputs stay on the
     device (PyTorch's tensors on a GPU, XLA's on a TPU): only the inputs count."""
-    io = model_for(prog.spec.family).host_io
+    io = prog.family.host_io
     if io is None:
         return 0, 0, 0.0, 0.0
     link = float(io.link_Bps.value) if io.link_Bps is not None else host_link_Bps(prog.spec)
@@ -92,8 +92,9 @@ def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
 def estimate(prog: CompiledProgram) -> PerfReport:
     """Model one step of ``prog`` (a CompiledProgram). Pure: no printing, no plotting, no I/O."""
     spec: AcceleratorSpec = prog.spec
-    r = rates(spec, prog.precision, prog.host)  # a host program carries what was measured when it compiled
-    peak = model_for(spec.family).peak(spec, prog.precision)
+    model = prog.family  # looked up once, by the options the program was built from
+    r = prog.rates  # a host program carries what was measured when it compiled
+    peak = model.peak(spec, prog.precision)
     par = prog.parallel
     plan = prog.memory_plan
     fam = spec.family
@@ -113,8 +114,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
                      f"({plan.chips_needed} chips would hold it all)")
     latency = None
 
-    model = model_for(fam)
-    stack = model.stack(getattr(prog, "stack", "") or None)
+    stack = model.stack(prog.stack or None)
 
     link_Bps = host_link_Bps(spec)  # one way: vendors quote both directions together
     link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
