@@ -13,11 +13,12 @@ The workflow, one function per step, each returning a plain value the next one t
     ak.serve(llm, target="sn40l", chips=8, prompt_tokens=128, output_tokens=128)
     ak.sweep({"braggnn": ak.zoo.get("braggnn")}, ["a100", "sn40l"], batch=[1, 64])  # a DataFrame, on Dask
     prog.save("out/model.akp"); ak.load("out/model.akp")
+    ak.cache.clear()                                   # forget captured graphs, findings, host timings
 """
 
 from __future__ import annotations
 
-from accelkit import compiler, constants, hardware, runtime, sim, zoo
+from accelkit import cache, compiler, constants, hardware, runtime, sim, zoo
 from accelkit._version import __version__
 from accelkit.compiler import CompiledProgram, Parallel, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
@@ -51,6 +52,7 @@ __all__ = [
     "UnknownNameError",
     "ValidationResult",
     "__version__",
+    "cache",
     "capture",
     "check",
     "compile",

@@ -82,6 +82,22 @@ def test_a_session_reports_the_program_behind_its_clock() -> None:
     assert session.options.stack == session.stack == "eager"
 
 
+def test_one_cache_object_holds_graphs_findings_and_host_timings_and_clears() -> None:
+    from accelkit.cost import host
+
+    model, x = _mlp()
+    first = ak.compile(model, x, target="host", precision="fp32")
+    held = ak.cache.info()
+    assert held["graphs"] >= 1 and held["findings"] >= 1 and held["op_times"] >= 1
+    assert {"dispatch_overhead_s", "view_op_s"} <= set(ak.cache.CACHE.host_timings)
+    assert ak.compile(model, x, target="host", precision="fp32").graph is first.graph  # kept: the same capture
+    ak.cache.clear()
+    assert ak.cache.info() == {"graphs": 0, "findings": 0, "host_timings": 0, "op_times": 0}
+    assert host._OP_TIMES is ak.cache.CACHE.op_times  # cleared in place: older readers see the same container
+    again = ak.compile(model, x, target="host", precision="fp32")
+    assert again.graph is not first.graph and ak.cache.info()["graphs"] == 1  # captured afresh
+
+
 @pytest.fixture(scope="module")
 def tiny_llama() -> nn.Module:
     from transformers import LlamaConfig, LlamaForCausalLM

@@ -1,43 +1,42 @@
 """accelkit's layers import only downward, function-local imports included (they hid a compiler <-> model
-cycle before). From the bottom:
-
-    bottom    errors, the argument checks (accelkit.boundary), version, hardware, graph, data, devtools, the constants registry (accelkit.constants)
-    porting   check, port, the support tables
-    cost      accelkit.cost (Parallel, Kernel, rates), the families' execution models (accelkit.families)
-              and the performance model (sim.estimate, report, constants, the host measurements it reads)
-    compiler  passes, memory plan, placement, the program and its artifact
-    workflow  what composes the others: serve, validate, peers, the host's validation, the profiler, sweeps (accelkit.workflow)
-    runtime   Session, the runner, the vendor facades, the zoo, ModelBox
-    viz       figures
-    top       widgets, cli, tour, teach, the package root
+cycle before). The layers are data in the package (``accelkit.layers.LAYERS``, bottom first), in the order and
+with the names of the design document's "Layers" list (checked below when ``../shared/DESIGN.md`` is there).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from pathlib import Path
 
+import pytest
+
 import accelkit
+from accelkit.layers import LAYERS
 
 ROOT = Path(accelkit.__file__).parent
+DESIGN = ROOT.parent.parent / "shared" / "DESIGN.md"
 
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("bottom", ("accelkit.errors", "accelkit.boundary", "accelkit._version", "accelkit.hardware", "accelkit.graph", "accelkit.data",
-                "accelkit.devtools", "accelkit.constants")),  # the constants registry imports nothing
-    ("porting", ("accelkit.porting",)),
-    ("cost", ("accelkit.cost", "accelkit.families", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
-              "accelkit.sim.constants", "accelkit.sim.host")),  # sim's report/constants/host: names kept for readers
-    ("compiler", ("accelkit.compiler",)),
-    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured", "accelkit.sim.stacks",
-                  "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation", "accelkit.profiler",
-                  "accelkit.workflow")),
-    ("runtime", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras", "accelkit.poptorch",
-                 "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
-    ("viz", ("accelkit.viz",)),
-    # GroqFlow's facade draws groqview() with accelkit's own figures, so it sits above viz
-    ("top", ("accelkit.groqflow", "accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.hub",
-             "accelkit.__main__", "accelkit")),  # hub: the workshop room (reads teach's verdicts)
-]
+
+def design_layers(text: str) -> list[str]:
+    """The layer names of the fenced block under "## Layers", bottom first (each line: names, then the concern
+    after two or more spaces)."""
+    section = text.split("## Layers", 1)[1]
+    block = section.split("```", 2)[1]
+    names = [re.split(r"\s{2,}", line.strip())[0] for line in block.splitlines() if line.strip()]
+    return names[::-1]
+
+
+def test_the_layers_are_the_design_documents() -> None:
+    if not DESIGN.is_file():
+        pytest.skip(f"{DESIGN} is not here (the design document lives beside the repository)")
+    assert [name for name, _ in LAYERS] == design_layers(DESIGN.read_text(encoding="utf-8"))
+
+
+def test_design_layers_reads_the_block_bottom_first() -> None:
+    text = "intro\n## Layers (each imports ...)\n\n```\nviz        figures\ncompiler   passes\n```\nafter ```x```\n"
+    assert design_layers(text) == ["compiler", "viz"]
 
 
 def _modules() -> dict[str, Path]:
@@ -70,7 +69,17 @@ def _old_name(node: ast.AST, parents: dict[ast.AST, ast.AST], tree: ast.Module) 
 
 def import_graph(old_names: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
     """Every module's accelkit imports, module-level and function-local alike (``if TYPE_CHECKING`` aside, and a
-    module's ``__getattr__`` that keeps a moved name's old path working: those go to ``old_names``)."""
+    module's ``__getattr__`` that keeps a moved name's old path working: those go to ``old_names``). Parsed once
+    per test run."""
+    graph, shims = _parsed()
+    if old_names is not None:
+        old_names.update(shims)
+    return {k: set(v) for k, v in graph.items()}
+
+
+@functools.cache
+def _parsed() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    old_names: dict[str, set[str]] = {}
     mods = _modules()
 
     def resolve(name: str) -> str | None:
@@ -110,10 +119,10 @@ def import_graph(old_names: dict[str, set[str]] | None = None) -> dict[str, set[
                     into.add(parent)
                     parent = parent.rpartition(".")[0]
         found.discard(name)
-        if old_names is not None and shims:
+        if shims:
             old_names[name] = {t for t in shims if t not in found and t != name}
         graph[name] = {t for t in found if not name.startswith(t + ".")}  # a module's own packages
-    return graph
+    return graph, old_names
 
 
 def layer(module: str) -> int:

@@ -13,7 +13,6 @@ captured graph: only the cheap steps after capture run again.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.boundary import nearby_divisors
+from accelkit.cache import CACHE
 from accelkit.compiler.compile_time import CompileTime
 from accelkit.compiler.compile_time import compile_time as _compile_time
 from accelkit.compiler.fallback import (
@@ -180,7 +180,7 @@ class CompiledProgram:
 
 
 # ---------------------------------------------------------------------------------------------
-_GRAPHS: weakref.WeakKeyDictionary[nn.Module, dict[Any, Graph]] = weakref.WeakKeyDictionary()
+_GRAPHS = CACHE.graphs  # ak.cache's captured graphs: model -> {(inputs, training, structure): graph}
 
 
 def _input_key(example_inputs: Any) -> Any:
@@ -222,7 +222,7 @@ def _example_batch(graph: Graph) -> int:
     return int(first.shape[0]) if first is not None and len(first.shape) > 1 else 1
 
 
-_FINDINGS: weakref.WeakKeyDictionary[nn.Module, dict[Any, tuple[Graph, Any]]] = weakref.WeakKeyDictionary()
+_FINDINGS = CACHE.findings  # ak.cache's porting findings: model -> {(id(graph), spec): (graph, report)}
 
 
 def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec,

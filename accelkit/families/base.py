@@ -10,16 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from accelkit.constants import (
-    BANDWIDTH_EFFICIENCY,
-    CHIP_HOP_LATENCY_S,
-    COMPUTE_EFFICIENCY,
-    DEFAULT_LINK_BPS,
-    HOST_TRANSFER,
-    VECTOR_FRACTION_OF_16BIT_PEAK,
-    Constant,
-    value,
-)
+from accelkit.constants import HOST_TRANSFER, Constant, value
 from accelkit.cost.host import HostMeasurements
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
@@ -275,9 +266,9 @@ class ExecutionModel:
         peak = spec.peak(precision)
         _, p16 = spec.peak_16bit()
         vec = spec.peak_flops.get("fp32") if self.vector_at_fp32_peak else None
-        vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
-        ce = 1.0 if self.measured_rates else COMPUTE_EFFICIENCY
-        be = 1.0 if self.measured_rates else BANDWIDTH_EFFICIENCY
+        vec = min(peak, vec or p16 * value("VECTOR_FRACTION_OF_16BIT_PEAK"))
+        ce = 1.0 if self.measured_rates else value("COMPUTE_EFFICIENCY")  # read when used: the registry's value
+        be = 1.0 if self.measured_rates else value("BANDWIDTH_EFFICIENCY")
         if self.measured_rates:
             launch = measured.dispatch_s if measured is not None else self.launch_s()
         else:
@@ -286,10 +277,10 @@ class ExecutionModel:
             matmul_flops=peak * ce,
             vector_flops=vec * ce,
             tier_bw={t.name: t.bandwidth_Bps * be for t in spec.memory_tiers},
-            link_Bps=(spec.chip_to_chip_Bps or DEFAULT_LINK_BPS) / 2,  # vendors quote both directions
+            link_Bps=(spec.chip_to_chip_Bps or value("DEFAULT_LINK_BPS")) / 2,  # vendors quote both directions
             launch_s=launch,
             clock_hz=spec.clock_hz or 1e9,
-            hop_s=self.hop.value if self.hop else CHIP_HOP_LATENCY_S,
+            hop_s=self.hop.value if self.hop else value("CHIP_HOP_LATENCY_S"),
             collective_s=self.collective.value if self.collective else 0.0,
         )
 

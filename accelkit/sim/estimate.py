@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for, value
+from accelkit.constants import assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s, host_link_Bps, kernel_time  # noqa: F401 - re-exported for older imports
 from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
@@ -174,10 +174,11 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     micro_s = fwd_s + bwd_s + comm_s
     # pipeline parallel: stages of about equal work; bubble of (stages - 1) micro-batches
     p = par.pipeline
+    hop_s = value("CHIP_HOP_LATENCY_S")  # read when used, as every constant
     scale = float(n_micro)  # how many times each section's work runs per step, on one chip
     bubble_s = 0.0
     if p > 1:
-        stage_s = micro_s / p + CHIP_HOP_LATENCY_S
+        stage_s = micro_s / p + hop_s
         if prog.training:
             step_s = (n_micro + p - 1) * stage_s
             scale = n_micro / p
@@ -186,8 +187,8 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         elif model.schedule_charges_hops:  # the schedule already charges every chip boundary it crosses
             step_s = micro_s
         else:
-            step_s = micro_s + (p - 1) * CHIP_HOP_LATENCY_S
-            bubble_s = (p - 1) * CHIP_HOP_LATENCY_S
+            step_s = micro_s + (p - 1) * hop_s
+            bubble_s = (p - 1) * hop_s
             notes.append(f"{p} pipeline stages: one sample crosses {p - 1} chip boundaries")
     else:
         step_s = n_micro * micro_s
