@@ -37,6 +37,7 @@ from accelkit.compiler.program import CompiledProgram
 from accelkit.cost.report import utilization_text
 from accelkit.errors import AccelkitError, ModelError
 from accelkit.graph.capture import user_code
+from accelkit.graph.ir import SECTIONS  # the sections a step runs (also read here by older imports)
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import (
     TOLERANCE,  # noqa: F401 - re-exported
@@ -45,7 +46,6 @@ from accelkit.hardware.precision import (
 from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
 from accelkit.workflow.compiling import compile_with
 
-SECTIONS = ("fwd", "bckwd", "opt")
 CHECKPOINT_SCHEMA = 3  # accelkit.runtime.checkpoint.SCHEMA (a test keeps them equal)
 PROGRAM_CACHE_SIZE = 16
 """A Session keeps the compiled programs of this many input shapes (the least recently used is dropped first), so
