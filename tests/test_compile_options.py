@@ -53,6 +53,8 @@ def test_build_makes_one_program_and_the_search_models_each_candidate_once() -> 
     assert {p for p, _plan in pairs} == {ak.Parallel(data=4), opts.family.split(4)}
     one = build(lowered, opts, *pairs[0])
     assert one.parallel == pairs[0][0] and one.options is opts and one.chips == 4
+    fusion = next(p for p in one.passes if p.name == "fusion")
+    assert f"({opts.spec.family})" in fusion.summary  # the family's name, as before (the model is passed down)
     with pytest.raises(dataclasses.FrozenInstanceError):
         one.batch_size = 64  # type: ignore[misc]
     estimate_module = sys.modules["accelkit.sim.estimate"]  # the package's `estimate` is the function

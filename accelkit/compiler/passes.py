@@ -149,7 +149,7 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
     return kernels, PassResult(
         "fusion", len(kernels) != len(nodes),
         f"{len(compute)} ops -> {len(kernels)} kernels in {n_groups} {unit} "
-        f"({family}{', ' + level if model.fusion_levels else ''}); "
+        f"({model.family}{', ' + level if model.fusion_levels else ''}); "
         f"{len(nodes) - len(compute)} views folded into their consumers", len(nodes), len(kernels),
         tuple(f"{k.name}: {'+'.join(k.ops[:6])}{'…' if len(k.ops) > 6 else ''}" for k in kernels[:200]))
 
