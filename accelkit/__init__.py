@@ -13,23 +13,25 @@ The workflow, one function per step, each returning a plain value the next one t
     ak.serve(llm, target="sn40l", chips=8, prompt_tokens=128, output_tokens=128)
     ak.sweep({"braggnn": ak.zoo.get("braggnn")}, ["a100", "sn40l"], batch=[1, 64])  # a DataFrame, on Dask
     prog.save("out/model.akp"); ak.load("out/model.akp")
+    ak.cache.clear()                                   # forget captured graphs, findings, host timings
 """
 
 from __future__ import annotations
 
-from accelkit import compiler, constants, hardware, runtime, sim, zoo
+from accelkit import cache, compiler, constants, hardware, runtime, sim, zoo
 from accelkit._version import __version__
-from accelkit.compiler import CompiledProgram, Parallel, compile, load
+from accelkit.compiler import CompiledProgram, Parallel, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
 from accelkit.graph import Graph, Node, capture
 from accelkit.porting import CompatibilityReport, Finding, PortResult, check, port
 from accelkit.profiler import HostProfile, profile
 from accelkit.runtime import Session, StepResult
 from accelkit.sim import PerfReport
-from accelkit.sim.serve import ServingEstimate, serve
 from accelkit.sim.stacks import StackComparison, compare_stacks
 from accelkit.sim.validate import ValidationResult, validate
 from accelkit.workflow import load_sweep, save_sweep, sweep
+from accelkit.workflow.compiling import compile
+from accelkit.workflow.serve import ServingEstimate, serve
 
 __all__ = [
     "AccelkitError",
@@ -50,6 +52,7 @@ __all__ = [
     "UnknownNameError",
     "ValidationResult",
     "__version__",
+    "cache",
     "capture",
     "check",
     "compile",

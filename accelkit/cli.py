@@ -70,7 +70,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from accelkit.compiler.program import compile
+    from accelkit.workflow.compiling import compile
 
     target = _target(args.target)
     _precision(target, args.precision)

@@ -1,43 +1,42 @@
 """accelkit's layers import only downward, function-local imports included (they hid a compiler <-> model
-cycle before). From the bottom:
-
-    bottom    errors, the argument checks (accelkit.boundary), version, hardware, graph, data, devtools, the constants registry (accelkit.constants)
-    porting   check, port, the support tables
-    cost      accelkit.cost (Parallel, Kernel, rates), the families' execution models (accelkit.families)
-              and the performance model (sim.estimate, report, constants, the host measurements it reads)
-    compiler  passes, memory plan, placement, the program and its artifact
-    workflow  what composes the others: serve, validate, peers, the host's validation, the profiler, sweeps (accelkit.workflow)
-    runtime   Session, the runner, the vendor facades, the zoo, ModelBox
-    viz       figures
-    top       widgets, cli, tour, teach, the package root
+cycle before). The layers are data in the package (``accelkit.layers.LAYERS``, bottom first), in the order and
+with the names of the design document's "Layers" list (checked below when ``../shared/DESIGN.md`` is there).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from pathlib import Path
 
+import pytest
+
 import accelkit
+from accelkit.layers import LAYERS
 
 ROOT = Path(accelkit.__file__).parent
+DESIGN = ROOT.parent.parent / "shared" / "DESIGN.md"
 
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("bottom", ("accelkit.errors", "accelkit.boundary", "accelkit._version", "accelkit.hardware", "accelkit.graph", "accelkit.data",
-                "accelkit.devtools", "accelkit.constants")),  # the constants registry imports nothing
-    ("porting", ("accelkit.porting",)),
-    ("cost", ("accelkit.cost", "accelkit.families", "accelkit.sim", "accelkit.sim.estimate", "accelkit.sim.report",
-              "accelkit.sim.constants", "accelkit.sim.host")),  # sim's report/constants/host: names kept for readers
-    ("compiler", ("accelkit.compiler",)),
-    ("workflow", ("accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured", "accelkit.sim.stacks",
-                  "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation", "accelkit.profiler",
-                  "accelkit.workflow")),
-    ("runtime", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras", "accelkit.poptorch",
-                 "accelkit.vendor", "accelkit.zoo", "accelkit.box")),
-    ("viz", ("accelkit.viz",)),
-    # GroqFlow's facade draws groqview() with accelkit's own figures, so it sits above viz
-    ("top", ("accelkit.groqflow", "accelkit.widgets", "accelkit.cli", "accelkit.tour", "accelkit.teach", "accelkit.hub",
-             "accelkit.__main__", "accelkit")),  # hub: the workshop room (reads teach's verdicts)
-]
+
+def design_layers(text: str) -> list[str]:
+    """The layer names of the fenced block under "## Layers", bottom first (each line: names, then the concern
+    after two or more spaces)."""
+    section = text.split("## Layers", 1)[1]
+    block = section.split("```", 2)[1]
+    names = [re.split(r"\s{2,}", line.strip())[0] for line in block.splitlines() if line.strip()]
+    return names[::-1]
+
+
+def test_the_layers_are_the_design_documents() -> None:
+    if not DESIGN.is_file():
+        pytest.skip(f"{DESIGN} is not here (the design document lives beside the repository)")
+    assert [name for name, _ in LAYERS] == design_layers(DESIGN.read_text(encoding="utf-8"))
+
+
+def test_design_layers_reads_the_block_bottom_first() -> None:
+    text = "intro\n## Layers (each imports ...)\n\n```\nviz        figures\ncompiler   passes\n```\nafter ```x```\n"
+    assert design_layers(text) == ["compiler", "viz"]
 
 
 def _modules() -> dict[str, Path]:
@@ -58,8 +57,29 @@ def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Every module's accelkit imports, module-level and function-local alike (``if TYPE_CHECKING`` aside)."""
+def _old_name(node: ast.AST, parents: dict[ast.AST, ast.AST], tree: ast.Module) -> bool:
+    """Inside a module-level ``def __getattr__``: a name that moved up a layer, kept working at its old import
+    path (PEP 562: imported on first use, never when the module is imported). Each is listed in OLD_NAMES."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and parents.get(node) is tree:
+            return True
+    return False
+
+
+def import_graph(old_names: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """Every module's accelkit imports, module-level and function-local alike (``if TYPE_CHECKING`` aside, and a
+    module's ``__getattr__`` that keeps a moved name's old path working: those go to ``old_names``). Parsed once
+    per test run."""
+    graph, shims = _parsed()
+    if old_names is not None:
+        old_names.update(shims)
+    return {k: set(v) for k, v in graph.items()}
+
+
+@functools.cache
+def _parsed() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    old_names: dict[str, set[str]] = {}
     mods = _modules()
 
     def resolve(name: str) -> str | None:
@@ -73,9 +93,11 @@ def import_graph() -> dict[str, set[str]]:
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found: set[str] = set()
+        shims: set[str] = set()
         for node in ast.walk(tree):
             if _type_checking_only(node, parents):
                 continue
+            into = shims if _old_name(node, parents, tree) else found
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -89,16 +111,18 @@ def import_graph() -> dict[str, set[str]]:
             for t in (resolve(x) for x in targets if x.startswith("accelkit")):
                 if not t:
                     continue
-                found.add(t)
+                into.add(t)
                 # importing a.b.c runs a.b's __init__ first: that is an import too (the root aside, which
                 # every submodule import runs and which imports the public API on purpose)
                 parent = t.rpartition(".")[0]
                 while parent and parent != "accelkit":
-                    found.add(parent)
+                    into.add(parent)
                     parent = parent.rpartition(".")[0]
         found.discard(name)
+        if shims:
+            old_names[name] = {t for t in shims if t not in found and t != name}
         graph[name] = {t for t in found if not name.startswith(t + ".")}  # a module's own packages
-    return graph
+    return graph, old_names
 
 
 def layer(module: str) -> int:
@@ -160,9 +184,34 @@ def test_no_import_cycle_crosses_layers() -> None:
     assert sorted(cycles) == sorted(KNOWN_CYCLES_WITHIN_A_LAYER), cycles
 
 
-KNOWN_CYCLES_WITHIN_A_LAYER = [
-    ["accelkit.teach.checkers", "accelkit.teach.exercises", "accelkit.teach.solutions"],
-]
+OLD_NAMES = {
+    # compile searches over splits and plans with the performance model: it moved up to the workflow layer
+    "accelkit.compiler": {"accelkit.workflow", "accelkit.workflow.compiling", "accelkit.workflow.compare"},
+    "accelkit.compiler.program": {"accelkit.workflow", "accelkit.workflow.compiling"},
+    # fallback_or_port compiles twice and compares: a workflow
+    "accelkit.compiler.compare": {"accelkit.workflow", "accelkit.workflow.compare"},
+}
+"""Modules whose ``__getattr__`` keeps a name's old import path working after it moved up a layer (imported on
+first use only, so no import cycle runs): each is listed here, and nothing else may import upward that way."""
+
+
+def test_old_import_paths_are_the_listed_ones_only() -> None:
+    found: dict[str, set[str]] = {}
+    import_graph(found)
+    assert found == OLD_NAMES
+
+
+def test_old_import_paths_still_give_the_moved_names() -> None:
+    import accelkit.compiler
+    import accelkit.compiler.compare
+    import accelkit.compiler.program
+    from accelkit.workflow import compare, compiling
+
+    assert accelkit.compiler.compile is accelkit.compiler.program.compile is compiling.compile is accelkit.compile
+    assert accelkit.compiler.fallback_or_port is accelkit.compiler.compare.fallback_or_port is compare.fallback_or_port
+
+
+KNOWN_CYCLES_WITHIN_A_LAYER: list[list[str]] = []  # none left: none may be added
 
 
 def test_the_graph_sees_function_local_imports() -> None:

@@ -30,7 +30,7 @@ from typing import Any
 from accelkit import constants
 from accelkit.compiler.passes import Kernel
 from accelkit.errors import AccelkitError
-from accelkit.families import REGISTRY, model_for
+from accelkit.families import REGISTRY, ExecutionModel, model_for
 from accelkit.families.base import Layout, MemoryContext
 from accelkit.hardware.capacity import chips_to_hold, usable_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
@@ -213,7 +213,7 @@ def check_mode(spec: AcceleratorSpec, mode: Any, chips: int = 1) -> tuple[str, .
 
 
 def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
-                 mode: str = "auto") -> list[MemoryPlan]:
+                 mode: str = "auto", family: ExecutionModel | None = None) -> list[MemoryPlan]:
     """The memory plans worth timing, in the family's mode order: each faster mode that holds the model only in
     part (its on-chip tier full, the rest of the state streaming from the next tier every pass) and then the
     first mode that holds everything. The compiler times them all and keeps the fastest, so a model that grows
@@ -262,7 +262,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
                        tier_datasheet={t: sheet[t] for t in use}, resident=room / movable, spill_tier=slow,
                        streamed_bytes=int(streamed), spilled_kinds=tuple(state), resident_tier=fast)
 
-    family_model = model_for(spec.family)
+    family_model = family or model_for(spec.family)
 
     def fits(p: MemoryPlan) -> bool:
         return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
@@ -270,7 +270,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
     per_chip = {"weights": w, "activation": act, "gradient": grad, "optimizer": opt}
     ctx = MemoryContext(tuple(tier_names), caps, per_chip, math.ceil(fp.largest_layer_weights / model_shards),
                         fp.training)
-    layouts = {layout.mode: layout for layout in model_for(spec.family).layouts(ctx)}  # fastest first
+    layouts = {layout.mode: layout for layout in family_model.layouts(ctx)}  # fastest first
     for layout in layouts.values():
         held = sum(per_chip[k] for k in layout.needed_kinds)
         plans[layout.mode] = make(layout, chips_to_hold(held, caps[layout.needed_tier]))

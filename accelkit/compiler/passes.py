@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accelkit.cost.kernel import Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
-from accelkit.families import model_for
+from accelkit.families import ExecutionModel, model_for
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, matmul_dims
 from accelkit.graph.ir import Graph, Node
 
@@ -93,7 +93,12 @@ def dead_code(nodes: list[Node], *, output_names: set[str]) -> tuple[list[Node],
                             tuple(f"{n.name}: {n.kind}" for n in reversed(dropped)))
 
 
-def fusion(nodes: list[Node], *, family: str, level: str = "o1",
+def _model(family: str | ExecutionModel) -> ExecutionModel:
+    """The family's execution model: given (looked up once by the caller), or looked up by its name."""
+    return family if isinstance(family, ExecutionModel) else model_for(family)
+
+
+def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1",
            host: frozenset[str] = frozenset()) -> tuple[list[Kernel], PassResult]:
     """Groups nodes into kernels, and kernels into layers (``Kernel.group``).
 
@@ -109,7 +114,7 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1",
 
     Nodes in ``host`` (``compile(..., fallback="host")``) never share a kernel with nodes that are not.
     """
-    model = model_for(family)
+    model = _model(family)
     # a family with fusion levels fuses nothing at its first (SambaFlow o0: every op a section of its own)
     unfused = bool(model.fusion_levels) and level == model.fusion_levels[0]
     compute = [n for n in nodes if n.kind not in VIEW_OPS]
@@ -144,12 +149,12 @@ def fusion(nodes: list[Node], *, family: str, level: str = "o1",
     return kernels, PassResult(
         "fusion", len(kernels) != len(nodes),
         f"{len(compute)} ops -> {len(kernels)} kernels in {n_groups} {unit} "
-        f"({family}{', ' + level if model.fusion_levels else ''}); "
+        f"({model.family}{', ' + level if model.fusion_levels else ''}); "
         f"{len(nodes) - len(compute)} views folded into their consumers", len(nodes), len(kernels),
         tuple(f"{k.name}: {'+'.join(k.ops[:6])}{'…' if len(k.ops) > 6 else ''}" for k in kernels[:200]))
 
 
-def kernel_matching(kernels: list[Kernel], *, family: str, nodes: list[Node] | None = None) -> tuple[
+def kernel_matching(kernels: list[Kernel], *, family: str | ExecutionModel, nodes: list[Node] | None = None) -> tuple[
         list[Kernel], PassResult]:
     """Matches each fused kernel to the toolchain's hand-written kernel library (the family's
     ``kernel_library``). A kernel with an op the library does not cover is left over: the compiler generates
@@ -158,7 +163,7 @@ def kernel_matching(kernels: list[Kernel], *, family: str, nodes: list[Node] | N
     ``["efficiency"]`` is the factor the cost layer applies to the whole kernel, weighted by FLOPs (given the
     ``nodes``), so a library matmul with a generated epilogue slows only by its epilogue's share. A family without
     a library (GPU, CPU) has a library kernel for every op."""
-    model = model_for(family)
+    model = _model(family)
     library = model.kernel_library
     if library is None:
         return kernels, PassResult("kernel-matching", False, "every op has a library kernel", len(kernels),
@@ -202,10 +207,12 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a)
     )
 
 
-def run_pipeline(graph: Graph, *, family: str, level: str, findings: list[Any],
+def run_pipeline(graph: Graph, *, family: str | ExecutionModel, level: str, findings: list[Any],
                  host: frozenset[str] = frozenset()) -> tuple[
         list[Node], list[Kernel], list[PassResult]]:
-    """The named pipeline; returns the surviving nodes, the kernels and each pass's result."""
+    """The named pipeline; returns the surviving nodes, the kernels and each pass's result. ``family`` is the
+    family's name or its execution model (looked up once by the caller)."""
+    family = _model(family)
     steps: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
         ("legality", legality, {"findings": findings}),
         ("constant-folding", constant_folding, {"input_names": set(graph.inputs)}),

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 from accelkit.compiler.memory import MemoryPlan
 from accelkit.cost.kernel import Kernel
-from accelkit.families import model_for
+from accelkit.families import ExecutionModel, model_for
 from accelkit.families.placement import Placement, PlacementError, Region
 from accelkit.hardware.spec import AcceleratorSpec
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chips: int,
-          pipeline: int = 1, precision: str | None = None) -> Placement:
-    """Where each kernel runs, as the chip's family places it (``ExecutionModel.place``)."""
-    return model_for(spec.family).place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
+          pipeline: int = 1, precision: str | None = None, family: ExecutionModel | None = None) -> Placement:
+    """Where each kernel runs, as the chip's family places it (``ExecutionModel.place``; ``family``: the model,
+    when the caller looked it up already)."""
+    return (family or model_for(spec.family)).place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
 
 
-def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan) -> None:
+def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan,
+                    family: ExecutionModel | None = None) -> None:
     """Invariants: every kernel placed once, then the family's own (a wafer's regions stay on the mesh, do
     not overlap and hold their weights)."""
     placed = [k for r in (*p.regions, *p.host_regions) for k in r.kernels] + list(p.extra.get("streamed_kernels", []))
@@ -39,7 +41,7 @@ def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, 
     if sorted(placed) != sorted(names):
         missing = sorted(set(names) - set(placed))[:5]
         raise PlacementError(f"placement lost kernels {missing}", fix="report this as an accelkit bug")
-    model_for(spec.family).check(p, [k for k in kernels if "on" not in k.extra], spec, plan)
+    (family or model_for(spec.family)).check(p, [k for k in kernels if "on" not in k.extra], spec, plan)
 
 
 __all__ = ["Placement", "PlacementError", "Region", "check_placement", "place"]

@@ -13,19 +13,19 @@ captured graph: only the cheap steps after capture run again.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
 from accelkit import hardware
-from accelkit.boundary import flag, got, instance, maybe_whole, nearby_divisors, one_of, whole
+from accelkit.boundary import nearby_divisors
+from accelkit.cache import CACHE
 from accelkit.compiler.compile_time import CompileTime
 from accelkit.compiler.compile_time import compile_time as _compile_time
 from accelkit.compiler.fallback import (
-    FALLBACKS,
     device_kernels,
     host_fixable,
     host_nodes,
@@ -35,24 +35,27 @@ from accelkit.compiler.fallback import (
     with_host,
 )
 from accelkit.compiler.manifest import save as save_artifact
-from accelkit.compiler.memory import Footprint, MemoryPlan, ModeError, check_mode, footprint, plan_options
+from accelkit.compiler.memory import Footprint, MemoryPlan, footprint, plan_options
+from accelkit.compiler.options import RECOMPUTE, CompileOptions  # noqa: F401 - RECOMPUTE re-exported
 from accelkit.compiler.passes import Kernel, PassResult, run_pipeline
 from accelkit.compiler.placement import Placement, check_placement, place
 from accelkit.cost import Parallel
 from accelkit.cost.host import HostMeasurements
 from accelkit.cost.host import measure as host_measure
-from accelkit.errors import CompileError, PrecisionError
-from accelkit.families import model_for
+from accelkit.cost.rates import Rates
+from accelkit.errors import CompileError
+from accelkit.families import ExecutionModel, model_for
 from accelkit.graph.capture import capture
 from accelkit.graph.cost import captured_element_bytes
 from accelkit.graph.ir import Graph
 from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
 from accelkit.hardware.spec import AcceleratorSpec
 
-RECOMPUTE = ("none", "selective", "full")
+if TYPE_CHECKING:  # the performance model's report, and compile's old name (see __getattr__ below)
+    from accelkit.cost.report import PerfReport
+    from accelkit.workflow.compiling import compile
 
-
-@dataclass
+@dataclass(frozen=True)
 class CompiledProgram:
     """The result of :func:`compile`: everything a performance estimate or a run needs.
 
@@ -83,21 +86,35 @@ class CompiledProgram:
     stack: str = ""  # the software stack that runs it ("eager", "compiled", "engine" on a GPU); "": the family's default
     device_iterations: int = 1  # steps one call from the host runs on the device (it pays one round trip)
     synthetic_data: bool = False  # inputs made on the device: nothing crosses the host link
-    _report: Any = field(default=None, repr=False, compare=False)
+    # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
+    options: CompileOptions | None = field(default=None, repr=False, compare=False)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value (as before it was frozen), never a dict key
 
     @property
     def mode(self) -> str:
         """The execution mode the memory plan chose (or the one forced with ``mode=``)."""
         return self.memory_plan.mode
 
-    @property
-    def report(self) -> Any:
+    @cached_property
+    def report(self) -> PerfReport:
         """The modelled performance of one step (a :class:`accelkit.sim.PerfReport`), computed once."""
-        if self._report is None:
-            from accelkit.sim.estimate import estimate
+        from accelkit.sim.estimate import estimate
 
-            self._report = estimate(self)
-        return self._report
+        return estimate(self)
+
+    @property
+    def family(self) -> ExecutionModel:
+        """The chip's family's execution model (the one the options looked up; a loaded program looks it up)."""
+        return self.options.family if self.options is not None else model_for(self.spec.family)
+
+    @property
+    def rates(self) -> Rates:
+        """What one chip delivers at the program's precision: the options' rates, or (a measured target) the
+        rates measured on this host when it compiled."""
+        if self.options is not None and self.host is None:
+            return self.options.rates
+        return self.family.rates(self.spec, self.precision, self.host)
 
     @property
     def target(self) -> str:
@@ -163,7 +180,7 @@ class CompiledProgram:
 
 
 # ---------------------------------------------------------------------------------------------
-_GRAPHS: weakref.WeakKeyDictionary[nn.Module, dict[Any, Graph]] = weakref.WeakKeyDictionary()
+_GRAPHS = CACHE.graphs  # ak.cache's captured graphs: model -> {(inputs, training, structure): graph}
 
 
 def _input_key(example_inputs: Any) -> Any:
@@ -205,7 +222,7 @@ def _example_batch(graph: Graph) -> int:
     return int(first.shape[0]) if first is not None and len(first.shape) > 1 else 1
 
 
-_FINDINGS: weakref.WeakKeyDictionary[nn.Module, dict[Any, tuple[Graph, Any]]] = weakref.WeakKeyDictionary()
+_FINDINGS = CACHE.findings  # ak.cache's porting findings: model -> {(id(graph), spec): (graph, report)}
 
 
 def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: AcceleratorSpec,
@@ -249,182 +266,139 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
                   chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
                   recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
                   stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False) -> AcceleratorSpec:
-    """Check what :func:`compile` is asked for before any work starts (``ak.Session`` checks the same at
-    construction, not at its first step); returns the target's spec. Every refusal names the argument."""
-    spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
-    if not isinstance(precision, str):
-        raise CompileError(f"precision must be a precision's name, not {got(precision)}",
-                           fix=f"use one of {list(spec.peak_flops)}, e.g. precision='fp32'")
-    try:
-        spec.peak(precision)
-    except PrecisionError as exc:  # the fix in this function's words, not spec.peak's
-        raise PrecisionError(exc.message, fix=f"pass precision={next(iter(spec.peak_flops))!r} (or another of "
-                                              f"{list(spec.peak_flops)})") from None
-    one_of("recompute", recompute, RECOMPUTE, error=CompileError)
-    one_of("fusion", fusion, ("o0", "o1"), error=CompileError)
-    if fallback not in FALLBACKS:
-        raise CompileError(f"fallback={fallback!r} is not a fallback",
-                           fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
-    flag("training", training)
-    flag("synthetic_data", synthetic_data)
-    whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
-    check_mode(spec, mode)
-    model_for(spec.family).stack(stack)
-    whole("chips", chips, example="chips=4", error=CompileError)
-    maybe_whole("batch_size", batch_size, example="batch_size=32", error=CompileError)
-    maybe_whole("micro_batch", micro_batch, example="micro_batch=8", error=CompileError)
-    if batch_size is not None and micro_batch is not None and batch_size % micro_batch:
-        raise CompileError(f"batch_size {batch_size} is not divisible by micro_batch {micro_batch}",
-                           fix=f"use a micro_batch that divides {batch_size}, e.g. "
-                               f"{nearby_divisors(batch_size, micro_batch)}")
-    if parallel is not None:
-        instance("parallel", parallel, Parallel, takes="an ak.Parallel (or None: accelkit picks the split)",
-                 example="parallel=ak.Parallel(data=2, pipeline=2)", error=CompileError)
-        if parallel.chips != chips:
-            raise CompileError(f"parallel={parallel} uses {parallel.chips} chips but chips={chips}",
-                               fix=f"pass chips={parallel.chips}, or change the Parallel factors so their "
-                                   f"product is {chips}")
-    if spec.max_chips is not None and chips > spec.max_chips:
-        raise CompileError(f"{chips} chips is more than the largest {spec.name} system ({spec.max_chips})",
-                           fix=f"use at most {spec.max_chips} chips")
-    return spec
+    """Check what :func:`compile` is asked for before any work starts; returns the target's spec. Every refusal
+    names the argument. (:meth:`CompileOptions.check` checks the same and keeps the result.)"""
+    return CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
+                                chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
+                                fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
+                                synthetic_data=synthetic_data).spec
 
 
-def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
-    model: nn.Module | Graph,
-    example_inputs: Any = None,
-    *,
-    target: str | AcceleratorSpec,
-    batch_size: int | None = None,
-    micro_batch: int | None = None,
-    precision: str = "bf16",
-    chips: int = 1,
-    mode: str = "auto",
-    training: bool = False,
-    parallel: Parallel | None = None,
-    recompute: str = "none",
-    fusion: str = "o1",
-    fallback: str | None = None,
-    stack: str | None = None,
-    device_iterations: int = 1,
-    synthetic_data: bool = False,
-) -> CompiledProgram:
-    """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
+@dataclass(frozen=True)
+class Lowered:
+    """A captured graph after the passes, for one :class:`CompileOptions`: what every program built from it
+    shares, whichever parallel split and memory plan it is built for (:func:`build`)."""
 
-    ``batch_size`` defaults to the example inputs' batch; FLOPs and activation bytes scale with it,
-    weights don't. ``micro_batch`` (training) must divide it: gradients accumulate over
-    ``batch_size / micro_batch`` micro-batches. ``parallel`` splits ``chips`` into data, tensor and
-    pipeline parallelism (their product must equal ``chips``); without it, ``chips`` replicate the
-    model (data parallel) when one chip holds it, else split it into pipeline stages.
-    ``mode="auto"`` picks the fastest execution mode that holds; naming one forces it.
-    ``fusion`` is the RDU's level: ``"o0"`` one op per section, ``"o1"`` one layer per section.
-    ``fallback="host"`` runs the ops the target refuses on the host CPU instead of refusing them: the graph is
-    split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
-    every tensor that crosses goes over the host link, both ways (see :mod:`accelkit.compiler.fallback`).
-    ``stack`` is the software stack that runs the program: on a GPU ``"compiled"`` (torch.compile, the default
-    here), ``"eager"`` (PyTorch eager, op by op, what ``ak.Session`` runs by default) or ``"engine"`` (a serving
-    engine, ``ak.serve``'s default); every family names its own (``accelkit.families.model_for(family).stacks``).
-    The report says which.
-    ``device_iterations`` is how many steps one call from the host runs on the device (PopTorch's
-    ``deviceIterations``, an on-device loop): every step's inputs and outputs cross the host link, but the call's
-    round trip is paid once. ``synthetic_data=True`` makes the inputs on the device (Graphcore's
-    ``enableSyntheticData``): nothing crosses the link, which shows the chip's own speed.
-    """
-    spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
-                         mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
-                         fallback=fallback, stack=stack, device_iterations=device_iterations,
-                         synthetic_data=synthetic_data)
-    stack = model_for(spec.family).stack(stack)
+    graph: Graph
+    passes: tuple[PassResult, ...]
+    kernels: tuple[Kernel, ...]  # at the captured example's batch and bytes
+    example_batch: int
+    batch: int  # the step's batch
+    micro: int  # the micro-batch
+    byte_scale: float  # the program's element bytes over the captured ones
+    weights_bytes: int  # on the device, at the program's precision
+    host_spec: AcceleratorSpec | None  # fallback="host": the host CPU that runs the host partitions
+    host: HostMeasurements | None  # measured on this host, for a measured target
+    state: dict[str, torch.Tensor] | None = field(default=None, repr=False)
+    model: nn.Module | None = field(default=None, repr=False, compare=False)
+
+
+def _graph_of(model: nn.Module | Graph, example_inputs: Any, training: bool) -> Graph:
     if isinstance(model, Graph):
-        graph = model
-        if training and not graph.training:
+        if training and not model.training:
             raise CompileError("training=True needs a graph captured with training=True",
                                fix="ak.capture(model, inputs, training=True), or pass the model itself")
-    elif isinstance(model, nn.Module):
+        return model
+    if isinstance(model, nn.Module):
         if example_inputs is None:
             raise CompileError("compile needs example inputs to capture the model",
                                fix="ak.compile(model, (torch.randn(8, 16),), target=...)")
-        graph = captured(model, example_inputs, training)
-    else:
-        raise CompileError(f"compile needs an nn.Module or a captured Graph, not {type(model).__name__}",
-                           fix="pass the model object (e.g. MyNet()) and its example inputs")
+        return captured(model, example_inputs, training)
+    raise CompileError(f"compile needs an nn.Module or a captured Graph, not {type(model).__name__}",
+                       fix="pass the model object (e.g. MyNet()) and its example inputs")
+
+
+def _batches(graph: Graph, options: CompileOptions) -> tuple[int, int, int]:
+    """(the example's batch, the step's batch, the micro-batch), each checked."""
     example_batch = _example_batch(graph)
-    batch = example_batch if batch_size is None else batch_size
+    batch = example_batch if options.batch_size is None else options.batch_size
     if batch < 1:
         raise CompileError(f"the example inputs hold {batch} samples (their first dimension), so there is no batch "
                            "to compile", fix="pass example inputs with at least one sample, e.g. torch.randn(8, 16), "
                                              "or give batch_size=")
-    micro = batch if micro_batch is None else micro_batch
+    micro = batch if options.micro_batch is None else options.micro_batch
     if batch % micro:
         raise CompileError(f"batch_size {batch} is not divisible by micro_batch {micro}",
                            fix=f"use a micro_batch that divides {batch}, e.g. "
                                f"{nearby_divisors(batch, micro)}")
-    if parallel is not None and parallel.data > batch:
-        raise CompileError(f"parallel={parallel} gives each of {parallel.data} replicas a share of a batch of {batch}: "
-                           f"{parallel.data - batch} replica(s) would have no sample at all",
-                           fix=f"use a batch of at least {parallel.data} (batch_size={parallel.data}), or fewer data "
+    par = options.parallel
+    if par is not None and par.data > batch:
+        raise CompileError(f"parallel={par} gives each of {par.data} replicas a share of a batch of {batch}: "
+                           f"{par.data - batch} replica(s) would have no sample at all",
+                           fix=f"use a batch of at least {par.data} (batch_size={par.data}), or fewer data "
                                f"replicas (e.g. ak.Parallel(data={batch}, ...))")
-    findings = _legality_findings(model, example_inputs, graph, spec, fallback)
-    host = host_nodes(graph, findings, spec.dtypes) if fallback == "host" else frozenset()
-    _nodes, kernels, passes = run_pipeline(graph, family=spec.family, level=fusion, findings=findings, host=host)
-    if fallback == "host":
+    return example_batch, batch, micro
+
+
+def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions) -> Lowered:
+    """Capture (or reuse) the graph, check it against the chip and run the passes: everything a compile does
+    before it chooses a parallel split and a memory plan."""
+    spec = options.spec
+    graph = _graph_of(model, example_inputs, options.training)
+    example_batch, batch, micro = _batches(graph, options)
+    findings = _legality_findings(model, example_inputs, graph, spec, options.fallback)
+    host = host_nodes(graph, findings, spec.dtypes) if options.fallback == "host" else frozenset()
+    _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion, findings=findings,
+                                           host=host)
+    if options.fallback == "host":
         kernels, res = partition(kernels, graph, host)
         passes.append(res)
-    host_spec = hardware.get("host") if host else None
-    captured_bytes = captured_element_bytes(graph)  # a float16 example is scaled once, not twice
-    elem = element_bytes(precision)
-    byte_scale = elem / captured_bytes
+    byte_scale = element_bytes(options.precision) / captured_element_bytes(graph)  # a float16 example scales once
     # the host holds the weights of the ops it runs; the chip holds the rest
     host_weights = sum(k.param_bytes for k in kernels if where(k) == "host" and k.section == "fwd")
-    weights = int(max(0, graph.param_bytes - host_weights) * byte_scale)
-    on_device = device_kernels(kernels)
-    # per chip: data parallel replicas each see batch / data; memory holds one micro-batch
-    plan_for: dict[Parallel, list[MemoryPlan]] = {}  # each split that holds, with its memory plans worth timing
-    options: list[Parallel] = [parallel] if parallel is not None else [Parallel(data=chips)] + (
-        [model_for(spec.family).split(chips)] if chips > 1 else [])
-    error: ModeError | None = None
-    for par in options:
-        act_batch = (micro if training else batch) / par.data
-        mem_kernels = [k.scaled(act_batch / example_batch, byte_scale) for k in on_device]
-        fp: Footprint = footprint(mem_kernels, weights_bytes=weights, training=training, recompute=recompute,
-                                  elem_bytes=elem)
-        try:
-            plan_for[par] = plan_options(fp, spec, chips=chips, model_shards=par.model_shards, mode=mode)
-        except ModeError as exc:
-            error = error or exc
-    if not plan_for:
-        assert error is not None
-        raise error
     state = None
     if isinstance(model, nn.Module):
         state = {k: v for k, v in model.state_dict().items() if v.device.type != "meta"} or None
+    return Lowered(
+        graph=graph, passes=tuple(passes), kernels=tuple(kernels), example_batch=example_batch, batch=batch,
+        micro=micro, byte_scale=byte_scale, weights_bytes=int(max(0, graph.param_bytes - host_weights) * byte_scale),
+        host_spec=hardware.get("host") if host else None,
+        host=host_measure(graph) if options.family.measured_rates else None,
+        state=state, model=model if isinstance(model, nn.Module) else None)
 
-    def build(par: Parallel, plan: MemoryPlan) -> CompiledProgram:
-        step_kernels = [k.scaled(batch / par.data / example_batch, byte_scale) for k in kernels]
-        placement = place(device_kernels(step_kernels), spec, plan, chips=chips, pipeline=par.pipeline,
-                          precision=precision)
-        if host_spec is not None:
-            placement = with_host(placement, step_kernels, host_spec.full_name)
-        check_placement(placement, step_kernels, spec, plan)
-        return CompiledProgram(
-            graph=graph, spec=spec, precision=precision, batch_size=batch, micro_batch=micro,
-            example_batch=example_batch, chips=chips, parallel=par, training=training, recompute=recompute,
-            fusion_level=fusion, passes=passes, kernels=step_kernels, memory_plan=plan, placement=placement,
-            weights=state, model=model if isinstance(model, nn.Module) else None,
-            host=host_measure(graph) if model_for(spec.family).measured_rates else None,
-            host_spec=host_spec, fallback=fallback, stack=stack, device_iterations=device_iterations,
-            synthetic_data=synthetic_data,
-        )
 
-    # Without an explicit split, every split that holds is a candidate: replicating the model (data
-    # parallel) needs at least one sample per replica; with each, every memory plan worth timing (a faster
-    # mode holding the model in part, the first that holds it all). The cost model picks the fastest step,
-    # as a real compiler's auto-parallel search does.
-    usable = [p for p in plan_for if p.data <= batch] or list(plan_for)
-    pairs = [(p, plan) for p in usable for plan in plan_for[p]]
-    if len(pairs) == 1:
-        return build(*pairs[0])
-    candidates = [build(*pair) for pair in pairs]
-    return min(candidates, key=lambda prog: (prog.report.step_time_s, prog.parallel.model_shards))
+def memory_plans(lowered: Lowered, options: CompileOptions, parallel: Parallel) -> list[MemoryPlan]:
+    """The memory plans worth timing for ``parallel`` (each chip holds one micro-batch of its replica's share);
+    raises :class:`ModeError` when none holds the model."""
+    act_batch = (lowered.micro if options.training else lowered.batch) / parallel.data
+    mem_kernels = [k.scaled(act_batch / lowered.example_batch, lowered.byte_scale)
+                   for k in device_kernels(list(lowered.kernels))]
+    fp: Footprint = footprint(mem_kernels, weights_bytes=lowered.weights_bytes, training=options.training,
+                              recompute=options.recompute, elem_bytes=element_bytes(options.precision))
+    return plan_options(fp, options.spec, chips=options.chips, model_shards=parallel.model_shards, mode=options.mode,
+                        family=options.family)
 
-__all__ = ["CompileError", "CompiledProgram", "Parallel", "captured", "check_options", "compile"]
+
+def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: MemoryPlan) -> CompiledProgram:
+    """One program: ``lowered``'s kernels at the step's batch, split as ``parallel`` says and laid out as ``plan``
+    says, then placed on the chips. No search: :func:`accelkit.workflow.compiling.compile` chooses the split and
+    the plan."""
+    spec, family = options.spec, options.family
+    kernels = [k.scaled(lowered.batch / parallel.data / lowered.example_batch, lowered.byte_scale)
+               for k in lowered.kernels]
+    placement = place(device_kernels(kernels), spec, plan, chips=options.chips, pipeline=parallel.pipeline,
+                      precision=options.precision, family=family)
+    if lowered.host_spec is not None:
+        placement = with_host(placement, kernels, lowered.host_spec.full_name)
+    check_placement(placement, kernels, spec, plan, family=family)
+    return CompiledProgram(
+        graph=lowered.graph, spec=spec, precision=options.precision, batch_size=lowered.batch,
+        micro_batch=lowered.micro, example_batch=lowered.example_batch, chips=options.chips, parallel=parallel,
+        training=options.training, recompute=options.recompute, fusion_level=options.fusion,
+        passes=list(lowered.passes), kernels=kernels, memory_plan=plan, placement=placement, weights=lowered.state,
+        model=lowered.model, host=lowered.host, host_spec=lowered.host_spec, fallback=options.fallback,
+        stack=options.stack, device_iterations=options.device_iterations, synthetic_data=options.synthetic_data,
+        options=options)
+
+
+def __getattr__(name: str) -> Any:
+    """``compile`` lives in the workflow layer (it searches over splits and plans); the old name keeps working."""
+    if name == "compile":
+        from accelkit.workflow.compiling import compile
+
+        return compile
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["CompileError", "CompileOptions", "CompiledProgram", "Lowered", "Parallel", "build", "captured",  # noqa: F822
+           "check_options", "compile", "lower", "memory_plans"]

@@ -17,12 +17,13 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 import torch
 from torch import nn
+
+from accelkit.cache import CACHE, measured_once
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,7 +39,7 @@ def _keeps_rng(fn: F) -> F:
     return cast(F, wrapper)
 
 
-@lru_cache(maxsize=1)
+@measured_once("dispatch_overhead_s")
 @_keeps_rng
 def dispatch_overhead_s() -> float:
     """Median Python-side cost of one op inside an eager model's forward on this host (measured once).
@@ -62,7 +63,7 @@ def dispatch_overhead_s() -> float:
     return max(0.0, per_op - statistics.mean(direct))
 
 
-@lru_cache(maxsize=1)
+@measured_once("view_op_s")
 @_keeps_rng
 def view_op_s() -> float:
     """Median time of one eager view op (view, transpose, slice) on this host (measured once)."""
@@ -127,7 +128,7 @@ def measure(graph: Any) -> HostMeasurements:
 
 
 # ---- profiled op times: the CPU model's kernels, measured once per (op, shapes) ----------------
-_OP_TIMES: dict[str, float] = {}
+_OP_TIMES = CACHE.op_times  # ak.cache's op times (its key: the JSON of [op, args, kwargs])
 
 
 def _fresh(spec: Any, gen: torch.Generator) -> Any:

@@ -16,10 +16,10 @@ Pure functions of a spec and a kernel; the family-specific composition lives in 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from accelkit.constants import CHIP_HOP_LATENCY_S, value
+from accelkit.constants import value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.report import KernelTime
 from accelkit.graph.cost import GATHER_OPS
@@ -38,7 +38,7 @@ class Rates:
     link_Bps: float
     launch_s: float
     clock_hz: float
-    hop_s: float = CHIP_HOP_LATENCY_S  # one chip-to-chip hop's latency
+    hop_s: float = field(default_factory=lambda: value("CHIP_HOP_LATENCY_S"))  # one chip-to-chip hop's latency
     collective_s: float = 0.0  # the fixed start-up of one collective (a GPU's NCCL kernel), on top of the hops
 
 

@@ -8,25 +8,56 @@ family's name as a string.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from accelkit.constants import (
-    BANDWIDTH_EFFICIENCY,
-    CHIP_HOP_LATENCY_S,
-    COMPUTE_EFFICIENCY,
-    DEFAULT_LINK_BPS,
-    HOST_TRANSFER,
-    VECTOR_FRACTION_OF_16BIT_PEAK,
-    Constant,
-    value,
-)
+from accelkit.constants import HOST_TRANSFER, Constant, value
+from accelkit.cost.host import HostMeasurements
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.parallel import Parallel
 from accelkit.cost.rates import Rates, Spill, allreduce_s, tile_fill
 from accelkit.cost.report import KernelTime
 from accelkit.errors import CompileError
 from accelkit.families.placement import Placement, Region
+from accelkit.graph.ir import Graph
 from accelkit.hardware.spec import AcceleratorSpec
+
+
+class PlanView(Protocol):
+    """What a family's timing and placement read of a memory plan (``accelkit.compiler.memory.MemoryPlan``, a
+    layer above: the families read it through this view, never import it)."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def placement(self) -> dict[str, str]: ...  # kind -> tier
+    @property
+    def replicas(self) -> int: ...
+    @property
+    def weights_bytes(self) -> int: ...
+    @property
+    def activation_bytes(self) -> int: ...
+    @property
+    def chips_needed(self) -> int: ...
+    @property
+    def resident(self) -> float: ...
+    @property
+    def resident_tier(self) -> str | None: ...
+    @property
+    def spill_tier(self) -> str | None: ...
+    @property
+    def partial(self) -> bool: ...
+
+
+class ProgramView(Protocol):
+    """What a family's timing reads of the compiled program (``accelkit.compiler.program.CompiledProgram``):
+    its graph, its precision and what was measured on this host when it compiled."""
+
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def host(self) -> HostMeasurements | None: ...
 
 
 @dataclass(frozen=True)
@@ -36,19 +67,19 @@ class TimingContext:
 
     spec: AcceleratorSpec
     rates: Rates
-    plan: Any  # compiler.memory.MemoryPlan
-    placement: Any  # compiler.placement.Placement
+    plan: PlanView
+    placement: Placement
     tensor: int
     peak: float
     samples: int
-    program: Any  # compiler.program.CompiledProgram (the CPU model reads its graph)
+    program: ProgramView  # the CPU model reads its graph and what was measured on this host
     scale: float  # micro-batch over the captured example batch
 
     @property
     def spill(self) -> Spill | None:
         """The memory plan's partial residency, for :func:`~accelkit.cost.rates.roofline` (None: all resident)."""
         plan = self.plan
-        if not getattr(plan, "partial", False):
+        if not plan.partial or plan.resident_tier is None or plan.spill_tier is None:
             return None
         return Spill(plan.resident_tier, plan.spill_tier, plan.resident)
 
@@ -235,9 +266,9 @@ class ExecutionModel:
         peak = spec.peak(precision)
         _, p16 = spec.peak_16bit()
         vec = spec.peak_flops.get("fp32") if self.vector_at_fp32_peak else None
-        vec = min(peak, vec or p16 * VECTOR_FRACTION_OF_16BIT_PEAK)
-        ce = 1.0 if self.measured_rates else COMPUTE_EFFICIENCY
-        be = 1.0 if self.measured_rates else BANDWIDTH_EFFICIENCY
+        vec = min(peak, vec or p16 * value("VECTOR_FRACTION_OF_16BIT_PEAK"))
+        ce = 1.0 if self.measured_rates else value("COMPUTE_EFFICIENCY")  # read when used: the registry's value
+        be = 1.0 if self.measured_rates else value("BANDWIDTH_EFFICIENCY")
         if self.measured_rates:
             launch = measured.dispatch_s if measured is not None else self.launch_s()
         else:
@@ -246,10 +277,10 @@ class ExecutionModel:
             matmul_flops=peak * ce,
             vector_flops=vec * ce,
             tier_bw={t.name: t.bandwidth_Bps * be for t in spec.memory_tiers},
-            link_Bps=(spec.chip_to_chip_Bps or DEFAULT_LINK_BPS) / 2,  # vendors quote both directions
+            link_Bps=(spec.chip_to_chip_Bps or value("DEFAULT_LINK_BPS")) / 2,  # vendors quote both directions
             launch_s=launch,
             clock_hz=spec.clock_hz or 1e9,
-            hop_s=self.hop.value if self.hop else CHIP_HOP_LATENCY_S,
+            hop_s=self.hop.value if self.hop else value("CHIP_HOP_LATENCY_S"),
             collective_s=self.collective.value if self.collective else 0.0,
         )
 

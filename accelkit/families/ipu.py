@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from accelkit import constants
-from accelkit.constants import BANDWIDTH_EFFICIENCY, HOST_TRANSFER, Constant, register
+from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import kernel_time, roofline
 from accelkit.families.base import (
@@ -97,7 +97,7 @@ class IpuModel(ExecutionModel):
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         spec, r, plan = ctx.spec, ctx.rates, ctx.plan
-        exchange_Bps = (spec.fabric_Bps or spec.on_chip_bandwidth_Bps) * BANDWIDTH_EFFICIENCY
+        exchange_Bps = (spec.fabric_Bps or spec.on_chip_bandwidth_Bps) * value("BANDWIDTH_EFFICIENCY")
         w = plan.placement["weights"]  # tile memory unless the weights stream in from streaming memory
         units = f"{spec.compute_units} tiles"
         out = []

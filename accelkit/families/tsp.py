@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from accelkit import constants
-from accelkit.constants import CHIP_HOP_LATENCY_S, Constant, register
+from accelkit.constants import Constant, register, value
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time
 from accelkit.families.base import (
@@ -147,7 +147,7 @@ class TspModel(ExecutionModel):
             # chips its weights span
             boundaries = (reg.chip != prev_last) + (reg.units - 1)
             act = max(0, k.bytes_read - k.param_bytes)
-            hop = boundaries * (CHIP_HOP_LATENCY_S + act / r.link_Bps)
+            hop = boundaries * (value("CHIP_HOP_LATENCY_S") + act / r.link_Bps)
             prev_last = reg.chip + reg.units - 1
             c = k.flops / (r.matmul_flops * self.tile_fill(k) if k.kind == "matmul"
                            else r.vector_flops)

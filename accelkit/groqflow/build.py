@@ -147,7 +147,7 @@ def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips:
     """Compile for the TSP; without ``num_chips``, on the chips the model needs (a TSP holds the model in
     its 231 MB of SRAM, so a big one spreads over several): each ModeError's ``chips_needed`` is the count to try."""
     from accelkit.compiler.memory import ModeError
-    from accelkit.compiler.program import compile
+    from accelkit.workflow.compiling import compile
 
     chips = num_chips or 1
     for _ in range(MAX_CHIP_RETRIES):
@@ -207,8 +207,33 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     builds: without ``ConvertOnnxToFp16`` the build is fp32; a stage accelkit cannot follow is refused.
     """
     from accelkit._version import __version__
-    from accelkit.compiler.artifact import ArtifactError, load
 
+    precision = _check_arguments(model, quantization_samples, sequence, precision, groqview=groqview,
+                                 compiler_flags=compiler_flags, assembler_flags=assembler_flags)
+    rebuild = rebuild or "if_needed"
+    if rebuild not in REBUILD:
+        raise GroqFlowError(f"rebuild={rebuild!r} is not a rebuild policy", fix=f"use one of {list(REBUILD)}")
+    if num_chips is not None and (not isinstance(num_chips, int) or num_chips < 1):
+        raise GroqFlowError(f"num_chips must be a whole number ≥ 1, got {num_chips!r}", fix="e.g. num_chips=2")
+    name = _check_build_name(build_name) if build_name is not None else default_build_name()
+    named = bind_inputs(model, inputs)
+    root = _cache_root(cache_dir)
+    config = {"num_chips": num_chips, "precision": precision, "target": TARGET, "compiler_flags": compiler_flags,
+              "assembler_flags": assembler_flags, "groqview": groqview}
+    key = build_key(model, named, config)
+    state = BuildState.read(root, name)
+    if state is not None and rebuild != "always":
+        cached = _from_cache(model, named, state, name, key, rebuild, monitor, __version__)
+        if cached is not None:
+            return cached
+    state = BuildState(build_name=name, build_status="partial_build", key=key, config=config,
+                       inputs=input_shapes(named), accelkit_version=__version__, cache_dir=str(root))
+    return _build(model, named, state, precision, num_chips, monitor)
+
+
+def _check_arguments(model: Any, quantization_samples: Any, sequence: Any, precision: str, **hardware_only: Any) -> str:
+    """Refuse what groqit cannot build, record what only Groq's tool chain reads; returns the build's precision
+    (a custom ``sequence`` without ``ConvertOnnxToFp16`` builds fp32)."""
     if not isinstance(model, nn.Module):
         raise GroqFlowError(f"groqit builds an nn.Module here, not {type(model).__name__}", fix="pass the model object")
     if quantization_samples is not None:
@@ -223,51 +248,51 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
                           f"GroqFlow's build stages {', '.join(stage_names)}: accelkit has no ONNX step, so it reads "
                           f"the sequence for the precision it builds ({precision}"
                           + ("" if precision == "fp16" else ": no ConvertOnnxToFp16") + ") and records the rest")
-    rebuild = rebuild or "if_needed"
-    for name, value in (("groqview", groqview), ("compiler_flags", compiler_flags),
-                        ("assembler_flags", assembler_flags)):
+    for name, value in hardware_only.items():
         if value:
             facade_log.accept("GroqFlow", f"groqit({name}={value!r})", HARDWARE_ONLY[name])
-    if rebuild not in REBUILD:
-        raise GroqFlowError(f"rebuild={rebuild!r} is not a rebuild policy", fix=f"use one of {list(REBUILD)}")
-    if num_chips is not None and (not isinstance(num_chips, int) or num_chips < 1):
-        raise GroqFlowError(f"num_chips must be a whole number ≥ 1, got {num_chips!r}", fix="e.g. num_chips=2")
-    name = _check_build_name(build_name) if build_name is not None else default_build_name()
-    named = bind_inputs(model, inputs)
+    return precision
+
+
+def _cache_root(cache_dir: Any) -> Path:
     if cache_dir is not None and (not isinstance(cache_dir, (str, os.PathLike))
                                   or isinstance(os.fspath(cache_dir), bytes) or not str(os.fspath(cache_dir)).strip()):
         raise GroqFlowError(f"cache_dir must be a folder path (a str or pathlib.Path), not "
                             f"{type(cache_dir).__name__} {cache_dir!r}", fix="e.g. groqit(model, inputs, cache_dir='builds')")
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    config = {"num_chips": num_chips, "precision": precision, "target": TARGET, "compiler_flags": compiler_flags,
-              "assembler_flags": assembler_flags, "groqview": groqview}
-    key = build_key(model, named, config)
-    state = BuildState.read(root, name)
+    return Path(cache_dir) if cache_dir is not None else default_cache_dir()
 
-    if state is not None and rebuild != "always":
-        stale = _stale_reason(state, key, __version__)
-        usable = stale is None or (rebuild == "never" and state.build_status == "successful_build"
-                                   and (state.path / ARTIFACT).is_dir())
-        if usable:
-            if stale is not None:
-                warnings.warn(f"groqit: loading build {name!r} although it is stale ({stale}), because "
-                              "rebuild='never'; it may not match the model", stacklevel=2)
-            try:
-                prog = load(state.path / ARTIFACT)
-            except ArtifactError:
-                if rebuild == "never":
-                    raise
-            else:
-                state.loaded_from_cache = True
-                if monitor:
-                    print(f"groqit: {name!r} loaded from the build cache ({state.path}), "
-                          f"{state.num_chips_used} x {TARGET}, mode {state.mode!r}")
-                return GroqModel(model, prog, state, named)
-        elif stale is not None:
-            warnings.warn(f"groqit: rebuilding {name!r}: {stale}", stacklevel=2)
 
-    state = BuildState(build_name=name, build_status="partial_build", key=key, config=config,
-                       inputs=input_shapes(named), accelkit_version=__version__, cache_dir=str(root))
+def _from_cache(model: nn.Module, named: dict[str, Any], state: BuildState, name: str, key: str, rebuild: str,
+                monitor: bool, version: str) -> GroqModel | None:
+    """The cached build when the policy allows it (a stale one only with ``rebuild="never"``), else None."""
+    from accelkit.compiler.artifact import ArtifactError, load
+
+    stale = _stale_reason(state, key, version)
+    usable = stale is None or (rebuild == "never" and state.build_status == "successful_build"
+                               and (state.path / ARTIFACT).is_dir())
+    if not usable:
+        if stale is not None:
+            warnings.warn(f"groqit: rebuilding {name!r}: {stale}", stacklevel=3)
+        return None
+    if stale is not None:
+        warnings.warn(f"groqit: loading build {name!r} although it is stale ({stale}), because "
+                      "rebuild='never'; it may not match the model", stacklevel=3)
+    try:
+        prog = load(state.path / ARTIFACT)
+    except ArtifactError:
+        if rebuild == "never":
+            raise
+        return None
+    state.loaded_from_cache = True
+    if monitor:
+        print(f"groqit: {name!r} loaded from the build cache ({state.path}), "
+              f"{state.num_chips_used} x {TARGET}, mode {state.mode!r}")
+    return GroqModel(model, prog, state, named)
+
+
+def _build(model: nn.Module, named: dict[str, Any], state: BuildState, precision: str, num_chips: int | None,
+           monitor: bool) -> GroqModel:
+    """Compile and save a fresh build, its state file saying how far it got."""
     state.save()
     t0 = time.perf_counter()
     try:
@@ -283,8 +308,8 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     state.build_time_s = time.perf_counter() - t0
     state.save()
     if monitor:
-        print(monitor_lines(name, prog.precision, state.path))
-        print(f"groqit: built {name!r} for {prog.chips} x {TARGET} ({prog.precision}, mode {prog.mode!r}) "
+        print(monitor_lines(state.build_name, prog.precision, state.path))
+        print(f"groqit: built {state.build_name!r} for {prog.chips} x {TARGET} ({prog.precision}, mode {prog.mode!r}) "
               f"in {state.build_time_s:.1f} s (accelkit's simulated build; the stages above are GroqFlow's names)")
     return GroqModel(model, prog, state, named)
 

@@ -31,7 +31,7 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from functools import cache
 from pathlib import Path
@@ -513,24 +513,8 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     def num(key: str, raw: Any, kind: str) -> float | int:
         return _number(origin, key, raw, kind, where=where)
 
-    for key, what in _REQUIRED.items():
-        if values.get(key) is None:
-            raise SpecError(f"{origin}: missing required field '{key}' ({what})", where=where,
-                            fix=f"add {key} = ... with its source (a catalog file in accelkit/hardware/systems/ "
-                                "shows every field), or extends = \"a100.toml\" to start from one")
-    unknown = sorted(set(values) - _KNOWN)
-    if unknown:
-        raise SpecError(f"{origin}: unknown field(s) {', '.join(map(repr, unknown))}",
-                        where=where, fix="known fields: " + ", ".join(sorted(_KNOWN)))
-    for key in _TEXT_FIELDS:
-        if key in values and not isinstance(values[key], str):
-            raise SpecError(f"{origin}: field '{key}' must be text (got {values[key]!r})", where=where,
-                            fix=f'quote it: {key} = "..."')
+    _check_fields(values, origin, where)
     family = values["family"]
-    if family not in FAMILIES:
-        raise SpecError(f"{origin}: field 'family' must be one of {', '.join(FAMILIES)} (got {family!r})",
-                        where=where)
-
     v: dict[str, Any] = {k: values.get(k, "") for k in _TEXT_FIELDS}
     v["full_name"] = v["full_name"] or v["name"]
     v["unit_name"] = v["unit_name"] or UNIT_NAMES[family]
@@ -550,6 +534,52 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
         v["memory_per_unit_bytes"] = int(round(v["on_chip_memory_bytes"] / per))
         sources.setdefault("memory_per_unit_bytes", f"derived: on_chip_memory_bytes / {per:,} units")
 
+    v["mesh_shape"], v["functional_slices"] = _layout(values, num, origin, where)
+    v["peak_flops"] = _peaks(values, num, origin, where)
+    v["memory_tiers"] = _tiers(values, v, sources, num, origin, where)
+    v["dtypes"] = _dtypes(values, origin, where)
+    if not isinstance(sources, dict) or not all(isinstance(s, str) for s in sources.values()):
+        raise SpecError(f"{origin}: field 'sources' must map field names to text", where=where,
+                        fix='e.g. [sources] peak_flops.bf16 = "vendor datasheet"')
+    spec = AcceleratorSpec(sources=FrozenMap(), **v)
+    missing = [k for k in spec.figure_keys() if not sources.get(k, "").strip()]
+    if missing and strict:
+        raise SpecError(f"{origin}: figure(s) without a source: {', '.join(missing)}", where=where,
+                        fix="write each as { value = ..., source = \"where it was published\" }; "
+                            "start the source with 'illustrative' if nobody published it")
+    for k in missing:
+        sources[k] = f"{origin}: no source given"
+    known = set(spec.figure_keys())
+    return replace(spec, sources=FrozenMap({k: s for k, s in sources.items() if k in known}))
+
+
+_Num = Callable[[str, Any, str], float | int]
+
+
+def _check_fields(values: dict[str, Any], origin: str, where: str | None) -> None:
+    """Every required field there, no unknown one, text where text belongs, a known family."""
+    for key, what in _REQUIRED.items():
+        if values.get(key) is None:
+            raise SpecError(f"{origin}: missing required field '{key}' ({what})", where=where,
+                            fix=f"add {key} = ... with its source (a catalog file in accelkit/hardware/systems/ "
+                                "shows every field), or extends = \"a100.toml\" to start from one")
+    unknown = sorted(set(values) - _KNOWN)
+    if unknown:
+        raise SpecError(f"{origin}: unknown field(s) {', '.join(map(repr, unknown))}",
+                        where=where, fix="known fields: " + ", ".join(sorted(_KNOWN)))
+    for key in _TEXT_FIELDS:
+        if key in values and not isinstance(values[key], str):
+            raise SpecError(f"{origin}: field '{key}' must be text (got {values[key]!r})", where=where,
+                            fix=f'quote it: {key} = "..."')
+    family = values["family"]
+    if family not in FAMILIES:
+        raise SpecError(f"{origin}: field 'family' must be one of {', '.join(FAMILIES)} (got {family!r})",
+                        where=where)
+
+
+
+def _layout(values: dict[str, Any], num: _Num, origin: str, where: str | None) -> tuple[Any, Any]:
+    """The mesh shape (rows, cols) and the functional slices (kind -> count), each None when not given."""
     mesh = values.get("mesh_shape")
     if mesh is not None:
         if (not isinstance(mesh, list | tuple) or len(mesh) != 2
@@ -557,7 +587,6 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
             raise SpecError(f"{origin}: field 'mesh_shape' must be [rows, cols], two whole numbers (got {mesh!r})",
                             where=where, fix="e.g. mesh_shape = [750, 994]")
         mesh = (int(mesh[0]), int(mesh[1]))
-    v["mesh_shape"] = mesh
 
     slices = values.get("functional_slices")
     if slices is not None:
@@ -566,8 +595,12 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
                             f"(got {slices!r})", where=where)
         slices = FrozenMap({str(k): int(num(f"functional_slices.{k}", n, "compute_units"))
                             for k, n in slices.items()})
-    v["functional_slices"] = slices
+    return mesh, slices
 
+
+
+def _peaks(values: dict[str, Any], num: _Num, origin: str, where: str | None) -> FrozenMap:
+    """FLOP/s per precision, in the precisions' order."""
     peaks = values["peak_flops"]
     if not isinstance(peaks, dict) or not peaks:
         raise SpecError(f"{origin}: field 'peak_flops' must be a table of FLOP/s per precision "
@@ -576,9 +609,14 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
         if p not in PRECISIONS:
             raise SpecError(f"{origin}: field 'peak_flops.{p}': unknown precision {p!r}; use one of "
                             f"{', '.join(PRECISIONS)}", where=where)
-    v["peak_flops"] = FrozenMap({p: num(f"peak_flops.{p}", x, "peak_flops")
-                                 for p, x in sorted(peaks.items(), key=lambda kv: PRECISIONS.index(kv[0]))})
+    return FrozenMap({p: num(f"peak_flops.{p}", x, "peak_flops")
+                     for p, x in sorted(peaks.items(), key=lambda kv: PRECISIONS.index(kv[0]))})
 
+
+
+def _tiers(values: dict[str, Any], v: dict[str, Any], sources: dict[str, str], num: _Num, origin: str,
+           where: str | None) -> tuple[MemoryTier, ...]:
+    """The memory tiers, fastest first (one SRAM tier from the on-chip figures when none is given)."""
     tiers_raw = values.get("memory_tiers")
     if tiers_raw is None:
         tiers_raw = [{"name": "sram", "capacity_bytes": v["on_chip_memory_bytes"],
@@ -611,8 +649,12 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     if len({t.name for t in tiers}) != len(tiers):
         raise SpecError(f"{origin}: field 'memory_tiers' has two tiers with the same name", where=where,
                         fix="give each [[memory_tiers]] its own name (e.g. sram, hbm, ddr)")
-    v["memory_tiers"] = tuple(tiers)
+    return tuple(tiers)
 
+
+
+def _dtypes(values: dict[str, Any], origin: str, where: str | None) -> tuple[str, ...]:
+    """The torch dtypes the chip computes in (float32 when not given)."""
     dtypes = values.get("dtypes", ["float32"])
     if not isinstance(dtypes, list | tuple) or not all(isinstance(d, str) for d in dtypes):
         raise SpecError(f"{origin}: field 'dtypes' must be a list of torch dtype names, e.g. "
@@ -621,21 +663,8 @@ def _build(values: dict[str, Any], sources: dict[str, str], *, origin: str, stri
     if bad:
         raise SpecError(f"{origin}: field 'dtypes': {', '.join(map(repr, bad))} is not a torch dtype name",
                         where=where, fix="use names like float32, bfloat16, float16, int32, int64, bool")
-    v["dtypes"] = tuple(dtypes)
+    return tuple(dtypes)
 
-    if not isinstance(sources, dict) or not all(isinstance(s, str) for s in sources.values()):
-        raise SpecError(f"{origin}: field 'sources' must map field names to text", where=where,
-                        fix='e.g. [sources] peak_flops.bf16 = "vendor datasheet"')
-    spec = AcceleratorSpec(sources=FrozenMap(), **v)
-    missing = [k for k in spec.figure_keys() if not sources.get(k, "").strip()]
-    if missing and strict:
-        raise SpecError(f"{origin}: figure(s) without a source: {', '.join(missing)}", where=where,
-                        fix="write each as { value = ..., source = \"where it was published\" }; "
-                            "start the source with 'illustrative' if nobody published it")
-    for k in missing:
-        sources[k] = f"{origin}: no source given"
-    known = set(spec.figure_keys())
-    return replace(spec, sources=FrozenMap({k: s for k, s in sources.items() if k in known}))
 
 
 # ---- formatting

@@ -44,8 +44,8 @@ KINDS = (
 HOST_SYNC_KINDS = frozenset({"item", "_local_scalar_dense"})
 DATA_DEPENDENT_SHAPE_KINDS = frozenset({"nonzero", "nonzero_static", "unique", "_unique", "_unique2",
                                         "unique_dim", "unique_consecutive", "masked_select"})
-MATMUL_KINDS = frozenset({"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "mv", "addmv", "dot",
-                          "convolution", "_convolution", "conv1d", "conv2d", "conv3d"})
+SAME_DTYPE_KINDS = frozenset({"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "mv", "addmv", "dot",
+                              "convolution", "_convolution", "conv1d", "conv2d", "conv3d"})
 """Ops whose tensor operands must share one dtype (PyTorch refuses int64 x float32)."""
 _CAPTURE_KIND_TO_RULE = {"data-dependent-control-flow": "data-dependent-control-flow", "host-sync": "host-sync",
                          "non-tensor-output": "non-tensor-output", "unsupported": "capture-error"}
@@ -436,7 +436,7 @@ def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:
             hits.append(_hit_from_rule(inplace_rule, n.op, module, n.source,
                                        reason=f"{inplace_rule.reason} (the input written is a view of a forward argument)",
                                        input_name=_root_input(n, graph, user_inputs)))
-        mixed = sorted({m.dtype for m in n.inputs}) if n.kind in MATMUL_KINDS else []
+        mixed = sorted({m.dtype for m in n.inputs}) if n.kind in SAME_DTYPE_KINDS else []
         if len(mixed) > 1:  # fails on every machine, this CPU included: say so before compile or a run does
             dtype_rule = table.rule("dtype")
             hits.append(_Hit("dtype", n.op, module, n.source,

@@ -32,19 +32,20 @@ import torch
 from torch import nn
 
 from accelkit import boundary
-from accelkit.compiler.program import CompiledProgram, check_options, compile
+from accelkit.compiler.options import CompileOptions
+from accelkit.compiler.program import CompiledProgram
 from accelkit.cost.report import utilization_text
 from accelkit.errors import AccelkitError, ModelError
-from accelkit.families import model_for
 from accelkit.graph.capture import user_code
+from accelkit.graph.ir import SECTIONS  # the sections a step runs (also read here by older imports)
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import (
     TOLERANCE,  # noqa: F401 - re-exported
     CpuAutocast,
 )
 from accelkit.hardware.spec import AcceleratorSpec, fmt_sig
+from accelkit.workflow.compiling import compile_with
 
-SECTIONS = ("fwd", "bckwd", "opt")
 CHECKPOINT_SCHEMA = 3  # accelkit.runtime.checkpoint.SCHEMA (a test keeps them equal)
 PROGRAM_CACHE_SIZE = 16
 """A Session keeps the compiled programs of this many input shapes (the least recently used is dropped first), so
@@ -189,9 +190,11 @@ class Session:
             raise SessionError(f"precision {precision!r} cannot be emulated on this CPU",
                                fix=f"use one of {list(PRECISION_DTYPES)}")
         # what compile will be asked for at the first step, refused now rather than after it
-        spec = check_options(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
-                             mode=mode, parallel=parallel, fallback=fallback, stack=stack,
-                             device_iterations=device_iterations, synthetic_data=synthetic_data)
+        options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
+                                       chips=chips, mode=mode, parallel=parallel, fallback=fallback, stack=stack,
+                                       device_iterations=device_iterations, synthetic_data=synthetic_data,
+                                       role="session")
+        spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",
                           example="loss_fn=torch.nn.CrossEntropyLoss() (or torch.nn.functional.mse_loss)")
@@ -207,7 +210,8 @@ class Session:
         self.parallel = parallel
         self.mode = mode
         self.fallback = fallback  # "host": ops the target refuses run on the host CPU (ak.compile's fallback)
-        self.stack = model_for(spec.family).stack(stack, session=True)  # what the clock models (GPU: eager)
+        self.stack = options.stack  # what the clock models (GPU: eager PyTorch unless told otherwise)
+        self.options = options  # checked once; every step's compile shares them
         self.device_iterations = device_iterations  # steps per call from the host (one round trip per call)
         self.synthetic_data = synthetic_data
         self.steps = 0
@@ -260,11 +264,9 @@ class Session:
             micro = self.micro_batch if training else None
             while len(self._programs) >= PROGRAM_CACHE_SIZE:
                 self._programs.popitem(last=False)
-            self._programs[key] = compile(  # FLOPs and activations scale from these shapes to batch_size
-                self.model, inputs, target=self.spec, precision=self.precision, batch_size=batch,
-                micro_batch=micro, chips=self.chips, parallel=self.parallel, mode=self.mode, training=training,
-                fallback=self.fallback, stack=self.stack, device_iterations=self.device_iterations,
-                synthetic_data=self.synthetic_data)
+            # FLOPs and activations scale from these shapes to batch_size
+            options = self.options.but(batch_size=batch, micro_batch=micro, training=training)
+            self._programs[key] = compile_with(self.model, inputs, options)
         return self._programs[key]
 
     def require_compiled(self, what: str = "this") -> CompiledProgram:
@@ -395,8 +397,9 @@ class Session:
             self.input_wait_s = pl.wait_s
 
     def report(self) -> SessionReport:
-        """Simulated totals (modelled), host time (measured) and whether input kept up."""
-        prog = next(iter(self._programs.values()), None)
+        """Simulated totals (modelled), host time (measured) and whether input kept up; the mode and utilization
+        are those of the program behind the clock (:attr:`compiled`)."""
+        prog = self.compiled
         notes = []
         if self.steps and self.input_wait_s > self.simulated_time_s:
             notes.append(f"input-bound: waiting for data ({self.input_wait_s:.3g} s on this host) exceeds the "

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.compiler.program import CompiledProgram, Parallel, compile
+from accelkit.compiler.program import CompiledProgram, Parallel
 from accelkit.hardware.spec import fmt_sig
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import SECTIONS, Session, SessionReport
@@ -33,6 +33,7 @@ from accelkit.samba import pef as pef_file
 from accelkit.samba.optim import as_optimizer, optimizer_name
 from accelkit.samba.oracle import OracleCheck, reference_step
 from accelkit.samba.tensor import SambaError, SambaTensor, for_cpu, named, plain, require_converted
+from accelkit.workflow.compiling import compile
 
 TARGET = "sn40l"  # SambaNova's current RDU in accelkit's catalog
 MAPPINGS = (None, "section", "spatial")

@@ -18,13 +18,14 @@ layers into stages with a fill/drain bubble of (stages - 1) micro-batches.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from accelkit.constants import CHIP_HOP_LATENCY_S, assumptions_for, value
+from accelkit.constants import assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s, host_link_Bps, kernel_time  # noqa: F401 - re-exported for older imports
 from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
-from accelkit.families import TimingContext, model_for, rates
+from accelkit.families import TimingContext, model_for, rates  # noqa: F401 - model_for, rates re-exported
 from accelkit.families.cpu import host_partition_times
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
 from accelkit.families.tsp import tsp_cycles  # noqa: F401 - re-exported: the TSP placement reads it
@@ -78,7 +79,7 @@ def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
     (the family's latency each way) once; the bytes cross at the family's host-link rate. A stack whose host
     queues work asynchronously (``HostIO.overlapped``) never waits for a round trip, and its outputs stay on the
     device (PyTorch's tensors on a GPU, XLA's on a TPU): only the inputs count."""
-    io = model_for(prog.spec.family).host_io
+    io = prog.family.host_io
     if io is None:
         return 0, 0, 0.0, 0.0
     link = float(io.link_Bps.value) if io.link_Bps is not None else host_link_Bps(prog.spec)
@@ -89,115 +90,197 @@ def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
     return n_in, n_out, trip, (n_in + n_out) / link + trip / max(1, prog.device_iterations)
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """One pass (fwd, bckwd or opt) timed: its kernels' times (device, host partitions, transfers), its seconds,
+    one sample's latency through a spatial pipeline (None elsewhere) and the host's issue work beside it."""
+
+    kernels: list[KernelTime]
+    seconds: float
+    latency_s: float | None = None
+    host_events: tuple[tuple[str, float, float], ...] = ()
+
+
+def _time_pass(prog: CompiledProgram, ks: list[Kernel], samples: int, micro: float, peak: float,
+               link_Bps: float) -> _Pass:
+    """Time one pass's kernels: the family's model times those on the device; with ``fallback="host"`` the host
+    partitions run on the host CPU and every crossing goes over the host link, one after another with the
+    device's work (the device waits for the host's results)."""
+    if not ks:
+        return _Pass([], 0.0)
+    on_device = [k for k in ks if k.runs_on == "device"]
+    kts: list[KernelTime] = []
+    step = 0.0
+    latency = None
+    host_events: tuple[tuple[str, float, float], ...] = ()
+    if on_device:
+        ctx = TimingContext(prog.spec, prog.rates, prog.memory_plan, prog.placement, prog.parallel.tensor, peak,
+                            samples, prog, micro / prog.example_batch)
+        timed = prog.family.time(on_device, ctx)
+        latency, kts, step, host_events = timed.latency_s, timed.kernels, timed.step_s, timed.host_events
+    if len(on_device) == len(ks):
+        return _Pass(kts, step, latency, host_events)
+    host_kt = host_partition_times([k for k in ks if k.runs_on == "host"], prog.host_spec)
+    link_kt = [kernel_time(k, "host link", 0.0, 0.0, k.bytes_read / link_Bps, value("HOST_TRANSFER_LATENCY_S"),
+                           peak) for k in ks if k.runs_on == "link"]
+    by_name = {kt.name: kt for kt in (*kts, *host_kt, *link_kt)}
+    ordered = [by_name[k.name] for k in ks if k.name in by_name]
+    named = {k.name for k in ks}
+    ordered += [kt for kt in kts if kt.name not in named]  # a family's own extra rows (eager views)
+    return _Pass(ordered, step + sum(k.time_s for k in (*host_kt, *link_kt)), latency, host_events)
+
+
+def _recompute_s(prog: CompiledProgram, fwd: _Pass, notes: list[str]) -> float:
+    """Seconds recomputation adds to the backward pass (forward work run again inside it)."""
+    if prog.training and prog.recompute == "full":
+        notes.append("full recompute: the forward pass runs again inside backward")
+        return fwd.seconds
+    if prog.training and prog.recompute == "selective":
+        notes.append("selective recompute: memory-bound forward kernels run again inside backward")
+        return sum(k.time_s for k in fwd.kernels if k.bound != "compute" or k.flops == 0)
+    return 0.0
+
+
+def _tensor_parallel(prog: CompiledProgram, fwd_kernels: list[Kernel], notes: list[str]) -> tuple[float, int]:
+    """Tensor parallel: two all-reduces of each layer's output in forward, two more in backward (seconds, bytes)."""
+    tensor = prog.parallel.tensor
+    if tensor <= 1:
+        return 0.0, 0
+    layer_out = [ks[-1].out_bytes for _g, ks in layers(fwd_kernels)]
+    per_pass = sum(2 * prog.family.allreduce_s(b, tensor, prog.rates, prog.spec) for b in layer_out)
+    notes.append(f"tensor parallel over {tensor} chips: 2 all-reduces per layer per pass")
+    passes = 2 if prog.training else 1
+    return per_pass * passes, int(sum(layer_out) * 2 * passes)
+
+
+def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[str]) -> tuple[float, float, float]:
+    """The step's seconds over the pipeline, how many times each section's work runs per step on one chip, and
+    the bubble: stages of about equal work, a fill/drain bubble of (stages - 1) micro-batches in training."""
+    p = prog.parallel.pipeline
+    hop_s = value("CHIP_HOP_LATENCY_S")  # read when used, as every constant
+    if p <= 1:
+        return n_micro * micro_s, float(n_micro), 0.0
+    if prog.training:
+        stage_s = micro_s / p + hop_s
+        step_s = (n_micro + p - 1) * stage_s
+        scale = n_micro / p
+        notes.append(f"pipeline of {p} stages, {n_micro} micro-batches: bubble {(p - 1) / (n_micro + p - 1):.0%}")
+        return step_s, scale, step_s - scale * micro_s
+    if prog.family.schedule_charges_hops:  # the schedule already charges every chip boundary it crosses
+        return micro_s, float(n_micro), 0.0
+    notes.append(f"{p} pipeline stages: one sample crosses {p - 1} chip boundaries")
+    return micro_s + (p - 1) * hop_s, float(n_micro), (p - 1) * hop_s
+
+
+def _data_parallel(prog: CompiledProgram, notes: list[str]) -> tuple[float, int]:
+    """Data parallel in training: one all-reduce of the gradients per step (seconds, bytes)."""
+    par = prog.parallel
+    if not (prog.training and par.data > 1):
+        return 0.0, 0
+    grad_bytes = prog.memory_plan.gradient_bytes
+    dp_s = prog.family.allreduce_s(grad_bytes, par.data, prog.rates, prog.spec)
+    notes.append(f"data parallel over {par.data} replicas: gradient all-reduce {dp_s * 1e3:.3g} ms per step")
+    return dp_s, int(2 * (par.data - 1) / par.data * grad_bytes)
+
+
+def _traffic(prog: CompiledProgram, kernels: list[Kernel], n_micro: int) -> dict[str, int]:
+    """Bytes per memory tier, per chip, per step: one chip's share (tensor parallelism splits every kernel, a
+    pipeline gives each chip 1 / p of them); what did not fit on chip is read from the tier it streams from."""
+    plan = prog.memory_plan
+    tensor, p = prog.parallel.tensor, prog.parallel.pipeline
+    traffic: dict[str, int] = {}
+    w, a = plan.placement["weights"], plan.placement["activation"]
+    weight_traffic = sum(k.param_bytes for k in kernels) / (tensor * p) * n_micro
+    if plan.partial and plan.spill_tier:
+        traffic[plan.spill_tier] = int(weight_traffic * (1 - plan.resident))
+        weight_traffic *= plan.resident
+    traffic[w] = traffic.get(w, 0) + int(weight_traffic)
+    traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) / p * n_micro)
+    return traffic
+
+
+def _generated_note(prog: CompiledProgram, kernels: list[Kernel], all_kt: list[KernelTime]) -> str | None:
+    """What the kernels with generated code (no library kernel for an op) cost against library kernels."""
+    generated = {k.name: k.extra["efficiency"] for k in kernels if "generated" in k.extra}
+    if not generated:
+        return None
+    mine = [kt for kt in all_kt if kt.name in generated]
+    ops = sorted({op for k in kernels for op in k.extra.get("generated", ())})
+    model = prog.family
+    eff = model.generated_efficiency.value if model.generated_efficiency else 1.0
+    # what they would take as library kernels: the same roofline at the library's rate
+    as_library = sum(max(kt.compute_s * generated[kt.name], kt.memory_s) + kt.comm_s + kt.overhead_s for kt in mine)
+    return (f"{len(generated)} kernel(s) with generated code (no library kernel for {', '.join(ops[:5])}; "
+            f"those ops compute at {eff:.0%} of a library kernel's rate): "
+            f"{fmt_s(sum(kt.time_s for kt in mine))} per pass, {fmt_s(as_library)} had the library covered them")
+
+
+def _fallback_note(prog: CompiledProgram, kernels: list[Kernel], n_parts: int, host_s: float, transfer_s: float,
+                   link_Bps: float) -> str:
+    """What ``fallback="host"`` costs: the host partitions' seconds and the transfers over the host link."""
+    spec = prog.spec
+    link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
+    n_host = sum(1 for k in kernels if k.runs_on == "host")
+    n_link = sum(1 for k in kernels if k.runs_on == "link")
+    host_name = prog.host_spec.full_name if prog.host_spec is not None else "the host"
+    return (f"fallback 'host': {n_host} kernel(s) in {n_parts} partition(s) run on the host CPU ({host_name}, "
+            f"eager fp32 at the rates measured on this machine): {fmt_s(host_s)} per step; {n_link} "
+            f"transfer(s) over the host link at {link_Bps * 2 / 1e9:.3g} GB/s ({link_source}) take "
+            f"{fmt_s(transfer_s)} per step; the device waits while the host works (no overlap modelled)")
+
+
+def _timeline(passes: dict[str, _Pass], lane: Any, comm_s: float, io_s: float) -> list[TimelineEvent]:
+    """The step's events: forward and backward kernels (and the host issuing them), the all-reduces, the
+    optimizer, then the host link's share."""
+    fwd, bwd, opt = passes["fwd"], passes["bckwd"], passes["opt"]
+    events, t = _events(fwd.kernels + bwd.kernels, lane)
+    for section, offset in (("fwd", 0.0), ("bckwd", fwd.seconds)):  # the host issuing ops beside the chip's kernels
+        events += [TimelineEvent(name, section, "host (issues kernels)", offset + start, seconds)
+                   for name, start, seconds in passes[section].host_events]
+    if comm_s:
+        events.append(TimelineEvent("all-reduce", "comm", "links", t, comm_s))
+        t += comm_s
+    ev2, t = _events(opt.kernels, lane, t)
+    events += ev2
+    if io_s:
+        events.append(TimelineEvent("inputs in, outputs out, round trip", "io", "host link", t, io_s))
+    return events
+
+
 def estimate(prog: CompiledProgram) -> PerfReport:
     """Model one step of ``prog`` (a CompiledProgram). Pure: no printing, no plotting, no I/O."""
     spec: AcceleratorSpec = prog.spec
-    r = rates(spec, prog.precision, prog.host)  # a host program carries what was measured when it compiled
-    peak = model_for(spec.family).peak(spec, prog.precision)
+    model = prog.family  # looked up once, by the options the program was built from
+    peak = model.peak(spec, prog.precision)
     par = prog.parallel
     plan = prog.memory_plan
-    fam = spec.family
     # the program's kernels are at batch / data; a micro-batch is what flows through at once
     per_replica = prog.batch_size / par.data
     micro = min(prog.micro_batch / par.data if prog.training else per_replica, per_replica) or per_replica
     n_micro = max(1, round(per_replica / micro)) if prog.training else 1
     kernels = [k.scaled(micro / per_replica) for k in prog.kernels]
     step_kernels = [k for k in kernels if k.section != "opt"]
-    opt_kernels = [k for k in kernels if k.section == "opt"]
-    tensor = par.tensor
     notes: list[str] = []
     if plan.partial:
         notes.append(f"partial residency: {plan.resident:.0%} of the {' and '.join(plan.spilled_kinds)} stay in "
                      f"{plan.resident_tier}; {plan.streamed_bytes / 1e9:.3g} GB per chip stream from {plan.spill_tier} "
                      "every pass "
                      f"({plan.chips_needed} chips would hold it all)")
-    latency = None
-
-    model = model_for(fam)
-    stack = model.stack(getattr(prog, "stack", "") or None)
-
+    stack = model.stack(prog.stack or None)
     link_Bps = host_link_Bps(spec)  # one way: vendors quote both directions together
-    link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
-
-    host_lane: dict[str, tuple[tuple[str, float, float], ...]] = {}  # section -> the host's issue work
-
-    def times(ks: list[Kernel], samples: int) -> tuple[list[KernelTime], float]:
-        nonlocal latency
-        if not ks:
-            return [], 0.0
-        on_device = [k for k in ks if k.runs_on == "device"]
-        kts: list[KernelTime] = []
-        step = 0.0
-        if on_device:
-            ctx = TimingContext(spec, r, plan, prog.placement, tensor, peak, samples, prog,
-                                micro / prog.example_batch)
-            timed = model.time(on_device, ctx)
-            if timed.latency_s is not None and latency is None:
-                latency = timed.latency_s
-            kts, step = timed.kernels, timed.step_s
-            if timed.host_events:
-                host_lane[on_device[0].section] = timed.host_events
-        if len(on_device) == len(ks):
-            return kts, step
-        # fallback="host": the host partitions run on the host CPU and every crossing goes over the host link,
-        # one after another with the device's work (the device waits for the host's results)
-        host_kt = host_partition_times([k for k in ks if k.runs_on == "host"], prog.host_spec)
-        link_kt = [kernel_time(k, "host link", 0.0, 0.0, k.bytes_read / link_Bps, value("HOST_TRANSFER_LATENCY_S"),
-                               peak) for k in ks if k.runs_on == "link"]
-        by_name = {kt.name: kt for kt in (*kts, *host_kt, *link_kt)}
-        ordered = [by_name[k.name] for k in ks if k.name in by_name]
-        named = {k.name for k in ks}
-        ordered += [kt for kt in kts if kt.name not in named]  # a family's own extra rows (eager views)
-        return ordered, step + sum(k.time_s for k in (*host_kt, *link_kt))
-
     samples = max(1, int(round(micro)))
-    fwd_kt, fwd_s = times([k for k in step_kernels if k.section == "fwd"], samples)
-    bwd_kt, bwd_s = times([k for k in step_kernels if k.section == "bckwd"], samples)
-    opt_kt, opt_s = times(opt_kernels, 1)
-    # recomputation re-runs forward work during the backward pass
-    if prog.training and prog.recompute == "full":
-        bwd_s += fwd_s
-        notes.append("full recompute: the forward pass runs again inside backward")
-    elif prog.training and prog.recompute == "selective":
-        extra = sum(k.time_s for k in fwd_kt if k.bound != "compute" or k.flops == 0)
-        bwd_s += extra
-        notes.append("selective recompute: memory-bound forward kernels run again inside backward")
-    # tensor parallel: two all-reduces of each layer's output in forward, two more in backward
-    comm_s = 0.0
-    comm_bytes = 0
-    if tensor > 1:
-        layer_out = [ks[-1].out_bytes for _g, ks in layers([k for k in step_kernels if k.section == "fwd"])]
-        per_pass = sum(2 * model.allreduce_s(b, tensor, r, spec) for b in layer_out)
-        comm_s += per_pass * (2 if prog.training else 1)
-        comm_bytes += int(sum(layer_out) * 2 * (2 if prog.training else 1))
-        notes.append(f"tensor parallel over {tensor} chips: 2 all-reduces per layer per pass")
+    passes = {section: _time_pass(prog, [k for k in step_kernels if k.section == section], samples, micro, peak,
+                                  link_Bps) for section in ("fwd", "bckwd")}
+    passes["opt"] = _time_pass(prog, [k for k in kernels if k.section == "opt"], 1, micro, peak, link_Bps)
+    fwd, bwd, opt = passes["fwd"], passes["bckwd"], passes["opt"]
+    latency = next((ps.latency_s for ps in passes.values() if ps.latency_s is not None), None)
+    fwd_s, opt_s = fwd.seconds, opt.seconds
+    bwd_s = bwd.seconds + _recompute_s(prog, fwd, notes)
+    comm_s, comm_bytes = _tensor_parallel(prog, [k for k in step_kernels if k.section == "fwd"], notes)
     micro_s = fwd_s + bwd_s + comm_s
-    # pipeline parallel: stages of about equal work; bubble of (stages - 1) micro-batches
-    p = par.pipeline
-    scale = float(n_micro)  # how many times each section's work runs per step, on one chip
-    bubble_s = 0.0
-    if p > 1:
-        stage_s = micro_s / p + CHIP_HOP_LATENCY_S
-        if prog.training:
-            step_s = (n_micro + p - 1) * stage_s
-            scale = n_micro / p
-            bubble_s = step_s - scale * micro_s
-            notes.append(f"pipeline of {p} stages, {n_micro} micro-batches: bubble {(p - 1) / (n_micro + p - 1):.0%}")
-        elif model.schedule_charges_hops:  # the schedule already charges every chip boundary it crosses
-            step_s = micro_s
-        else:
-            step_s = micro_s + (p - 1) * CHIP_HOP_LATENCY_S
-            bubble_s = (p - 1) * CHIP_HOP_LATENCY_S
-            notes.append(f"{p} pipeline stages: one sample crosses {p - 1} chip boundaries")
-    else:
-        step_s = n_micro * micro_s
-    # data parallel: all-reduce of the gradients once per step
-    dp_s = 0.0
-    if prog.training and par.data > 1:
-        grad_bytes = plan.gradient_bytes
-        dp_s = model.allreduce_s(grad_bytes, par.data, r, spec)
-        comm_bytes += int(2 * (par.data - 1) / par.data * grad_bytes)
-        notes.append(f"data parallel over {par.data} replicas: gradient all-reduce {dp_s * 1e3:.3g} ms per step")
+    step_s, scale, bubble_s = _pipeline(prog, micro_s, n_micro, notes)
+    dp_s, dp_bytes = _data_parallel(prog, notes)
+    comm_bytes += dp_bytes
     step_s += dp_s + opt_s
     # the host's share: each call's inputs in and outputs back over the host link, its round trip shared by the
     # steps the call runs; a stack that copies the next batch while this one computes shows only the excess
@@ -206,49 +289,24 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     if io_model is not None and io_model.overlapped:
         io_s = max(0.0, io_s - step_s)
     step_s += io_s
-    all_kt = fwd_kt + bwd_kt + opt_kt
+    all_kt = fwd.kernels + bwd.kernels + opt.kernels
     runs_on = {k.name: k.runs_on for k in kernels}
     off_device = {"host": "host CPU", "link": "host link"}
 
     def lane(k: KernelTime) -> str:  # timeline: one lane per unit group the family exposes, then the host's
         return off_device.get(runs_on.get(k.name, "device")) or model.lane(k)
 
-    host_s = sum(k.time_s for k in fwd_kt + bwd_kt if runs_on.get(k.name) == "host") * scale
-    transfer_s = sum(k.time_s for k in fwd_kt + bwd_kt if runs_on.get(k.name) == "link") * scale
+    host_s = sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == "host") * scale
+    transfer_s = sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == "link") * scale
     n_parts = max((int(k.extra.get("partition", 0)) for k in kernels if k.runs_on != "device"), default=0)
     if n_parts:
-        n_host = sum(1 for k in kernels if k.runs_on == "host")
-        n_link = sum(1 for k in kernels if k.runs_on == "link")
-        host_name = prog.host_spec.full_name if prog.host_spec is not None else "the host"
-        notes.append(f"fallback 'host': {n_host} kernel(s) in {n_parts} partition(s) run on the host CPU ({host_name}, "
-                     f"eager fp32 at the rates measured on this machine): {fmt_s(host_s)} per step; {n_link} "
-                     f"transfer(s) over the host link at {link_Bps * 2 / 1e9:.3g} GB/s ({link_source}) take "
-                     f"{fmt_s(transfer_s)} per step; the device waits while the host works (no overlap modelled)")
-    events, t = _events(fwd_kt + bwd_kt, lane)
-    for section, offset in (("fwd", 0.0), ("bckwd", fwd_s)):  # the host issuing ops beside the chip's kernels
-        events += [TimelineEvent(name, section, "host (issues kernels)", offset + start, seconds)
-                   for name, start, seconds in host_lane.get(section, ())]
-    if comm_s + dp_s:
-        events.append(TimelineEvent("all-reduce", "comm", "links", t, comm_s + dp_s))
-        t += comm_s + dp_s
-    ev2, t = _events(opt_kt, lane, t)
-    events += ev2
-    if io_s:
-        events.append(TimelineEvent("inputs in, outputs out, round trip", "io", "host link", t, io_s))
-    # traffic per tier (per chip, per step)
-    traffic: dict[str, int] = {}
-    w, a = plan.placement["weights"], plan.placement["activation"]
-    # one chip's share: tensor parallelism splits every kernel, a pipeline gives each chip 1 / p of them
-    weight_traffic = sum(k.param_bytes for k in kernels) / (tensor * p) * n_micro
-    if plan.partial and plan.spill_tier:  # what did not fit on chip is read from the tier it streams from
-        traffic[plan.spill_tier] = int(weight_traffic * (1 - plan.resident))
-        weight_traffic *= plan.resident
-    traffic[w] = traffic.get(w, 0) + int(weight_traffic)
-    traffic[a] = traffic.get(a, 0) + int(sum(k.bytes - k.param_bytes for k in kernels) / p * n_micro)
-    flops = sum(k.flops for k in kernels) / (tensor * p) * n_micro
+        notes.append(_fallback_note(prog, kernels, n_parts, host_s, transfer_s, link_Bps))
+    events = _timeline(passes, lane, comm_s + dp_s, io_s)
+    traffic = _traffic(prog, kernels, n_micro)
+    flops = sum(k.flops for k in kernels) / (par.tensor * par.pipeline) * n_micro
     sections = {"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
                 "bubble": bubble_s, "io": io_s}
-    bd = breakdown(sections, {"fwd": fwd_kt, "bckwd": bwd_kt, "opt": opt_kt}, chips=prog.chips,
+    bd = breakdown(sections, {"fwd": fwd.kernels, "bckwd": bwd.kernels, "opt": opt.kernels}, chips=prog.chips,
                    utilization=flops / (step_s * peak) if step_s else 0.0)
     step_s = bd.step_s  # the sum of the sections, which every reader adds up again
     util = {"compute": bd.utilization}
@@ -261,24 +319,16 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     if first is not None and first.dtype.startswith("int") and len(first.shape) == 2:
         tokens = throughput * first.shape[1]
     energy = spec.power_w * step_s * prog.chips if spec.power_w else None
-    generated = {k.name: k.extra["efficiency"] for k in kernels if "generated" in k.extra}
+    generated = _generated_note(prog, kernels, all_kt)
     if generated:
-        mine = [kt for kt in all_kt if kt.name in generated]
-        ops = sorted({op for k in kernels for op in k.extra.get("generated", ())})
-        eff = model.generated_efficiency.value if model.generated_efficiency else 1.0
-        # what they would take as library kernels: the same roofline at the library's rate
-        as_library = sum(max(kt.compute_s * generated[kt.name], kt.memory_s) + kt.comm_s + kt.overhead_s
-                         for kt in mine)
-        notes.append(f"{len(generated)} kernel(s) with generated code (no library kernel for {', '.join(ops[:5])}; "
-                     f"those ops compute at {eff:.0%} of a library kernel's rate): "
-                     f"{fmt_s(sum(kt.time_s for kt in mine))} per pass, {fmt_s(as_library)} had the library "
-                     "covered them")
+        notes.append(generated)
     return PerfReport(
-        target=spec.name, family=fam, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
+        target=spec.name, family=spec.family, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
         chips=prog.chips, parallel=par, training=prog.training, breakdown=bd, throughput=throughput,
-        tokens_per_s=tokens, kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes, energy_j=energy,
-        events=events, assumptions=assumptions_for(fam, chips=prog.chips, generated=bool(generated),
-                                                   fallback=bool(n_parts)), notes=notes,
+        tokens_per_s=tokens, kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes,
+        energy_j=energy, events=events,
+        assumptions=assumptions_for(spec.family, chips=prog.chips, generated=generated is not None,
+                                    fallback=bool(n_parts)), notes=notes,
         latency_s=latency, host_s=host_s, transfer_s=transfer_s, host_partitions=n_parts,
         stack=stack, stack_note=model.describe_stack(stack), io_in_bytes=io_in, io_out_bytes=io_out,
         round_trip_s=round_trip, device_iterations=max(1, prog.device_iterations),

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 from accelkit import hardware
-from accelkit.compiler.program import compile
 from accelkit.cost.host import dispatch_overhead_s, measure_forward_s, view_op_s
+from accelkit.workflow.compiling import compile
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from typing import Any
 from torch import nn
 
 from accelkit import hardware
-from accelkit.compiler.program import compile
 from accelkit.cost.report import PerfReport, fmt_s
 from accelkit.errors import ArgumentError
 from accelkit.families import model_for
+from accelkit.workflow.compiling import compile
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from accelkit.teach.exercises import Line, exercise
+from accelkit.teach.registry import Line, exercise
 
 
 def _close(a: float, b: float, rel: float = 0.02) -> bool:

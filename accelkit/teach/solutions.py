@@ -96,7 +96,7 @@ def _changes() -> list[str]:
 def solve(name: str, **context: Any) -> Any:
     """The shipped answer to exercise ``name`` for ``context``."""
     if name not in SOLUTIONS:
-        from accelkit.teach.exercises import ExerciseFailed
+        from accelkit.teach.registry import ExerciseFailed
 
         raise ExerciseFailed(f"exercise {name} has no shipped solution", fix="add one to accelkit/teach/solutions.py")
     return SOLUTIONS[name](**context)

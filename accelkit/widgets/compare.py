@@ -29,7 +29,6 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.compiler import CompiledProgram
-from accelkit.compiler import compile as ak_compile
 from accelkit.compiler.memory import ModeError
 from accelkit.errors import AccelkitError
 from accelkit.hardware.spec import fmt_sig
@@ -45,6 +44,7 @@ from accelkit.widgets.explorer import (
     replace_figure,
 )
 from accelkit.widgets.explorer import targets as catalog_targets
+from accelkit.workflow.compiling import compile as ak_compile
 
 SORT_BY: dict[str, tuple[str, bool]] = {  # label -> (row key, largest first)
     "step time": ("step_time_s", False),

@@ -39,7 +39,6 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.compiler import CompiledProgram
-from accelkit.compiler import compile as ak_compile
 from accelkit.errors import AccelkitError
 from accelkit.graph.values import compare
 from accelkit.hardware import fmt_bytes
@@ -61,6 +60,7 @@ from accelkit.widgets.explorer import (
     replace_figure,
     targets,
 )
+from accelkit.workflow.compiling import compile as ak_compile
 
 STEPS = ("profile", "check", "port", "compile", "run")
 """The tabs, in workflow order."""

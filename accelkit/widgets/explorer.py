@@ -31,7 +31,6 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.compiler import MODES, CompiledProgram, CompileError, ModeError
-from accelkit.compiler import compile as ak_compile
 from accelkit.errors import AccelkitError
 from accelkit.hardware import AcceleratorSpec, fmt_bytes
 from accelkit.hardware.precision import PREFERRED as PREFERRED_PRECISIONS  # noqa: F401 - re-exported
@@ -39,6 +38,7 @@ from accelkit.hardware.precision import default_for
 from accelkit.sim.report import fmt_s
 from accelkit.viz.perf import roofline, timeline
 from accelkit.viz.placement import memory_plan_bars, placement_map
+from accelkit.workflow.compiling import compile as ak_compile
 
 View = Callable[[CompiledProgram], go.Figure]
 """A figure the explorer can show: a pure function of the compiled program, returning a new figure

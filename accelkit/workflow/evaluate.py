@@ -21,11 +21,11 @@ from typing import Any
 from torch import nn
 
 from accelkit.compiler.program import captured
-from accelkit.compiler.program import compile as compile_program
 from accelkit.errors import AccelkitError, ArgumentError
 from accelkit.graph import Graph
-from accelkit.sim.serve import serve
+from accelkit.workflow.compiling import compile as compile_program
 from accelkit.workflow.grid import call_kwargs, target_name
+from accelkit.workflow.serve import serve
 
 # columns every row has, in this order (the grid's keys follow ``kind``)
 RESULT_COLUMNS = ("status", "step_time_s", "time_per_sample_s", "throughput", "tokens_per_s", "ttft_s", "tpot_s",

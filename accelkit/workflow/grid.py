@@ -26,11 +26,11 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.boundary import flag, got, whole
-from accelkit.compiler.program import compile as compile_program
 from accelkit.errors import ArgumentError
 from accelkit.graph import Graph
 from accelkit.hardware.spec import AcceleratorSpec
-from accelkit.sim.serve import serve
+from accelkit.workflow.compiling import compile as compile_program
+from accelkit.workflow.serve import serve
 
 SERVING_KEYS = ("prompt_tokens", "output_tokens")
 # the arguments a sweep sets itself, or that are no setting: never grid keys

@@ -1,0 +1,149 @@
+"""``CompileOptions``: what a compile is asked for, checked once and frozen.
+
+    options = CompileOptions.check("sn40l", precision="bf16", chips=8)   # every refusal names the argument
+    options.spec        # the chip, looked up once
+    options.family      # its family's execution model, looked up once
+    options.rates       # what one chip delivers at the precision, computed once (on first use)
+    options.stack       # the software stack, resolved to a name ("eager", "compiled", "engine", ...)
+
+``ak.compile``, ``ak.Session`` and ``ak.serve`` check their arguments into one of these and pass it down, so a
+step that builds several programs (serve's prefill and decode, the search over parallel splits) neither checks
+the arguments again nor looks the chip, its family or its rates up again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal
+
+from accelkit import hardware
+from accelkit.boundary import flag, got, instance, maybe_whole, nearby_divisors, one_of, whole
+from accelkit.compiler.fallback import FALLBACKS
+from accelkit.compiler.memory import check_mode
+from accelkit.cost import Parallel
+from accelkit.cost.rates import Rates
+from accelkit.errors import CompileError, PrecisionError
+from accelkit.families import ExecutionModel, model_for
+from accelkit.hardware.spec import AcceleratorSpec
+
+RECOMPUTE = ("none", "selective", "full")
+FUSION_LEVELS = ("o0", "o1")
+
+Role = Literal["compile", "session", "serve"]
+"""Whose default software stack applies when none is named: ``ak.compile``'s, a Session's or a server's."""
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What one compile is asked for, after every argument was checked (:meth:`check`). Frozen: a program built
+    from it, and every program of a search over splits and memory plans, share it unchanged."""
+
+    spec: AcceleratorSpec
+    precision: str = "bf16"
+    batch_size: int | None = None  # None: the example inputs' batch
+    micro_batch: int | None = None  # None: the whole batch at once
+    chips: int = 1
+    mode: str = "auto"
+    training: bool = False
+    parallel: Parallel | None = None  # None: the search picks the split
+    recompute: str = "none"
+    fusion: str = "o1"
+    fallback: str | None = None
+    stack: str = ""  # resolved: the family's default for the role when none was named
+    device_iterations: int = 1
+    synthetic_data: bool = False
+    family: ExecutionModel = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.family is None:  # built directly (not through check): look the family up once, here
+            object.__setattr__(self, "family", model_for(self.spec.family))
+
+    @classmethod
+    def check(cls, target: Any, *, precision: Any = "bf16", batch_size: Any = None, micro_batch: Any = None,
+              chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
+              recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
+              device_iterations: Any = 1, synthetic_data: Any = False, role: Role = "compile") -> CompileOptions:
+        """Check what a compile is asked for before any work starts; every refusal names the argument and the
+        fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
+        server its engine)."""
+        spec = target if isinstance(target, AcceleratorSpec) else hardware.get(target)
+        if not isinstance(precision, str):
+            raise CompileError(f"precision must be a precision's name, not {got(precision)}",
+                               fix=f"use one of {list(spec.peak_flops)}, e.g. precision='fp32'")
+        try:
+            spec.peak(precision)
+        except PrecisionError as exc:  # the fix in this function's words, not spec.peak's
+            raise PrecisionError(exc.message, fix=f"pass precision={next(iter(spec.peak_flops))!r} (or another of "
+                                                  f"{list(spec.peak_flops)})") from None
+        one_of("recompute", recompute, RECOMPUTE, error=CompileError)
+        one_of("fusion", fusion, FUSION_LEVELS, error=CompileError)
+        if fallback not in FALLBACKS:
+            raise CompileError(f"fallback={fallback!r} is not a fallback",
+                               fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
+        flag("training", training)
+        flag("synthetic_data", synthetic_data)
+        whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
+        check_mode(spec, mode)
+        family = model_for(spec.family)
+        stack_name = family.stack(stack, serving=role == "serve", session=role == "session")
+        whole("chips", chips, example="chips=4", error=CompileError)
+        maybe_whole("batch_size", batch_size, example="batch_size=32", error=CompileError)
+        maybe_whole("micro_batch", micro_batch, example="micro_batch=8", error=CompileError)
+        _divides(batch_size, micro_batch)
+        if parallel is not None:
+            instance("parallel", parallel, Parallel, takes="an ak.Parallel (or None: accelkit picks the split)",
+                     example="parallel=ak.Parallel(data=2, pipeline=2)", error=CompileError)
+            if parallel.chips != chips:
+                raise CompileError(f"parallel={parallel} uses {parallel.chips} chips but chips={chips}",
+                                   fix=f"pass chips={parallel.chips}, or change the Parallel factors so their "
+                                       f"product is {chips}")
+        if spec.max_chips is not None and chips > spec.max_chips:
+            raise CompileError(f"{chips} chips is more than the largest {spec.name} system ({spec.max_chips})",
+                               fix=f"use at most {spec.max_chips} chips")
+        return cls(spec=spec, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
+                   mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
+                   fallback=fallback, stack=stack_name, device_iterations=device_iterations,
+                   synthetic_data=synthetic_data, family=family)
+
+    def but(self, **changes: Any) -> CompileOptions:
+        """The same options with ``batch_size``, ``micro_batch``, ``parallel`` or ``training`` changed (each
+        checked; None is a value: ``but(micro_batch=None)`` drops the micro-batch). The chip, its family and its
+        rates are not looked up again: the copy shares them."""
+        unknown = sorted(set(changes) - {"batch_size", "micro_batch", "parallel", "training"})
+        if unknown:
+            raise CompileError(f"CompileOptions.but cannot change {unknown}",
+                               fix="check new options with CompileOptions.check(...) instead")
+        for name in ("batch_size", "micro_batch"):
+            if name in changes:
+                maybe_whole(name, changes[name], example=f"{name}=8", error=CompileError)
+        if "training" in changes:
+            flag("training", changes["training"])
+        par = changes.get("parallel")
+        if par is not None:
+            instance("parallel", par, Parallel, takes="an ak.Parallel", example="parallel=ak.Parallel(data=2)",
+                     error=CompileError)
+            if par.chips != self.chips:
+                raise CompileError(f"parallel={par} uses {par.chips} chips but chips={self.chips}",
+                                   fix=f"use a split whose factors multiply to {self.chips}")
+        out = replace(self, **changes)
+        _divides(out.batch_size, out.micro_batch)
+        if "rates" in self.__dict__:  # computed already: the copy, just built, shares it (same chip and precision)
+            out.__dict__["rates"] = self.__dict__["rates"]
+        return out
+
+    @cached_property
+    def rates(self) -> Rates:
+        """What one chip delivers at this precision, as its family's model says (computed once, on first use).
+        A measured target's rates depend on the model measured on this host: see ``CompiledProgram.rates``."""
+        return self.family.rates(self.spec, self.precision)
+
+
+def _divides(batch_size: int | None, micro_batch: int | None) -> None:
+    if batch_size is not None and micro_batch is not None and batch_size % micro_batch:
+        raise CompileError(f"batch_size {batch_size} is not divisible by micro_batch {micro_batch}",
+                           fix=f"use a micro_batch that divides {batch_size}, e.g. "
+                               f"{nearby_divisors(batch_size, micro_batch)}")
+
+
+__all__ = ["FUSION_LEVELS", "RECOMPUTE", "CompileOptions", "Role"]

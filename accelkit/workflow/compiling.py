@@ -1,0 +1,113 @@
+"""``ak.compile``: capture (once per model and input shapes), check, lower, then the search over parallel splits
+and memory plans, each candidate modelled once.
+
+    prog = ak.compile(model, inputs, target="sn40l", chips=4)   # the fastest split and plan that hold
+
+The compiler builds one program for one split and one plan (:func:`accelkit.compiler.program.build`); choosing
+among them needs the performance model, which sits above the compiler's values, so the choice lives here, in one
+function that lists the candidates (:func:`candidates`) and scores them (:func:`fastest`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from accelkit.compiler.memory import MemoryPlan, ModeError
+from accelkit.compiler.options import CompileOptions
+from accelkit.compiler.program import CompiledProgram, Lowered, build, lower, memory_plans
+from accelkit.cost import Parallel
+from accelkit.graph.ir import Graph
+from accelkit.hardware.spec import AcceleratorSpec
+
+
+def splits(options: CompileOptions) -> list[Parallel]:
+    """The parallel splits a compile considers: the one it was given, else replicating the model (data parallel)
+    and, over several chips, the family's own model-parallel split."""
+    if options.parallel is not None:
+        return [options.parallel]
+    return [Parallel(data=options.chips)] + ([options.family.split(options.chips)] if options.chips > 1 else [])
+
+
+def candidates(lowered: Lowered, options: CompileOptions) -> list[tuple[Parallel, MemoryPlan]]:
+    """Every (split, memory plan) worth modelling: each split that holds the model and gives every replica a
+    sample (replicas with no sample are kept only when nothing else holds), with each of its plans worth timing
+    (a faster mode holding the model in part, the first that holds it all). Raises the first split's
+    :class:`ModeError` when no split holds the model."""
+    plans: dict[Parallel, list[MemoryPlan]] = {}
+    error: ModeError | None = None
+    for par in splits(options):
+        try:
+            plans[par] = memory_plans(lowered, options, par)
+        except ModeError as exc:
+            error = error or exc
+    if not plans:
+        assert error is not None
+        raise error
+    usable = [p for p in plans if p.data <= lowered.batch] or list(plans)
+    return [(p, plan) for p in usable for plan in plans[p]]
+
+
+def fastest(programs: list[CompiledProgram]) -> CompiledProgram:
+    """The program with the shortest modelled step (fewer model shards on a tie), as a real compiler's
+    auto-parallel search picks. Each program is modelled once; the winner keeps its report."""
+    if len(programs) == 1:
+        return programs[0]
+    return min(programs, key=lambda prog: (prog.report.step_time_s, prog.parallel.model_shards))
+
+
+def compile_with(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions) -> CompiledProgram:
+    """:func:`compile` for options already checked (a Session's, serve's): nothing is checked or looked up again."""
+    lowered = lower(model, example_inputs, options)
+    return fastest([build(lowered, options, par, plan) for par, plan in candidates(lowered, options)])
+
+
+def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
+    model: nn.Module | Graph,
+    example_inputs: Any = None,
+    *,
+    target: str | AcceleratorSpec,
+    batch_size: int | None = None,
+    micro_batch: int | None = None,
+    precision: str = "bf16",
+    chips: int = 1,
+    mode: str = "auto",
+    training: bool = False,
+    parallel: Parallel | None = None,
+    recompute: str = "none",
+    fusion: str = "o1",
+    fallback: str | None = None,
+    stack: str | None = None,
+    device_iterations: int = 1,
+    synthetic_data: bool = False,
+) -> CompiledProgram:
+    """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
+
+    ``batch_size`` defaults to the example inputs' batch; FLOPs and activation bytes scale with it,
+    weights don't. ``micro_batch`` (training) must divide it: gradients accumulate over
+    ``batch_size / micro_batch`` micro-batches. ``parallel`` splits ``chips`` into data, tensor and
+    pipeline parallelism (their product must equal ``chips``); without it, ``chips`` replicate the
+    model (data parallel) when one chip holds it, else split it into pipeline stages.
+    ``mode="auto"`` picks the fastest execution mode that holds; naming one forces it.
+    ``fusion`` is the RDU's level: ``"o0"`` one op per section, ``"o1"`` one layer per section.
+    ``fallback="host"`` runs the ops the target refuses on the host CPU instead of refusing them: the graph is
+    split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
+    every tensor that crosses goes over the host link, both ways (see :mod:`accelkit.compiler.fallback`).
+    ``stack`` is the software stack that runs the program: on a GPU ``"compiled"`` (torch.compile, the default
+    here), ``"eager"`` (PyTorch eager, op by op, what ``ak.Session`` runs by default) or ``"engine"`` (a serving
+    engine, ``ak.serve``'s default); every family names its own (``accelkit.families.model_for(family).stacks``).
+    The report says which.
+    ``device_iterations`` is how many steps one call from the host runs on the device (PopTorch's
+    ``deviceIterations``, an on-device loop): every step's inputs and outputs cross the host link, but the call's
+    round trip is paid once. ``synthetic_data=True`` makes the inputs on the device (Graphcore's
+    ``enableSyntheticData``): nothing crosses the link, which shows the chip's own speed.
+    """
+    options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
+                                   chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
+                                   fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
+                                   synthetic_data=synthetic_data)
+    return compile_with(model, example_inputs, options)
+
+
+__all__ = ["candidates", "compile", "compile_with", "fastest", "splits"]
