@@ -48,7 +48,7 @@ $(CHP) /usr/bin/setfacl: | $(VENV)/bin/python /usr/bin/chromium
 	scripts/install_hub_tools.sh
 
 # The Python packages and the system tools install side by side (apt and npm wait on the network, pip and uv on
-# the disk): a fresh machine is ready in about a minute and a half, where one after the other took over five.
+# the disk): a fresh machine is ready in under two minutes, where one after the other took over five.
 setup:
 	@$(MAKE) --no-print-directory -j3 $(STAMP) /usr/bin/chromium $(CHP) /usr/bin/setfacl
 

@@ -4,11 +4,13 @@
 #     scripts/install_python.sh [EXTRAS]        # EXTRAS defaults to "dev"; e.g. "dev,peers"
 #
 # 1. PyTorch with pip, from the local wheel the workshop machines carry (pip's own configuration points at it;
-#    uv does not look there and would fetch a multi-GB CUDA build). --no-compile: Python compiles what it
-#    imports on first use; compiling all of torch's files up front took most of the minute pip spent here.
-# 2. Everything else with uv (from PyPI, the versions constraints.txt pins), which installs in parallel: about
-#    20 s where pip took over two minutes. torch is already there and satisfies the pin, so uv keeps it.
-#    Where uv cannot be installed or fails, pip does the same install (slower, same result).
+#    uv does not look there and would fetch a multi-GB CUDA build), then its bytecode compiled on every core
+#    (pip compiles one file at a time: most of the minute it spent here).
+# 2. Everything else with uv (from PyPI, the versions constraints.txt pins), which installs and compiles in
+#    parallel: under a minute where pip took over two. torch is already there and satisfies the pin, so uv keeps
+#    it. Where uv cannot be installed or fails, pip does the same install (slower, same result).
+# The bytecode is compiled here because these machines set PYTHONDONTWRITEBYTECODE: nothing would cache it later,
+# and every new Python process (each notebook kernel, each subprocess of the tests) would compile torch again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXTRAS=${1:-dev}
@@ -17,8 +19,10 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 TORCH=$(grep -E '^torch==' constraints.txt)
 
 "${PIP[@]}" --no-compile -c constraints.txt "$TORCH"
+"$PY" -m compileall -q -j 0 "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch" >/dev/null
 UV_PIN=$(grep -E '^uv==' constraints.txt || echo uv)
-if "${PIP[@]}" "$UV_PIN" && .venv/bin/uv pip install -q --python "$PY" -c constraints.txt -e ".[$EXTRAS]"; then
+if "${PIP[@]}" "$UV_PIN" && .venv/bin/uv pip install -q --compile-bytecode --python "$PY" -c constraints.txt \
+        -e ".[$EXTRAS]"; then
     exit 0
 fi
 echo "install_python: uv did not install the packages; installing them with pip instead" >&2
