@@ -76,7 +76,7 @@ tour: setup
 	$(PY) -m accelkit.tour
 
 lint: setup
-	$(VENV)/bin/ruff check accelkit tests benchmarks
+	$(VENV)/bin/ruff check accelkit tests benchmarks conftest.py
 	$(VENV)/bin/mypy
 	$(PY) -m accelkit.devtools.nbclean --check notebooks/
 

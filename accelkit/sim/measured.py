@@ -25,9 +25,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit.sim.goals import MEASURED_H100
+
 MEASURED_CSV = Path(__file__).with_name("reference") / "gpu_measured_h100.csv"
-GOAL_MEDIAN_ABS_ERROR = 0.10
-GOAL_MAX_RATIO = 1.5
+GOAL_MEDIAN_ABS_ERROR = MEASURED_H100.median_abs_error
+GOAL_MAX_RATIO = MEASURED_H100.max_ratio
 SOURCE = ("measured on one NVIDIA H100 SXM5 (80 GB HBM3), PyTorch 2.11.0+cu130, transformers 5.17.0, "
           "2026-11-26: median of 7-10 repetitions, CUDA events")
 
