@@ -3,7 +3,7 @@
 `make test` runs the tests and the notebooks (nbval) in one session on two workers (``-n 2 --dist loadfile``).
 A file's tests share a worker, as its module fixtures and a notebook's cells (one kernel) need. The solved
 notebook runs of test_curriculum.py are the exception: one unit per notebook, so both workers share those long
-runs. The longest units go first, the many short ones after, so the two workers finish together.
+runs. The order they go in is FIRST and _rank below.
 
 Here, not in tests/conftest.py, so that a notebook run alone (`pytest --nbval-lax notebooks/NN_x.ipynb -n 2
 --dist loadfile`) keeps its cells on one worker too. (xdist's own ``loadgroup`` marks cannot do it with pytest 9,
@@ -38,8 +38,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return ByUnit(config, log)
 
 
+# The solved notebook runs (test_curriculum.py; test_capstone.py and test_bridge.py solve 09 and 10) go first,
+# both workers sharing them; then the browser test, which draws those runs (run by then, not run again by it); then
+# the notebooks under nbval and the other files with a slow test; the many short tests last. xdist hands out
+# units in the order they first appear, so the two workers finish together.
+FIRST = (SPLIT, "tests/test_capstone.py", "tests/test_bridge.py")
+
+
+def _rank(item: pytest.Item, heavy: set[str]) -> int:
+    u = unit(item.nodeid)
+    if u.startswith(FIRST):
+        return 0
+    if u == "tests/test_browser.py":
+        return 1
+    return 2 if u in heavy else 3
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The long units first (notebooks under nbval, files with a slow test): xdist hands out units in the order
-    they first appear, and one long notebook started last would keep one worker busy while the other waits."""
     heavy = {unit(i.nodeid) for i in items if ".ipynb::" in i.nodeid or i.get_closest_marker("slow")}
-    items.sort(key=lambda i: unit(i.nodeid) not in heavy)  # stable: a unit's own order is kept
+    items.sort(key=lambda i: _rank(i, heavy))  # stable: a unit's own order is kept
