@@ -38,10 +38,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return ByUnit(config, log)
 
 
-# The solved notebook runs (test_curriculum.py; test_capstone.py and test_bridge.py solve 09 and 10) go first,
-# both workers sharing them; then the browser test, which draws those runs (run by then, not run again by it); then
-# the notebooks under nbval and the other files with a slow test; the many short tests last. xdist hands out
-# units in the order they first appear, so the two workers finish together.
+# The solved notebook runs (test_curriculum.py; test_capstone.py and test_bridge.py solve 09 and 10) start first,
+# both workers sharing them; then the browser test, which draws those runs (tests/notebook_runs.py: a run already
+# made is read, one in progress is waited for); then the notebooks under nbval and the other files with a slow test;
+# the many short tests last. xdist hands a worker several units at a time, so this is an order of starting, not of
+# finishing: the browser test can still reach a run before it is made, and then makes it.
 FIRST = (SPLIT, "tests/test_capstone.py", "tests/test_bridge.py")
 
 

@@ -238,8 +238,8 @@ def test_placement_explorer_in_jupyterlab(lab: Lab, chromium: Path) -> None:
 # are executed headless first, by papermill with their solved run's parameters (tests/notebook_runs.py: the same
 # run test_curriculum.py, test_capstone.py and test_bridge.py read, made once per session), and JupyterLab opens
 # the executed copy: the browser renders and lays out every figure the notebook made, without running it again.
-# In the order test_curriculum.py runs them: its solved runs go first in `make test` (conftest.py), so by the
-# time this test draws a notebook its run is done (tests/notebook_runs.py shares it).
+# In the order test_curriculum.py runs them: its solved runs start first in `make test` (conftest.py), and this test
+# reads each run once it is made (tests/notebook_runs.py), or makes it.
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 RUN_IN_THE_BROWSER = {"00_accelerator_landscape.ipynb"}
 NOTEBOOK_RUN_S = 150  # the slowest notebook runs in ~25 s under papermill; the browser adds the drawing
