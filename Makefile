@@ -80,13 +80,13 @@ lint: setup
 	$(VENV)/bin/mypy
 	$(PY) -m accelkit.devtools.nbclean --check notebooks/
 
-# Unit tests, every notebook run with papermill (solutions applied), and nbval comparing each notebook's golden cells
-# as shipped, in one session on two workers (one per core): a test file, or a notebook (its cells share one
-# kernel), stays on one worker, the long ones first (conftest.py); the cache starts empty, as a learner's does.
+# Lint, then one pytest session on two workers (one per core): the unit tests, and every notebook run once with
+# papermill (default parameters, solutions applied), its golden cells compared with nbval's rules, its exercises
+# checked and its figures drawn in JupyterLab, all from that run. A test file, or a notebook's run, stays on one
+# worker, the long ones first (conftest.py); the cache starts empty, as a learner's does.
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
 test: setup lint
-	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) --nbval-lax \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) tests
 
 # The quick loop while developing: no notebooks, no slow tests.
 test-fast: setup

@@ -15,7 +15,7 @@ os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype")
 # worker fight each other (and any other process) and small ops slow down a thousandfold.
 torch.set_num_threads(1)
 
-# `make test` hands nbval the tests folder too: the browser test's notebook is its data, not a notebook to compare
+# nbval (`pytest --nbval-lax tests`) must not take the browser test's notebook for a notebook to compare: it is data
 collect_ignore_glob = ["browser/*.ipynb"]
 
 NOTEBOOK_RUN_TIME = "notebook_run_time_s"  # user_properties key set by tests/test_browser.py

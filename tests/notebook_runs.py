@@ -1,10 +1,18 @@
-"""One papermill run of a notebook per test session, shared by the tests that read it.
+"""One papermill run of each notebook per test session, shared by every test that reads it.
 
-The solved run of a notebook (test_curriculum.py, test_capstone.py) and the browser test (test_browser.py, which
-opens the executed copy in JupyterLab to draw its figures) need the same execution: the first test to ask runs
-it, the others wait for it and read the same file. The runs live in a folder every pytest-xdist worker of the
-session shares, keyed by the notebook and its parameters; a lock file per run keeps two workers from running
-the same one at once. A run that fails leaves no file behind, so each test that asks sees the failure.
+`make test` runs each notebook once, at its default parameters and with the solutions applied
+(``solutions=True``): test_notebooks.py compares its golden cells with the committed ones (nbval's rules,
+:mod:`accelkit.devtools.golden`), test_curriculum.py (test_capstone.py, test_bridge.py for 09 and 10) checks that
+every exercise passes on its shipped solution, and the browser test (test_browser.py) opens the executed copy in
+JupyterLab to draw its figures. The solutions change only what the check cells print: an answer cell's variable
+feeds its ``teach.check`` call and nothing else (test_curriculum.py checks that), so the golden cells, all outside
+the check cells, see the notebook as a learner runs it.
+
+The first test to ask runs the notebook; the others wait for it and read the same file. The runs live in a
+folder every pytest-xdist worker of the session shares, keyed by the notebook and its parameters; a lock file
+per run keeps two workers from running the same one at once. A run that fails leaves no file behind, so each
+test that asks sees the failure. The root conftest.py keeps a notebook's tests in one scheduling unit and starts
+the units in ORDER.
 """
 
 from __future__ import annotations
@@ -20,20 +28,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
-# The solved run proves every checker passes on its solution; the as-shipped run (nbval) covers the full sizes,
-# so the solved run shrinks what only costs time (papermill parameters, as an instructor would for a rehearsal).
-SHRINK: dict[str, dict[str, Any]] = {
-    "01": {"RUNS": 1}, "05": {"steps": 20}, "07": {"BENCH_EVERY": 1000, "WITH_405B": False},
-    "08": {"train_steps": 5, "targets": ["a100", "sn40l", "wse2", "tsp"]},
-    "11": {"TARGETS": ["a100", "h100", "gaudi3", "sn40l", "bow", "wse3", "tsp"], "DDP_STEPS": 2}}
-# The parameters of each notebook's shared run with the solutions applied (00 has no exercises; 09 and 10 are
-# solved with the parameters of their own tests, test_capstone.py and test_bridge.py).
-SOLVED: dict[str, dict[str, Any]] = {
-    **{nb: {"solutions": True, **SHRINK.get(nb, {})} for nb in ("01", "02", "03", "04", "05", "06", "07", "08",
-                                                                  "11")},
-    "09": {"model": "vit_tiny:make", "steps": 3, "solutions": True},
-    "10": {"batch": 16, "solutions": True},
-}
+# The parameters of each notebook's shared run: its defaults, with the solutions applied (00 has no exercises).
+RUNS: dict[str, dict[str, Any]] = {
+    nb: ({} if nb == "00" else {"solutions": True}) for nb in [f"{i:02d}" for i in range(12)]}
+# The order the runs start in, the longest first (so that the last to finish are short), and the order the
+# browser test draws them in (so that it meets the runs in the order they were made).
+ORDER = ("07", "08", "11", "10", "05", "06", "04", "03", "09", "01", "02", "00")
+SANITIZE_CFG = ROOT / "tests" / "nbval_sanitize.cfg"
 
 
 def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -91,3 +92,10 @@ def output_text(path: Path) -> str:
 
     return "".join(o.get("text", "") for c in nbformat.read(str(path), 4).cells if c.cell_type == "code"
                    for o in c.outputs)
+
+
+def golden_mismatches(nb: str, run: Path) -> list[str]:
+    """The golden cells of notebook ``nb`` that its executed copy ``run`` does not reproduce (nbval's rules)."""
+    from accelkit.devtools import golden
+
+    return golden.mismatches(notebook_path(nb), run, golden.sanitize_patterns(SANITIZE_CFG))

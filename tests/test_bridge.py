@@ -1,6 +1,7 @@
 """The bridge to the real machines: docs/real_machines.md is what accelkit.teach.bridge generates, every
-vendor row has a source, and notebook 10 runs the example app (compile -> run -> test) with its exercise
-solved when solutions are applied."""
+vendor row has a source, and notebook 10 runs the example app for training (compile -> run -> test: its loss
+falls, it matches plain PyTorch) with its exercises solved when solutions are applied. The inference app is in
+test_rdu_example_app.py."""
 
 from __future__ import annotations
 
@@ -40,13 +41,20 @@ def test_run_app_reports_a_failing_command(tmp_path):
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_notebook_10_with_solutions(tmp_path_factory):
-    from notebook_runs import SOLVED, executed, output_text, runs_dir
+    from notebook_runs import RUNS, executed, output_text, runs_dir
 
-    text = output_text(executed("10", SOLVED["10"], runs_dir(tmp_path_factory)))  # shared with the browser test
+    # the notebook's one run in make test, shared with its golden cells and the browser test
+    text = output_text(executed("10", RUNS["10"], runs_dir(tmp_path_factory)))
     assert "test against plain PyTorch passed: True" in text
     assert "Exercise 10.recompile" in text and "Solved (with the shipped solution)." in text
     assert "Exercise 10.commands" in text and text.count("Solved (with the shipped solution).") == 2
-    assert "compile again: the batch size: 16 -> 32" in text
+    assert "compile again: the batch size: 32 -> 64" in text
+    # the example app, as the notebook runs it (compile -b 32 -mb 4, run, test): it trains, and matches PyTorch
+    assert "micro-batches of 4" in text and "'manifest.json'" in text
+    losses = re.search(r"first loss (\d+\.\d+) last loss (\d+\.\d+)", text)
+    assert losses and float(losses.group(2)) < float(losses.group(1)), text[-3000:]
+    assert "MODELLED on sn40l" in text and "192 steps" in text
+    assert "(the oracle)" in text and "-> PASS" in text
 
 
 def test_glossary_sits_beside_the_notebooks_and_names_the_vendor_words():

@@ -6,8 +6,8 @@
 2. Every notebook in notebooks/: each plotly output is drawn as a chart, none shows as a JSON tree, nothing went
    to stderr, and every text a chart draws can be read (no two labels overlap, none runs off the chart, no legend
    needs a scrollbar). Notebook 00 runs cell by cell in JupyterLab's kernel, as a learner runs it; the others are
-   executed headless first (tests/notebook_runs.py: the same papermill run their solved-run tests read, made once
-   per session) and JupyterLab opens the executed copy, so no notebook runs twice for this test. Screenshots:
+   executed headless first (tests/notebook_runs.py: each notebook's one papermill run in a session, which its
+   other tests read too) and JupyterLab opens the executed copy, so no notebook runs twice for this test. Screenshots:
    test-artifacts/browser/ (every chart's too with ACCELKIT_CHART_SCREENSHOTS=1).
 
 Needs Debian's chromium at /usr/bin/chromium (scripts/install_chromium.sh) and the Python
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_runs import ORDER
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "tests" / "browser"
@@ -235,14 +236,15 @@ def test_placement_explorer_in_jupyterlab(lab: Lab, chromium: Path) -> None:
 
 # ---- every notebook, as a learner opens it under `make lab` ---------------------------------------------------
 # Notebook 00 runs end to end through JupyterLab's own kernel (Run > Run All Cells, as a learner does). The others
-# are executed headless first, by papermill with their solved run's parameters (tests/notebook_runs.py: the same
-# run test_curriculum.py, test_capstone.py and test_bridge.py read, made once per session), and JupyterLab opens
-# the executed copy: the browser renders and lays out every figure the notebook made, without running it again.
-# In the order test_curriculum.py runs them: its solved runs start first in `make test` (conftest.py), and this test
-# reads each run once it is made (tests/notebook_runs.py), or makes it.
-NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+# are executed headless first, by papermill (tests/notebook_runs.py: each notebook's one run in a session, the same
+# its golden cells and its exercises are checked on), and JupyterLab opens the executed copy: the browser renders
+# and lays out every figure the notebook made, without running it again. In the order the runs start in `make test`
+# (notebook_runs.ORDER, conftest.py): this test reads each run once it is made, waits for one in progress, or
+# makes it.
+NOTEBOOKS = [next(p.name for p in (ROOT / "notebooks").glob(f"{nb}_*.ipynb")) for nb in ORDER]
 RUN_IN_THE_BROWSER = {"00_accelerator_landscape.ipynb"}
-NOTEBOOK_RUN_S = 150  # the slowest notebook runs in ~25 s under papermill; the browser adds the drawing
+NOTEBOOK_RUN_S = 300  # the slowest notebook runs in ~60 s under papermill, longer on a busy machine, and this test
+# may wait for a run another worker is making; the browser adds the drawing
 PLOTLY_OUT = ".jp-OutputArea-output.jp-RenderedPlotly"  # plotly's JupyterLab renderer (the mimetype output)
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 FIGURELESS = {"09_port_your_own_model.ipynb", "10_on_the_real_machines.ipynb"}  # text and tables only
@@ -347,13 +349,13 @@ def _shut_down_kernels(base: str, token: str) -> None:
 
 
 def _executed_copy(name: str, root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
-    """The notebook executed headless (shared with its solved-run test), copied where JupyterLab serves it and
+    """The notebook executed headless (its one run, shared with its other tests), copied where JupyterLab serves it and
     trusted, as a notebook a learner ran; with the run's own duration."""
     import nbformat
     from nbformat.sign import NotebookNotary
-    from notebook_runs import SOLVED, executed, runs_dir
+    from notebook_runs import RUNS, executed, runs_dir
 
-    run = executed(name[:2], SOLVED[name[:2]], runs_dir(tmp_path_factory))
+    run = executed(name[:2], RUNS[name[:2]], runs_dir(tmp_path_factory))
     nb = nbformat.read(str(run), as_version=4)
     NotebookNotary().sign(nb)  # outputs the learner made: JupyterLab renders them as trusted
     nbformat.write(nb, str(root / name))

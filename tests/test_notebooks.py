@@ -1,8 +1,10 @@
-"""Every notebook in notebooks/ is committed clean and runs top to bottom at its default parameters.
+"""Every notebook in notebooks/ is committed clean, runs top to bottom at its default parameters, and its golden
+cells (`# NBVAL_CHECK_OUTPUT`) show what they were committed with.
 
-Each notebook runs twice in `make test`, neither time here: the nbval run executes every cell and compares the
-golden ones (`# NBVAL_CHECK_OUTPUT`), and tests/test_browser.py runs it in JupyterLab (as `make lab` starts it)
-and times it. Here: every committed notebook is clean.
+Each notebook runs once in `make test` (tests/notebook_runs.py: papermill, the default parameters, the solutions
+applied); its golden cells are compared here with nbval's rules and sanitizers (accelkit.devtools.golden), the
+exercises in test_curriculum.py, the figures in test_browser.py. An instructor can still run nbval itself:
+`pytest --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks/NN_x.ipynb`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_runs import ORDER, RUNS, executed, golden_mismatches, runs_dir
 
-from accelkit.devtools import nbclean
+from accelkit.devtools import golden, nbclean
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
@@ -27,6 +30,24 @@ def test_notebook_is_clean(path: Path) -> None:
     nb = nbformat.read(str(path), as_version=4)
     found = nbclean.problems(nb)
     assert found == [], f"{path.name} is not clean:\n" + "\n".join(found)
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("nb", ORDER)
+def test_notebook_runs_and_its_golden_cells_match(nb: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = executed(nb, RUNS[nb], runs_dir(tmp_path_factory))  # papermill fails the test on any cell's error
+    found = golden_mismatches(nb, run)
+    assert found == [], (f"notebook {nb}: {len(found)} golden cell(s) differ from the committed outputs "
+                         "(regenerate with `python -m accelkit.devtools.nbclean --execute` if the change is "
+                         "meant):\n" + "\n".join(found))
+
+
+def test_every_notebook_has_a_run_and_golden_cells() -> None:
+    assert sorted(RUNS) == sorted(ORDER) == sorted(p.name[:2] for p in NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    for p in NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"):
+        nb = nbformat.read(str(p), as_version=4)
+        assert any(nbclean.is_golden(c) for c in nb.cells), f"{p.name} has no golden cell"
 
 
 # --- nbclean itself, on a synthetic notebook -------------------------------------------------------
@@ -148,3 +169,64 @@ def test_sanitizers() -> None:
     # a notebook cell's execution count differs between papermill and nbval; its line does not
     assert sanitize("aten.item  cell [7], line 5") == "aten.item  cell [N], line 5"
     assert sanitize("model.py:12, cell [3]") == "model.py:12, cell [3]"
+
+
+# --- the golden comparison (accelkit.devtools.golden), on synthetic notebooks -----------------------------
+
+def _golden_pair() -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
+    """A committed notebook and a papermill run of it that agree under nbval's rules."""
+    v4 = nbformat.v4
+    shipped = v4.new_notebook(cells=[
+        v4.new_code_cell("n = 3", metadata={"tags": ["parameters"]}),
+        v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint('measured 1.2 ms'); print(n)", execution_count=1,
+                         outputs=[v4.new_output("stream", name="stdout", text="measured 1.2 ms\n3\n")]),
+        v4.new_code_cell("print('not golden')"),
+        v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nfig", execution_count=1, outputs=[v4.new_output(
+            "display_data", {"text/plain": "Figure", "image/png": "AAAA"})]),
+    ])
+    run = v4.new_notebook(cells=[
+        v4.new_code_cell("n = 3", metadata={"tags": ["parameters"]}),
+        v4.new_code_cell("solutions = True\n", metadata={"tags": ["injected-parameters"]}),
+        # the same text in two flushes, another duration; a new PNG
+        v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint('measured 1.2 ms'); print(n)", execution_count=7, outputs=[
+            v4.new_output("stream", name="stdout", text="measured 9.87 ms\n"),
+            v4.new_output("stream", name="stdout", text="3\n")]),
+        v4.new_code_cell("print('not golden')", outputs=[v4.new_output("stream", name="stdout", text="other\n")]),
+        v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nfig", execution_count=9, outputs=[v4.new_output(
+            "display_data", {"text/plain": "Figure", "image/png": "BBBB"})]),
+    ])
+    return shipped, run
+
+
+def test_golden_comparison_follows_nbval() -> None:
+    shipped, run = _golden_pair()
+    patterns = golden.sanitize_patterns(SANITIZE_CFG)
+    assert golden.mismatches(shipped, run, patterns) == []
+    assert len(golden.mismatches(shipped, run, [])) == 1  # without the sanitizers the duration differs
+
+    run.cells[2].outputs[1].text = "4\n"
+    found = golden.mismatches(shipped, run, patterns)
+    assert len(found) == 1 and found[0].startswith("code cell 1 (print('measured 1.2 ms'); print(n))")
+    assert "-3\n+4" in found[0]
+
+    shipped, run = _golden_pair()
+    run.cells[4].outputs[0].data["text/html"] = "<b>Figure</b>"
+    assert "outputs of kinds ['text/html', 'text/plain']" in golden.mismatches(shipped, run, patterns)[0]
+
+    shipped, run = _golden_pair()
+    run.cells[4].source = "fig2"
+    assert "its source differs" in golden.mismatches(shipped, run, patterns)[0]
+    del run.cells[3]
+    assert "the run has 3 code cells, the notebook 4" in golden.mismatches(shipped, run, patterns)[0]
+
+
+def test_golden_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shipped, run = _golden_pair()
+    run.cells[2].outputs[1].text = "4\n"
+    for name, nb in (("nb.ipynb", shipped), ("run.ipynb", run)):
+        nbformat.write(nb, str(tmp_path / name))
+    argv = [str(tmp_path / "nb.ipynb"), str(tmp_path / "run.ipynb"), "--sanitize", str(SANITIZE_CFG)]
+    assert golden.main(argv) == 1
+    assert "1 golden cell(s) differ" in capsys.readouterr().out
+    nbformat.write(shipped, str(tmp_path / "run.ipynb"))
+    assert golden.main(argv) == 0

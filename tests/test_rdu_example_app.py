@@ -1,5 +1,6 @@
 """The SambaFlow-style example app (examples/rdu_classifier_app.py) runs unchanged against accelkit.samba, as a workshop runs it:
-compile, then run against the PEF, for training and for inference (and the oracle ``test`` command)."""
+compile, then run against the PEF. For inference here; for training (compile, run, and the oracle ``test``
+command) notebook 10 runs it, and test_bridge.py checks what that run printed."""
 
 from __future__ import annotations
 
@@ -29,17 +30,6 @@ def _losses(out: str) -> tuple[float, float]:
     m = LOSSES.search(out)
     assert m, out
     return float(m.group(1)), float(m.group(2))
-
-
-def test_training_app_compiles_then_runs_and_its_loss_falls(tmp_path):
-    out = _app(tmp_path, "compile", "-b", "32", "-mb", "4", "-p", "out/classifier.pef")
-    assert "micro-batches of 4" in out and (tmp_path / "out/classifier.pef/manifest.json").is_file()
-    out = _app(tmp_path, "run", "-b", "32", "-mb", "4", "-p", "out/classifier.pef")
-    first, last = _losses(out)
-    assert last < first
-    assert "MODELLED on sn40l" in out and "192 steps" in out
-    out = _app(tmp_path, "test", "-b", "32", "-mb", "4", "-p", "out/classifier.pef")
-    assert "(the oracle)" in out and "-> PASS" in out
 
 
 def test_inference_app_compiles_then_runs(tmp_path):
