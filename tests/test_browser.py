@@ -294,6 +294,16 @@ TEXT_PROBLEMS = """(plot) => {
                 out.push(`"${boxes[i].text}" overlaps "${boxes[j].text}"`);
         }
     }
+    // a legend's box over a label outside it (an axis title, a tick label) hides that label
+    for (const bg of plot.querySelectorAll('.legend .bg')) {
+        const l = bg.getBoundingClientRect();
+        for (const b of boxes) {
+            if (b.legend) continue;
+            const w = Math.min(l.right, b.r.right) - Math.max(l.left, b.r.left);
+            const h = Math.min(l.bottom, b.r.bottom) - Math.max(l.top, b.r.top);
+            if (w > slack && h > slack) out.push(`the legend covers "${b.text}"`);
+        }
+    }
     for (const bar of plot.querySelectorAll('.legend .scrollbar')) {
         if (bar.getBoundingClientRect().height > 1) out.push('the legend needs a scrollbar: too many entries');
     }

@@ -139,6 +139,12 @@ def test_compare_stacks_shows_the_eager_host_floor_and_draws_it() -> None:
     assert cmp.row("compiled", 1).step_s < eager1.step_s
     fig = stack_comparison(cmp)
     assert [t.name for t in fig.data] == ["eager", "compiled", "engine"]
-    assert any(e.lane == "host (issues kernels)" for e in cmp.reports[("eager", 1)].events)
+    assert list(fig.data[0].y) == [eager1.step_s, eager256.step_s]  # step time: flat where the host is the bound
+    report = cmp.reports[("eager", 1)]
+    host = [e for e in report.events if e.lane == "host (issues kernels)"]
+    assert host, report.events
+    # the host's issue work fits in the step it issues (the second of two back to back), each span its own ops
+    assert max(e.start_s + e.duration_s for e in host) <= report.step_time_s * 1.001
+    assert sum(e.duration_s for e in host) <= report.step_time_s * 1.001
     with pytest.raises(ak.AccelkitError, match="batch sizes"):
         ak.compare_stacks(Mlp(), (torch.randn(1, 64),), batch_sizes=(0,))

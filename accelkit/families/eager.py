@@ -243,16 +243,17 @@ def issue(ops: Iterable[EagerOp], gpu_time: Callable[[EagerOp], float],
     waits = ends = 0.0
     for rep in range(2):
         first = max(host, gpu)
+        origin = first if rep else 0.0  # the spans of the second step are timed from its start
         waits = 0.0
         spans = []
         for op in ops:
             start_h = host
             host += host_time(op)
-            if spans and spans[-1][0] == op.kernel:
+            if spans and spans[-1][0] == op.kernel:  # one span for the ops of one kernel
                 k, s0, _d = spans[-1]
-                spans[-1] = (k, s0, host - s0)
+                spans[-1] = (k, s0, host - origin - s0)
             else:
-                spans.append((op.kernel, start_h - first if rep else start_h, host - start_h))
+                spans.append((op.kernel, start_h - origin, host - start_h))
             if not op.runs_kernel:
                 continue
             t = times[op.name] if rep else gpu_time(op)

@@ -36,7 +36,7 @@ def pareto(df: pd.DataFrame, *, x: str = "chips_used", y: str = "time_per_sample
         yaxis["ticktext"] = [fmt_s(float(t)) for t in yaxis["tickvals"]]  # type: ignore[attr-defined]
     fig.update_layout(title="Time per sample against chips used (MODELLED), Pareto front per family",
                       xaxis={"type": "log", "title": "chips used", "tickvals": sorted({int(c) for c in ok[x]})},
-                      yaxis=yaxis)
+                      yaxis=yaxis, height=40 * len(ok.family.unique()) + 200)  # the legend's column fits, no scroll
     return fig
 
 

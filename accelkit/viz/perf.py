@@ -402,9 +402,13 @@ def bench_chart(result: Any) -> go.Figure:
         title_subtitle_text=f"{len(rows)} configuration{'' if len(rows) == 1 else 's'}, best framework each; "
                             f"median |error| "
                             f"{result.median_abs_error:.0%}; shaded: within 1.5x",
-        xaxis={"type": "log", "title": "measured end-to-end latency (s)"},
-        yaxis={"type": "log", "title": "modelled end-to-end latency (s)"}, height=520, margin={"t": 90},
-        legend={"orientation": "h", "y": -0.2})
+        # ticks at 1, 2 and 5 of each decade ("D2"): plotly labels all nine digits on a short log axis otherwise
+        xaxis={"type": "log", "title": "measured end-to-end latency (s)", "dtick": "D2"},
+        yaxis={"type": "log", "title": "modelled end-to-end latency (s)", "dtick": "D2"}, height=560,
+        # the legend in the empty corner above the diagonal (modelled slower than measured is rare); under the
+        # chart, plotly's automargin puts it over the axis title
+        margin={"t": 90}, legend={"x": 0.01, "y": 0.99, "xanchor": "left", "yanchor": "top",
+                                  "bgcolor": "rgba(255,255,255,0.75)"})
     return fig
 
 
@@ -413,20 +417,23 @@ __all__ = ["MAX_MARKS", "bench_chart", "comparison_bars", "roofline", "scaling_c
 
 
 def stack_comparison(cmp: Any) -> go.Figure:
-    """Time per sample against batch size, one line per software stack (``accelkit.sim.stacks.compare_stacks``):
-    where eager PyTorch's line runs flat the host is the bound, and a bigger batch is nearly free."""
+    """Step time against batch size, one line per software stack (``accelkit.sim.stacks.compare_stacks``):
+    where eager PyTorch's line runs flat the host is the bound, and a bigger batch is nearly free (its time per
+    sample falls as the batch grows); where a line climbs with the batch, the chip's own work is the bound."""
     fig = go.Figure()
     for i, stack in enumerate(dict.fromkeys(r.stack for r in cmp.rows)):
         mine = [r for r in cmp.rows if r.stack == stack]
         fig.add_trace(go.Scatter(  # dashes tell apart two stacks whose lines coincide (compiled and engine)
-            x=[r.batch for r in mine], y=[r.per_sample_s for r in mine], mode="lines+markers", name=stack,
+            x=[r.batch for r in mine], y=[r.step_s for r in mine], mode="lines+markers", name=stack,
             line={"dash": ("solid", "dash", "dot")[i % 3]},
-            hovertext=[f"{stack}, batch {r.batch}: {fmt_si(r.step_s, 's')} per step, host waits {r.host_share:.0%}"
-                       f" ({r.bound}-bound)" for r in mine], hoverinfo="text"))
-    yaxis = log_axis([r.per_sample_s for r in cmp.rows], "", pad=0.15, si=False, title="time per sample (modelled)")
+            hovertext=[f"{stack}, batch {r.batch}: {fmt_si(r.step_s, 's')} per step, {fmt_si(r.per_sample_s, 's')}"
+                       f" per sample, host waits {r.host_share:.0%} ({r.bound}-bound)" for r in mine],
+            hoverinfo="text"))
+    yaxis = log_axis([r.step_s for r in cmp.rows], "", pad=0.15, si=False, title="step time (modelled)")
     yaxis["ticktext"] = [fmt_s(float(t)) for t in yaxis["tickvals"]]  # type: ignore[attr-defined]
-    fig.update_layout(title=f"one model on {cmp.target}, {cmp.precision}: time per sample by stack (MODELLED)",
+    fig.update_layout(title=f"one model on {cmp.target}, {cmp.precision}: step time by stack (MODELLED)",
+                      title_subtitle_text="flat: the host issuing ops is the bound, a bigger batch is nearly free",
                       xaxis={"type": "log", "title": "batch size", "tickvals": sorted({r.batch for r in cmp.rows})},
-                      yaxis=yaxis, height=420,
+                      yaxis=yaxis, height=420, margin={"t": 90},
                       legend_title_text="software stack")
     return fig
