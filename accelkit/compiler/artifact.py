@@ -86,7 +86,7 @@ def _counts_sane(manifest: dict[str, Any], graph: Any, mpath: Path) -> None:
 def _load(root: Path, reading: list[Path]) -> Any:
     from accelkit.compiler.memory import MemoryPlan
     from accelkit.compiler.passes import Kernel, PassResult
-    from accelkit.compiler.placement import Placement, Region
+    from accelkit.compiler.placement import Placement
     from accelkit.compiler.program import CompiledProgram, Parallel
     from accelkit.cost.host import HostMeasurements
     from accelkit.graph.ir import graph_from_dict
@@ -159,12 +159,6 @@ def _load(root: Path, reading: list[Path]) -> Any:
                 raise ArtifactError(f"{wpath}: weight {name!r} is {have}, the compiled graph has {meta.dtype}",
                                     fix=_FIX)
         reading[0] = mpath
-    pl = dict(manifest["placement"])
-    pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])
-    pl["host_regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl.get("host_regions", ()))
-    pl["grid"] = tuple(pl["grid"])
-    pl["notes"] = tuple(pl["notes"])
-    pl["stages"] = tuple(tuple(s) for s in pl["stages"])
     return CompiledProgram(
         graph=graph,
         spec=AcceleratorSpec.from_dict(manifest["target"], origin=str(mpath)),
@@ -177,9 +171,9 @@ def _load(root: Path, reading: list[Path]) -> Any:
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
-        kernels=[Kernel(**k) for k in manifest["kernels"]],
+        kernels=[Kernel.from_dict(k) for k in manifest["kernels"]],
         memory_plan=MemoryPlan(**{**manifest["memory_plan"],
                                   "spilled_kinds": tuple(manifest["memory_plan"].get("spilled_kinds", ()))}),
-        placement=Placement(**pl),
+        placement=Placement.from_dict(manifest["placement"]),
         weights=weights,
     )

@@ -201,11 +201,11 @@ def _traffic(prog: CompiledProgram, kernels: list[Kernel], n_micro: int) -> dict
 
 def _generated_note(prog: CompiledProgram, kernels: list[Kernel], all_kt: list[KernelTime]) -> str | None:
     """What the kernels with generated code (no library kernel for an op) cost against library kernels."""
-    generated = {k.name: k.extra["efficiency"] for k in kernels if "generated" in k.extra}
+    generated = {k.name: k.efficiency for k in kernels if k.generated is not None}
     if not generated:
         return None
     mine = [kt for kt in all_kt if kt.name in generated]
-    ops = sorted({op for k in kernels for op in k.extra.get("generated", ())})
+    ops = sorted({op for k in kernels if k.generated for op in k.generated.ops})
     model = prog.family
     eff = model.generated_efficiency.value if model.generated_efficiency else 1.0
     # what they would take as library kernels: the same roofline at the library's rate
@@ -298,7 +298,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
 
     host_s = sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == "host") * scale
     transfer_s = sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == "link") * scale
-    n_parts = max((int(k.extra.get("partition", 0)) for k in kernels if k.runs_on != "device"), default=0)
+    n_parts = max((k.partition for k in kernels), default=0)
     if n_parts:
         notes.append(_fallback_note(prog, kernels, n_parts, host_s, transfer_s, link_Bps))
     events = _timeline(passes, lane, comm_s + dp_s, io_s)
