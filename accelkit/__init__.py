@@ -28,10 +28,10 @@ from accelkit.profiler import HostProfile, profile
 from accelkit.runtime import Session, StepResult
 from accelkit.sim import PerfReport
 from accelkit.sim.stacks import StackComparison, compare_stacks
-from accelkit.sim.validate import ValidationResult, validate
 from accelkit.workflow import load_sweep, save_sweep, sweep
 from accelkit.workflow.compiling import compile
 from accelkit.workflow.serve import ServingEstimate, serve
+from accelkit.workflow.validate import ValidationResult, validate
 
 __all__ = [
     "AccelkitError",

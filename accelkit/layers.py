@@ -20,8 +20,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the families' execution models, and the step estimate that composes them
     ("families", ("accelkit.families", "accelkit.sim", "accelkit.sim.estimate")),
     ("compiler", ("accelkit.compiler",)),
-    # what composes the others: compile's search, serve, validate, peers, the host's validation, the profiler,
-    # sweeps (sim's serve, validate, ... are kept at their old paths)
+    # what composes the others: compile's search, serve, validate, bench, peers, the host's validation, the
+    # profiler, sweeps (accelkit.sim.serve, .validate, .bench and .peers are the workflow modules under their old
+    # names; sim's measured, stacks and host_validation still live in sim/)
     ("workflow", ("accelkit.workflow", "accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured",
                   "accelkit.sim.stacks", "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation",
                   "accelkit.profiler")),

@@ -113,6 +113,7 @@ class Scan(nn.Module):
 
 def test_an_op_outside_the_kernel_library_gets_a_generated_kernel_at_the_named_efficiency(tmp_path):
     from accelkit.constants import value
+    from accelkit.cost import Generated
     from accelkit.cost.rates import roofline
     from accelkit.families import rates
 
@@ -126,9 +127,10 @@ def test_an_op_outside_the_kernel_library_gets_a_generated_kernel_at_the_named_e
     # the cost layer computes it at the constant's share of the library's rate
     eff = value("WAFER_GENERATED_KERNEL_EFFICIENCY")
     assert gen.extra["efficiency"] == eff < 1  # a kernel of the generated op alone
+    assert gen.generated == Generated(("cumsum",), eff) and gen.efficiency == eff  # typed, and the old keys read it
     r = rates(prog.spec, prog.precision)
     as_generated, _ = roofline(gen, r, "sram", "sram")
-    as_library, _ = roofline(dataclasses.replace(gen, extra={}), r, "sram", "sram")
+    as_library, _ = roofline(dataclasses.replace(gen, generated=None), r, "sram", "sram")
     assert as_generated == pytest.approx(as_library / eff)
     report = prog.report
     assert any("generated code" in n and "cumsum" in n for n in report.notes)
@@ -426,6 +428,9 @@ def test_graphs_kernels_and_reports_are_frozen_values_shared_safely():
     assert isinstance(a.graph.nodes, tuple) and isinstance(k.ops, tuple) and isinstance(k.nodes, tuple)
     with pytest.raises(TypeError):
         k.extra["x"] = 1  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.placement.sections = 3  # type: ignore[misc]
+    assert isinstance(a.placement.streamed_kernels, tuple)
     assert dataclasses.replace(k, group="other").group == "other" and k.group != "other"
     assert k.to_dict()["ops"] == list(k.ops)  # JSON-ready for a saved artifact
     assert b.report.step_time_s > 0 and a.report.step_time_s > 0

@@ -83,15 +83,8 @@ def _counts_sane(manifest: dict[str, Any], graph: Any, mpath: Path) -> None:
                                     f"{v!r}, not a number >= 0", fix=_FIX)
 
 
-def _load(root: Path, reading: list[Path]) -> Any:
-    from accelkit.compiler.memory import MemoryPlan
-    from accelkit.compiler.passes import Kernel, PassResult
-    from accelkit.compiler.placement import Placement, Region
-    from accelkit.compiler.program import CompiledProgram, Parallel
-    from accelkit.cost.host import HostMeasurements
-    from accelkit.graph.ir import graph_from_dict
-    from accelkit.hardware.spec import AcceleratorSpec
-
+def _read_manifest(root: Path) -> tuple[Path, dict[str, Any]]:
+    """The manifest's path and contents, once its schema version and checksum say it is as saved."""
     mpath = root / MANIFEST
     if not mpath.is_file():
         raise ArtifactError(f"{root} is not an accelkit artifact: {MANIFEST} is missing", fix=_FIX)
@@ -111,7 +104,12 @@ def _load(root: Path, reading: list[Path]) -> Any:
     checksum = manifest.pop("checksum", None)
     if checksum != hashlib.sha256(_canonical(manifest)).hexdigest():
         raise ArtifactError(f"{mpath} was modified after it was saved (its checksum does not match)", fix=_FIX)
-    opts = manifest["options"]
+    return mpath, manifest
+
+
+def _check_options(opts: dict[str, Any], mpath: Path) -> None:
+    """The compile options are the kinds of value ``compile`` accepts (a checksum says the file is as written,
+    not that its writer wrote sense)."""
     for key in ("batch_size", "micro_batch", "example_batch", "chips"):
         _positive_int(opts, key, mpath)
     if opts.get("fallback") not in (None, "host"):
@@ -129,10 +127,12 @@ def _load(root: Path, reading: list[Path]) -> Any:
     for key in ("precision", "recompute", "fusion_level"):
         if not isinstance(opts.get(key), str):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not a name", fix=_FIX)
-    graph = graph_from_dict(manifest["graph"])
-    _counts_sane(manifest, graph, mpath)
+
+
+def _load_weights(root: Path, mpath: Path, winfo: dict[str, Any], graph: Any, reading: list[Path]) -> Any:
+    """The weights (None for an artifact saved without them), checked against their SHA-256 and the graph's
+    shapes and dtypes, tied weights restored under every name."""
     weights = None
-    winfo = manifest["weights"]
     aliases = winfo.get("aliases", {})
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
         raise ArtifactError(f"{mpath}: weights.aliases is {aliases!r}, not a table of tied weight names", fix=_FIX)
@@ -159,12 +159,24 @@ def _load(root: Path, reading: list[Path]) -> Any:
                 raise ArtifactError(f"{wpath}: weight {name!r} is {have}, the compiled graph has {meta.dtype}",
                                     fix=_FIX)
         reading[0] = mpath
-    pl = dict(manifest["placement"])
-    pl["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl["regions"])
-    pl["host_regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in pl.get("host_regions", ()))
-    pl["grid"] = tuple(pl["grid"])
-    pl["notes"] = tuple(pl["notes"])
-    pl["stages"] = tuple(tuple(s) for s in pl["stages"])
+    return weights
+
+
+def _load(root: Path, reading: list[Path]) -> Any:
+    from accelkit.compiler.memory import MemoryPlan
+    from accelkit.compiler.passes import Kernel, PassResult
+    from accelkit.compiler.placement import Placement
+    from accelkit.compiler.program import CompiledProgram, Parallel
+    from accelkit.cost.host import HostMeasurements
+    from accelkit.graph.ir import graph_from_dict
+    from accelkit.hardware.spec import AcceleratorSpec
+
+    mpath, manifest = _read_manifest(root)
+    opts = manifest["options"]
+    _check_options(opts, mpath)
+    graph = graph_from_dict(manifest["graph"])
+    _counts_sane(manifest, graph, mpath)
+    weights = _load_weights(root, mpath, manifest["weights"], graph, reading)
     return CompiledProgram(
         graph=graph,
         spec=AcceleratorSpec.from_dict(manifest["target"], origin=str(mpath)),
@@ -177,9 +189,9 @@ def _load(root: Path, reading: list[Path]) -> Any:
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
-        kernels=[Kernel(**k) for k in manifest["kernels"]],
+        kernels=[Kernel.from_dict(k) for k in manifest["kernels"]],
         memory_plan=MemoryPlan(**{**manifest["memory_plan"],
                                   "spilled_kinds": tuple(manifest["memory_plan"].get("spilled_kinds", ()))}),
-        placement=Placement(**pl),
+        placement=Placement.from_dict(manifest["placement"]),
         weights=weights,
     )

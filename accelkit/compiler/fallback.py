@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from accelkit.compiler.passes import PassResult
-from accelkit.cost.kernel import Kernel
+from accelkit.cost.kernel import Kernel, OffDevice
 from accelkit.families.placement import Placement, Region
 from accelkit.graph.cost import VIEW_OPS
 from accelkit.graph.ir import Graph, Node
@@ -36,8 +36,8 @@ HOST_FIXABLE = frozenset({"unsupported-op", "dtype", "host-sync"})
 """Kinds of finding the host can take over (op by op); every other error stays an error."""
 
 ON = "on"
-"""The key of ``Kernel.extra`` saying where a kernel runs: absent on the device, ``"host"`` on the host CPU,
-``"link"`` for a transfer over the host link (``extra["direction"]``: ``"to host"`` or ``"to device"``)."""
+"""The old ``Kernel.extra`` key saying where a kernel runs (now ``Kernel.off_device``: None on the device, ``on``
+``"host"`` on the host CPU, ``"link"`` for a transfer over the host link, with its ``direction``)."""
 
 
 def host_fixable(finding: Any) -> bool:
@@ -121,8 +121,7 @@ def partition(kernels: list[Kernel], graph: Graph, host: frozenset[str]) -> tupl
                 moved_in += size
                 out.append(_transfer(k, f"{k.name}_to_host", "to host", size, len(came), part))
         if part:  # the host runs eager PyTorch: no kernel library, nothing generated
-            kept = {key: v for key, v in k.extra.items() if key not in ("generated", "efficiency")}
-            k = replace(k, extra={**kept, ON: "host", "partition": part})
+            k = replace(k, generated=None, off_device=OffDevice("host", part))
         out.append(k)
         if run and i == run[-1]:
             leaves = {p for j, rd in enumerate(reads) if not on_host[j] for p in rd if p in inside}
@@ -134,7 +133,7 @@ def partition(kernels: list[Kernel], graph: Graph, host: frozenset[str]) -> tupl
     details = tuple(f"host partition {p + 1} ({kernels[r[0]].section}): "
                     + ", ".join(f"{kernels[j].name} [{kernels[j].module or '<root>'}]" for j in r) for p, r in
                     enumerate(runs))
-    n_moves = sum(1 for k in out if k.extra.get(ON) == "link")
+    n_moves = sum(1 for k in out if k.runs_on == "link")
     summary = (f"{n_host} kernel(s) on the host CPU in {len(runs)} partition(s); {n_moves} transfers over "
                f"the host link ({moved_in / 1e6:.3g} MB to the host, {moved_out / 1e6:.3g} MB back, at the "
                "captured batch)")
@@ -144,7 +143,7 @@ def partition(kernels: list[Kernel], graph: Graph, host: frozenset[str]) -> tupl
 def _transfer(k: Kernel, name: str, direction: str, nbytes: int, tensors: int, part: int) -> Kernel:
     return Kernel(name=name, kind="memory", group=k.group, section=k.section, nodes=(), ops=(f"copy {direction}",),
                   module=k.module, source=k.source, flops=0, bytes_read=nbytes, bytes_written=0, param_bytes=0,
-                  out_bytes=nbytes, saved_bytes=0, extra={ON: "link", "direction": direction, "tensors": tensors, "partition": part})
+                  out_bytes=nbytes, saved_bytes=0, off_device=OffDevice("link", part, direction, tensors))
 
 
 def where(k: Kernel) -> str:
@@ -153,25 +152,25 @@ def where(k: Kernel) -> str:
 
 
 def device_kernels(kernels: list[Kernel]) -> list[Kernel]:
-    return [k for k in kernels if ON not in k.extra]
+    return [k for k in kernels if k.off_device is None]
 
 
 def partitions(kernels: list[Kernel]) -> int:
     """How many host partitions a compiled program has."""
-    return max((int(k.extra.get("partition", 0)) for k in kernels if ON in k.extra), default=0)
+    return max((k.partition for k in kernels), default=0)
 
 
 def with_host(placement: Placement, kernels: list[Kernel], host_name: str) -> Placement:
     """The chip's placement plus one region per host kernel and transfer (``Placement.host_regions``)."""
     regions = []
     for k in kernels:
-        w, part = where(k), k.extra.get("partition")
+        w, part = where(k), k.partition
         if w == "host":
             regions.append(Region(k.name, (k.name,), 0, 0, 0, 1, 1, 1, slice="host CPU", section=k.section,
                                   where=f"host partition {part} ({host_name})"))
         elif w == "link":
             regions.append(Region(k.name, (k.name,), 0, 0, 0, 1, 1, 1, slice="host link", section=k.section,
-                                  where=f"{k.extra.get('direction')}, host partition {part}"))
+                                  where=f"{k.off_device.direction if k.off_device else None}, host partition {part}"))
     if not regions:
         return placement
     n_host = sum(1 for r in regions if r.slice == "host CPU")

@@ -141,7 +141,7 @@ def _contents(prog: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
         "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no
         "kernels": [k.to_dict() for k in prog.kernels],
         "memory_plan": prog.memory_plan.to_dict(),
-        "placement": asdict(prog.placement),
+        "placement": prog.placement.to_dict(),
         "host": prog.host.to_dict() if prog.host is not None else None,  # what this host measured
         # the host CPU that runs a fallback program's host partitions (its measured rates, as compiled)
         "host_spec": prog.host_spec.to_dict() if prog.host_spec is not None else None,

@@ -222,87 +222,98 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
     Raises :class:`ModeError` naming what would fit when no plan holds the model at all.
     """
     modes = check_mode(spec, mode, chips)
-    caps = _tiers(spec)
-    sheet = {t.name: int(t.capacity_bytes) for t in spec.memory_tiers}
-    tier_names = list(caps)
+    t = _Tiers(_tiers(spec), {tier.name: int(tier.capacity_bytes) for tier in spec.memory_tiers})
     w, act, grad, opt = fp.per_chip(model_shards)
-    candidates: dict[str, str] = {}
-    plans: dict[str, MemoryPlan] = {}
-
-    def make(layout: Layout, needed: int) -> MemoryPlan:
-        use: dict[str, int] = {}
-        for kind, b in per_chip.items():
-            if b:
-                use[layout.placement[kind]] = use.get(layout.placement[kind], 0) + b
-        for tier, b in layout.extra.items():
-            use[tier] = use.get(tier, 0) + b
-        return MemoryPlan(layout.mode, chips, w, act, grad, opt, layout.placement, use, {t: caps[t] for t in use},
-                          needed, layout.replicas, candidates, {t: sheet[t] for t in use}, family=spec.family)
-
-    def partial(layout: Layout, plan: MemoryPlan) -> MemoryPlan | None:
-        """The layout with the tier that decides it filled and the state that does not fit streaming from the next
-        tier; None where the chip has no slower tier, activations alone overflow, or the next tier is full too."""
-        fast = layout.needed_tier
-        at = tier_names.index(fast)
-        if at + 1 >= len(tier_names):  # no slower tier to stream from
-            return None
-        slow = tier_names[at + 1]
-        state = [k for k in ("weights", "gradient", "optimizer") if layout.placement[k] == fast and per_chip[k]]
-        movable = sum(per_chip[k] for k in state)
-        room = caps[fast] - (plan.tier_use.get(fast, 0) - movable)
-        if not movable or room <= 0 or room >= movable:
-            return None
-        streamed = movable - room
-        use = dict(plan.tier_use)
-        use[fast] = caps[fast]
-        use[slow] = use.get(slow, 0) + streamed
-        if use[slow] > caps[slow]:  # the next tier cannot hold the rest either
-            return None
-        return replace(plan, replicas=1, tier_use=use, tier_capacity={t: caps[t] for t in use},
-                       tier_datasheet={t: sheet[t] for t in use}, resident=room / movable, spill_tier=slow,
-                       streamed_bytes=int(streamed), spilled_kinds=tuple(state), resident_tier=fast)
-
-    family_model = family or model_for(spec.family)
-
-    def fits(p: MemoryPlan) -> bool:
-        return all(p.tier_use[t] <= caps[t] for t in p.tier_use)
-
     per_chip = {"weights": w, "activation": act, "gradient": grad, "optimizer": opt}
-    ctx = MemoryContext(tuple(tier_names), caps, per_chip, math.ceil(fp.largest_layer_weights / model_shards),
+    family_model = family or model_for(spec.family)
+    ctx = MemoryContext(tuple(t.caps), t.caps, per_chip, math.ceil(fp.largest_layer_weights / model_shards),
                         fp.training)
     layouts = {layout.mode: layout for layout in family_model.layouts(ctx)}  # fastest first
-    for layout in layouts.values():
-        held = sum(per_chip[k] for k in layout.needed_kinds)
-        plans[layout.mode] = make(layout, chips_to_hold(held, caps[layout.needed_tier]))
+    plans = {m: _whole(layout, per_chip, chips, t, spec.family) for m, layout in layouts.items()}
+    candidates: dict[str, str] = {}
     partials: dict[str, MemoryPlan] = {}
     for m, p in plans.items():
-        over = [f"{t} needs {fmt_bytes(p.tier_use[t])} of {capacity_text(caps[t], sheet[t])}" for t in p.tier_use
-                if p.tier_use[t] > caps[t]]
+        over = [f"{tier} needs {fmt_bytes(p.tier_use[tier])} of {capacity_text(t.caps[tier], t.sheet[tier])}"
+                for tier in p.tier_use if p.tier_use[tier] > t.caps[tier]]
         candidates[m] = "fits" if not over else "does not fit: " + ", ".join(over)
-        part = None if not over or family_model.no_partial_residency else partial(layouts[m], p)
+        part = None if not over or family_model.no_partial_residency else _partial(layouts[m], p, per_chip, t)
         if part is not None:
             partials[m] = part
             candidates[m] += f" (in part: {part.resident:.0%} on chip, the rest streams from {part.spill_tier})"
-    order = modes if mode == "auto" else (mode,)
+    # every plan carries the verdicts on all modes, complete before it is built
+    plans = {m: replace(p, candidates=candidates) for m, p in plans.items()}
+    partials = {m: replace(p, candidates=candidates) for m, p in partials.items()}
     options: list[MemoryPlan] = []
-    for m in order:
-        if fits(plans[m]):
+    for m in modes if mode == "auto" else (mode,):
+        if all(plans[m].tier_use[tier] <= t.caps[tier] for tier in plans[m].tier_use):
             return [*options, plans[m]]
         if m in partials and mode == "auto":  # a mode the user forces must hold everything (the vendor's modes only)
             options.append(partials[m])
     if options:
         return options
-    # nothing holds: say how many chips would
+    raise _fits_nothing(fp, spec, plans, candidates, t.caps, chips=chips, model_shards=model_shards, mode=mode)
+
+
+@dataclass(frozen=True)
+class _Tiers:
+    """A chip's memory tiers, fastest first: the capacity the compiler may use and the datasheet's."""
+
+    caps: dict[str, int]
+    sheet: dict[str, int]
+
+
+def _whole(layout: Layout, per_chip: dict[str, int], chips: int, t: _Tiers, family: str) -> MemoryPlan:
+    """The plan that holds everything where the layout puts it (whether or not the tiers hold that much)."""
+    w, act, grad, opt = (per_chip[k] for k in ("weights", "activation", "gradient", "optimizer"))
+    use: dict[str, int] = {}
+    for kind, b in per_chip.items():
+        if b:
+            use[layout.placement[kind]] = use.get(layout.placement[kind], 0) + b
+    for tier, b in layout.extra.items():
+        use[tier] = use.get(tier, 0) + b
+    needed = chips_to_hold(sum(per_chip[k] for k in layout.needed_kinds), t.caps[layout.needed_tier])
+    return MemoryPlan(layout.mode, chips, w, act, grad, opt, layout.placement, use, {k: t.caps[k] for k in use},
+                      needed, layout.replicas, {}, {k: t.sheet[k] for k in use}, family=family)
+
+
+def _partial(layout: Layout, plan: MemoryPlan, per_chip: dict[str, int], t: _Tiers) -> MemoryPlan | None:
+    """The layout with the tier that decides it filled and the state that does not fit streaming from the next
+    tier; None where the chip has no slower tier, activations alone overflow, or the next tier is full too."""
+    tier_names, caps = list(t.caps), t.caps
+    fast = layout.needed_tier
+    at = tier_names.index(fast)
+    if at + 1 >= len(tier_names):  # no slower tier to stream from
+        return None
+    slow = tier_names[at + 1]
+    state = [k for k in ("weights", "gradient", "optimizer") if layout.placement[k] == fast and per_chip[k]]
+    movable = sum(per_chip[k] for k in state)
+    room = caps[fast] - (plan.tier_use.get(fast, 0) - movable)
+    if not movable or room <= 0 or room >= movable:
+        return None
+    streamed = movable - room
+    use = dict(plan.tier_use)
+    use[fast] = caps[fast]
+    use[slow] = use.get(slow, 0) + streamed
+    if use[slow] > caps[slow]:  # the next tier cannot hold the rest either
+        return None
+    return replace(plan, replicas=1, tier_use=use, tier_capacity={k: caps[k] for k in use},
+                   tier_datasheet={k: t.sheet[k] for k in use}, resident=room / movable, spill_tier=slow,
+                   streamed_bytes=int(streamed), spilled_kinds=tuple(state), resident_tier=fast)
+
+
+def _fits_nothing(fp: Footprint, spec: AcceleratorSpec, plans: dict[str, MemoryPlan], candidates: dict[str, str],
+                  caps: dict[str, int], *, chips: int, model_shards: int, mode: str) -> ModeError:
+    """The error when no plan holds the model: what each mode lacks, and how many chips would hold it."""
     # chips that would hold each plan's bytes (activations included) if the model were split further
     need = min(max(chips_to_hold(p.tier_use[t] * model_shards, caps[t]) for t in p.tier_use) for p in plans.values())
     need = max(need, chips + 1)
     why = "; ".join(f"{m}: {c}" for m, c in candidates.items())
     if mode != "auto":
-        raise ModeError(f"mode {mode!r} cannot hold the model on {chips} {spec.name} chip(s): {candidates[mode]}",
-                        fix=f"use mode='auto' (modes that fit: {[m for m, c in candidates.items() if c == 'fits'] or 'none'}),"
-                            f" more chips, or a lower precision",
-                        target=spec.name, chips=chips, chips_needed=need, mode=mode, candidates=candidates)
-    raise ModeError(
+        return ModeError(f"mode {mode!r} cannot hold the model on {chips} {spec.name} chip(s): {candidates[mode]}",
+                         fix=f"use mode='auto' (modes that fit: {[m for m, c in candidates.items() if c == 'fits'] or 'none'}),"
+                             f" more chips, or a lower precision",
+                         target=spec.name, chips=chips, chips_needed=need, mode=mode, candidates=candidates)
+    return ModeError(
         f"the model ({fmt_bytes(fp.weights)} of weights{', training state' if fp.training else ''}) fits no "
         f"execution mode on {chips} {spec.name} chip(s): {why}",
         fix=f"compile for at least chips={need} (the model is split over them), use a lower precision, "

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from accelkit.cost.kernel import Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
+from accelkit.cost.kernel import Generated, Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.families import ExecutionModel, model_for
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, matmul_dims
 from accelkit.graph.ir import Graph, Node
@@ -159,8 +159,8 @@ def kernel_matching(kernels: list[Kernel], *, family: str | ExecutionModel, node
     """Matches each fused kernel to the toolchain's hand-written kernel library (the family's
     ``kernel_library``). A kernel with an op the library does not cover is left over: the compiler generates
     code for it (the Cerebras stack's route for ops outside its kernel library), and it runs at the family's
-    ``generated_efficiency`` of a library kernel's rate: ``Kernel.extra["generated"]`` names the ops and
-    ``["efficiency"]`` is the factor the cost layer applies to the whole kernel, weighted by FLOPs (given the
+    ``generated_efficiency`` of a library kernel's rate: ``Kernel.generated`` names the ops and its
+    ``efficiency`` is the factor the cost layer applies to the whole kernel, weighted by FLOPs (given the
     ``nodes``), so a library matmul with a generated epilogue slows only by its epilogue's share. A family without
     a library (GPU, CPU) has a library kernel for every op."""
     model = _model(family)
@@ -178,11 +178,11 @@ def kernel_matching(kernels: list[Kernel], *, family: str | ExecutionModel, node
             gen = sum(by_name[n].flops for n in k.nodes if n in by_name and by_name[n].kind in left) \
                 if by_name else k.flops
             share = k.flops / (k.flops - gen + gen / eff) if k.flops else eff
-            k = replace(k, extra={**k.extra, "generated": left, "efficiency": share})
+            k = replace(k, generated=Generated(tuple(left), share))
             details.append(f"{k.name} [{k.module or '<root>'}] {k.source or ''}: generated for {', '.join(left)}")
         out.append(k)
     n = len(details)
-    ops = sorted({op for k in out for op in k.extra.get("generated", ())})
+    ops = sorted({op for k in out if k.generated for op in k.generated.ops})
     summary = (f"{len(out) - n} kernels from the library, {n} generated"
                + (f" (for {', '.join(ops[:5])}{'…' if len(ops) > 5 else ''}; those ops at {eff:.0%} of a library "
                   "kernel's rate)" if n else ""))
@@ -203,7 +203,7 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a)
         flops=sum(n.flops for n in group), bytes_read=read, bytes_written=written,
         param_bytes=sum(n.param_bytes for n in group), out_bytes=group[-1].bytes_written,
         saved_bytes=sum(n.bytes_written for n in group),
-        extra=({"matmul_dims": list(dims)} if (dims := matmul_dims(lead.kind, list(lead.inputs))) else {}),
+        matmul_dims=matmul_dims(lead.kind, list(lead.inputs)),
     )
 
 

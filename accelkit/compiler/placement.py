@@ -36,12 +36,12 @@ def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, 
                     family: ExecutionModel | None = None) -> None:
     """Invariants: every kernel placed once, then the family's own (a wafer's regions stay on the mesh, do
     not overlap and hold their weights)."""
-    placed = [k for r in (*p.regions, *p.host_regions) for k in r.kernels] + list(p.extra.get("streamed_kernels", []))
+    placed = [k for r in (*p.regions, *p.host_regions) for k in r.kernels] + list(p.streamed_kernels)
     names = [k.name for k in kernels]
     if sorted(placed) != sorted(names):
         missing = sorted(set(names) - set(placed))[:5]
         raise PlacementError(f"placement lost kernels {missing}", fix="report this as an accelkit bug")
-    (family or model_for(spec.family)).check(p, [k for k in kernels if "on" not in k.extra], spec, plan)
+    (family or model_for(spec.family)).check(p, [k for k in kernels if k.off_device is None], spec, plan)
 
 
 __all__ = ["Placement", "PlacementError", "Region", "check_placement", "place"]

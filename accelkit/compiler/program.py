@@ -127,9 +127,9 @@ class CompiledProgram:
     @property
     def generated_kernels(self) -> list[Kernel]:
         """The kernels the toolchain's kernel library does not cover, which the compiler generates (modelled at
-        the family's lower ``generated_efficiency``); ``k.extra["generated"]`` names the ops, ``k.source`` the
+        the family's lower ``generated_efficiency``); ``k.generated.ops`` names the ops, ``k.source`` the
         line. Empty on a GPU or CPU, where every op has a library kernel."""
-        return [k for k in self.kernels if "generated" in k.extra]
+        return [k for k in self.kernels if k.generated is not None]
 
     @property
     def compile_time(self) -> CompileTime:
@@ -160,7 +160,7 @@ class CompiledProgram:
             "passes:",
             *(f"  {p}" for p in self.passes),
             *(["generated kernels (no library kernel for an op; modelled at a lower rate):"]
-              + [f"  {k.name} [{k.module or '<root>'}] {', '.join(k.extra['generated'])}"
+              + [f"  {k.name} [{k.module or '<root>'}] {', '.join(k.generated.ops if k.generated else ())}"
                  + (f" ({k.source})" if k.source else "") for k in self.generated_kernels[:5]]
               + ([f"  ... and {len(self.generated_kernels) - 5} more"] if len(self.generated_kernels) > 5 else [])
               if self.generated_kernels else []),

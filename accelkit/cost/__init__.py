@@ -9,7 +9,7 @@ runtime and the figures can all read these values without importing each other.
 
 from __future__ import annotations
 
-from accelkit.cost.kernel import Kernel, layer_of, layers
+from accelkit.cost.kernel import Generated, Kernel, OffDevice, layer_of, layers
 from accelkit.cost.parallel import Parallel
 
-__all__ = ["Kernel", "Parallel", "layer_of", "layers"]
+__all__ = ["Generated", "Kernel", "OffDevice", "Parallel", "layer_of", "layers"]

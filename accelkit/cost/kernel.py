@@ -2,14 +2,41 @@
 
 The compiler's fusion pass produces kernels; the cost layer times them. They live here, at the bottom,
 so the performance model never imports the compiler (``accelkit.compiler.passes`` re-exports them).
+
+What the compiler learns about a kernel travels in typed fields, not a string-keyed dict: ``matmul_dims`` (the
+capture's matrix shape), ``generated`` (:class:`Generated`: code the compiler generated for ops outside the
+kernel library) and ``off_device`` (:class:`OffDevice`: a kernel the host CPU runs, or a transfer over the host
+link). ``Kernel.extra`` is a read-only view of them under their old names, for readers and saved artifacts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Generated:
+    """Code the compiler generated for a kernel's ops that the toolchain's kernel library lacks."""
+
+    ops: tuple[str, ...]  # the ops with no library kernel, sorted
+    efficiency: float  # the factor on the whole kernel's compute rate (weighted by the generated ops' FLOPs)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ops", tuple(self.ops))
+
+
+@dataclass(frozen=True)
+class OffDevice:
+    """A kernel that does not run on the device (``compile(..., fallback="host")``): on the host CPU, or a
+    transfer over the host link at the edge of a host partition."""
+
+    on: str  # "host" | "link"
+    partition: int  # the host partition it belongs to, from 1
+    direction: str = ""  # a transfer's way: "to host" | "to device"
+    tensors: int = 0  # a transfer's tensor count
 
 
 @dataclass(frozen=True)
@@ -17,7 +44,7 @@ class Kernel:
     """A group of fused nodes that runs as one unit: a GPU kernel, an RDU section's stage,
     a wafer region's layer, an IPU codelet set, a TSP instruction block.
 
-    A frozen value (its node and op names are tuples, ``extra`` a read-only mapping), so programs can share
+    A frozen value (its node and op names are tuples, its metadata frozen values), so programs can share
     kernels and no reader can change another's; :meth:`scaled` and ``dataclasses.replace`` make new ones."""
 
     name: str
@@ -34,12 +61,53 @@ class Kernel:
     param_bytes: int
     out_bytes: int  # bytes of the kernel's result
     saved_bytes: int  # everything its ops produce: what autograd keeps for backward without recompute
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    matmul_dims: tuple[int, int] | None = None  # (contraction, output features) of a matmul, where captured
+    generated: Generated | None = None  # set by the kernel-matching pass
+    off_device: OffDevice | None = None  # set by the host-partition pass
 
-    def __post_init__(self) -> None:  # lists from JSON or a caller become tuples; extra becomes read-only
+    def __post_init__(self) -> None:  # lists from JSON or a caller become tuples
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "ops", tuple(self.ops))
-        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+        if self.matmul_dims is not None:
+            object.__setattr__(self, "matmul_dims", tuple(int(d) for d in self.matmul_dims))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Kernel:
+        """The kernel :meth:`to_dict` wrote (a saved artifact's form, metadata under ``extra``)."""
+        d = dict(d)
+        extra = dict(d.pop("extra", None) or {})
+        dims = extra.get("matmul_dims")
+        gen = Generated(tuple(extra["generated"]), float(extra.get("efficiency", 1.0))) \
+            if "generated" in extra else None
+        off = OffDevice(str(extra["on"]), int(extra.get("partition", 0)), str(extra.get("direction", "")),
+                        int(extra.get("tensors", 0))) if "on" in extra else None
+        return cls(**d, matmul_dims=tuple(dims) if dims else None, generated=gen, off_device=off)
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """The typed metadata under its old string keys, read-only (``"matmul_dims"``, ``"generated"``,
+        ``"efficiency"``, ``"on"``, ``"partition"``, ``"direction"``, ``"tensors"``; absent where unset)."""
+        out: dict[str, Any] = {}
+        if self.matmul_dims is not None:
+            out["matmul_dims"] = list(self.matmul_dims)
+        if self.generated is not None:
+            out.update(generated=list(self.generated.ops), efficiency=self.generated.efficiency)
+        if self.off_device is not None:
+            o = self.off_device
+            out.update(on=o.on, partition=o.partition)
+            if o.on == "link":
+                out.update(direction=o.direction, tensors=o.tensors)
+        return MappingProxyType(out)
+
+    @property
+    def efficiency(self) -> float:
+        """The factor on the kernel's compute rate: below 1 where the compiler generated code for it."""
+        return self.generated.efficiency if self.generated is not None else 1.0
+
+    @property
+    def partition(self) -> int:
+        """The host partition a host kernel or transfer belongs to (from 1); 0 on the device."""
+        return self.off_device.partition if self.off_device is not None else 0
 
     def __hash__(self) -> int:
         return hash((self.name, self.section, self.nodes))
@@ -51,8 +119,8 @@ class Kernel:
     @property
     def runs_on(self) -> str:
         """``"device"``; ``"host"`` when ``compile(..., fallback="host")`` put it on the host CPU; ``"link"`` for
-        a transfer over the host link (``extra["direction"]`` says which way)."""
-        return str(self.extra.get("on", "device"))
+        a transfer over the host link (``off_device.direction`` says which way)."""
+        return self.off_device.on if self.off_device is not None else "device"
 
     @property
     def intensity(self) -> float:
@@ -60,9 +128,12 @@ class Kernel:
         return self.flops / self.bytes if self.bytes else float("inf")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready values (lists and dicts), as a saved artifact stores them."""
-        return {k: list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
-                for k, v in self.__dict__.items()}
+        """Plain JSON-ready values (lists and dicts), as a saved artifact stores them (the typed metadata under
+        ``extra``, as artifacts always stored it; :meth:`from_dict` reads it back)."""
+        typed = ("matmul_dims", "generated", "off_device")
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items() if k not in typed}
+        out["extra"] = dict(self.extra)
+        return out
 
     def scaled(self, batch: float, byte_scale: float = 1.0) -> Kernel:
         """This kernel at ``batch`` times the samples and ``byte_scale`` times the bytes per element

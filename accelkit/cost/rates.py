@@ -46,7 +46,7 @@ def tile_fill(k: Kernel, width: int) -> float:
     """The share of a ``width x width`` matrix unit a matmul kernel keeps busy: its contraction and output
     features each padded up to whole tiles (``K / (ceil(K / w) w) x N / (ceil(N / w) w)``); 1 for a kernel
     whose dimensions the capture did not record, or that is not a matmul."""
-    dims = k.extra.get("matmul_dims") if k.kind == "matmul" else None
+    dims = k.matmul_dims if k.kind == "matmul" else None
     if not dims or width <= 1:
         return 1.0
     fill = 1.0
@@ -89,12 +89,12 @@ def roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: fl
              act_bytes: float | None = None, tensor: int = 1, opt_tier: str | None = None,
              spill: Spill | None = None) -> tuple[float, float]:
     """(compute seconds, memory seconds) of one kernel on ``share`` of the chip (at the kernel's own
-    ``extra["efficiency"]`` where the compiler generated it), its weights and activations in the tiers named. With a ``spill``, the state that did not fit on chip (that share of the weights, and of
+    ``Kernel.efficiency`` where the compiler generated it), its weights and activations in the tiers named. With a ``spill``, the state that did not fit on chip (that share of the weights, and of
     an optimizer update's state) is read from the spill tier instead."""
     if k.section == "opt" and opt_tier:  # an optimizer update reads and writes its state where it lives
         act_tier = opt_tier
     # a kernel the compiler generated (no library kernel for one of its ops) runs at a share of the library's rate
-    rate = (r.matmul_flops if k.kind == "matmul" else r.vector_flops) * share * k.extra.get("efficiency", 1.0)
+    rate = (r.matmul_flops if k.kind == "matmul" else r.vector_flops) * share * k.efficiency
     compute = k.flops / tensor / rate if k.flops else 0.0
     act = (k.bytes - k.param_bytes) if act_bytes is None else act_bytes
     weights = k.param_bytes

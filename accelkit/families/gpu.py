@@ -215,7 +215,7 @@ class GpuModel(ExecutionModel):
             if k.kind == "matmul" and k.flops and nodes:
                 gemm, attention = _kernel_shape(k, nodes, ctx.scale, param_shapes)
                 conv = any(op in CONVOLUTIONS for op in k.ops)
-                rate = _shape_rate(spec, precision, gemm, attention, conv) * k.extra.get("efficiency", 1.0)
+                rate = _shape_rate(spec, precision, gemm, attention, conv) * k.efficiency
                 c = k.flops / ctx.tensor / rate
             out.append(kernel_time(k, units, c, m, 0.0, r.launch_s, ctx.peak * ctx.tensor))
         return out

@@ -4,7 +4,9 @@ placement methods share. Each family's ``ExecutionModel.place`` builds its own (
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
 from typing import Any
 
 from accelkit.cost.kernel import Kernel
@@ -39,6 +41,11 @@ class Region:
 
 @dataclass(frozen=True)
 class Placement:
+    """Where a program's kernels run. What one family alone records is typed too: ``sections`` (an RDU's
+    count of sections), ``total_cycles`` and ``chips_used`` (a TSP's static schedule), ``streamed_kernels``
+    (a wafer in weight streaming: the kernels that take the whole wafer in turn, not drawn as regions).
+    ``extra`` is a read-only view of those under their old names, for readers and saved artifacts."""
+
     family: str
     grid: tuple[int, int]  # rows x cols of the unit array drawn for this chip
     regions: tuple[Region, ...]
@@ -46,8 +53,44 @@ class Placement:
     unit_name: str
     notes: tuple[str, ...] = ()
     stages: tuple[tuple[str, ...], ...] = ()  # pipeline stages (layers per chip) when pipelined
-    extra: dict[str, Any] = field(default_factory=dict)
     host_regions: tuple[Region, ...] = ()  # compile(..., fallback="host"): host kernels and host-link transfers
+    sections: int | None = None  # RDU: sections the fused kernels form (each one load of the chip)
+    total_cycles: int | None = None  # TSP: the static schedule's length
+    chips_used: int | None = None  # TSP: chips the schedule spans
+    streamed_kernels: tuple[str, ...] = ()  # wafer, weight streaming: the kernels not drawn as regions
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "streamed_kernels", tuple(self.streamed_kernels))
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """The family's own figures under their old string keys, read-only (absent where unset)."""
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("sections", "total_cycles", "chips_used")
+                               if getattr(self, k) is not None}
+        if self.streamed_kernels:
+            out["streamed_kernels"] = list(self.streamed_kernels)
+        return MappingProxyType(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values, as a saved artifact stores them (the family's figures under ``extra``)."""
+        out = {k: v for k, v in asdict(self).items() if k not in _TYPED}
+        out["extra"] = dict(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Placement:
+        """The placement :meth:`to_dict` wrote."""
+        d = dict(d)
+        extra = dict(d.pop("extra", None) or {})
+        unknown = sorted(set(extra) - set(_TYPED))
+        if unknown:
+            raise ValueError(f"placement extra has unknown key(s) {unknown}; known: {sorted(_TYPED)}")
+        d["regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in d["regions"])
+        d["host_regions"] = tuple(Region(**{**r, "kernels": tuple(r["kernels"])}) for r in d.get("host_regions", ()))
+        d["grid"] = tuple(d["grid"])
+        d["notes"] = tuple(d["notes"])
+        d["stages"] = tuple(tuple(s) for s in d["stages"])
+        return cls(**d, **extra)
 
     def region_of(self, kernel: str) -> Region:
         for r in self.regions:
@@ -68,6 +111,10 @@ class Placement:
         if len(self.host_regions) > limit:
             lines.append(f"  ... {len(self.host_regions) - limit} more on the host")
         return "\n".join(lines)
+
+
+_TYPED = ("sections", "total_cycles", "chips_used", "streamed_kernels")
+"""The typed fields that saved artifacts store under ``extra``."""
 
 
 class PlacementError(AccelkitError):

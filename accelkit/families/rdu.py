@@ -60,7 +60,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
     return Placement(FAMILY, (int(grid[0]), int(grid[1])), tuple(regions), chips, "PCU",
                      ("sections run one after another; inside a section every kernel has its own PCUs "
                       "(compute) and PMUs (on-chip memory) and data flows between them as a pipeline",),
-                     extra={"sections": len(layers(kernels))})
+                     sections=len(layers(kernels)))
 
 
 class RduModel(ExecutionModel):

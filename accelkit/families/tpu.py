@@ -96,10 +96,10 @@ class TpuModel(ExecutionModel):
     def tile_fill(self, k: Kernel, tensor: int = 1) -> float:
         """The share of the 128 x 128 MXUs a matmul kernel keeps busy; with ``tensor``-way tensor parallelism
         each chip holds 1/tensor of the output features, so that is what fills its MXUs."""
-        dims = k.extra.get("matmul_dims") if k.kind == "matmul" else None
+        dims = k.matmul_dims if k.kind == "matmul" else None
         if dims and tensor > 1:
             contraction, features = dims
-            k = replace(k, extra={**k.extra, "matmul_dims": [contraction, max(1, math.ceil(features / tensor))]})
+            k = replace(k, matmul_dims=(contraction, max(1, math.ceil(features / tensor))))
         return super().tile_fill(k)
 
     def allreduce_s(self, nbytes: float, n: int, r: Rates, spec: AcceleratorSpec) -> float:

@@ -107,7 +107,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
                      ("a static schedule: the compiler fixes the cycle of every instruction, so the same "
                       "input always takes the same time",
                       f"weights packed over {chip + 1} chip(s) in program order; data hops chip to chip"),
-                     extra={"total_cycles": cycle, "chips_used": chip + 1})
+                     total_cycles=cycle, chips_used=chip + 1)
 
 
 class TspModel(ExecutionModel):

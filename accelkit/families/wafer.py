@@ -131,7 +131,7 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
     if n_wafers > 1:
         notes.append(f"pipelined over {n_wafers} wafers: consecutive layers share a wafer, activations hop between")
     return Placement(FAMILY, (rows, cols), tuple(regions), chips, spec.unit_name or "core",
-                     tuple(notes), stages=tuple(stages) if n_wafers > 1 else (), extra={"streamed_kernels": rest})
+                     tuple(notes), stages=tuple(stages) if n_wafers > 1 else (), streamed_kernels=tuple(rest))
 
 
 class WaferModel(ExecutionModel):

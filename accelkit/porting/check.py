@@ -543,6 +543,53 @@ def _loss_hit(graph: Graph, table: SupportTable, model: nn.Module | None) -> _Hi
 # ------------------------------------------------------------------------------------------
 # the public function
 # ------------------------------------------------------------------------------------------
+def _capture_or_findings(model: nn.Module, example_inputs: Any, training: bool, table: SupportTable,
+                         spec: Any) -> tuple[Graph | None, list[_Hit]]:
+    """The model's graph, or (where it cannot be captured) None and the findings that say why, each an error:
+    ``ak.compile`` needs the graph, so what stops the capture stops the compile."""
+    from accelkit.graph.capture import capture
+
+    hits: list[_Hit] = []
+    try:
+        with warnings.catch_warnings():  # nn.LSTM's flat-weights export warning says nothing to a learner
+            warnings.filterwarnings("ignore", message="The tensor attributes .* were assigned during export")
+            return capture(model, example_inputs, training=training), []
+    except CaptureError as err:
+        if err.kind in ("unsupported", "dynamic-shape"):
+            hits += _data_dependent_shape_hits(model, example_inputs, table)
+        if not hits:
+            hits += _capture_hits(err, table)
+    except AccelkitError:
+        raise
+    except Exception as exc:  # capture itself tripped over a data-dependent size
+        dd = _data_dependent_shape_hits(model, example_inputs, table) if "data-dependent" in str(exc) \
+            or "unbacked" in str(exc) else []
+        hits += dd or [_hit_from_rule(table.rule("capture-error"), "forward", "<root>", forward_source(model),
+                                      reason=f"capture failed: {type(exc).__name__}: "
+                                             f"{str(exc).strip().splitlines()[0][:200]}")]
+    for h in hits:  # one verdict with ak.compile, which needs the graph: what stops the capture is an error
+        if h.severity == "warning":
+            h.severity = "error"
+            h.reason += (f"; accelkit cannot capture {type(model).__name__} as one graph because of it, so "
+                         f"ak.compile refuses it (a real {spec.name} may run it eagerly, paying this cost)")
+    return None, hits
+
+
+def _graph_hits(graph: Graph, model: nn.Module | None, example_inputs: Any, table: SupportTable, spec: Any,
+                training: bool) -> list[_Hit]:
+    """What the captured graph shows: its ops, outputs that are not tensors, and (training) the loss."""
+    hits = _node_hits(graph, table, spec)
+    outputs = non_tensor_outputs(model, example_inputs, graph) if model is not None and example_inputs is not None \
+        else None
+    if outputs is not None:  # export accepts Python constants among the outputs; a device program does not
+        hits.append(_hit_from_rule(table.rule("non-tensor-output"), "output", "<root>", outputs.source,
+                                   reason=f"{table.rule('non-tensor-output').reason}: {outputs.detail}"))
+    if training:
+        loss = _loss_hit(graph, table, model)
+        hits += [loss] if loss else []
+    return hits
+
+
 def check(
     model: nn.Module | None,
     example_inputs: Any = None,
@@ -575,45 +622,13 @@ def check(
     if graph is not None and not isinstance(graph, Graph):
         raise ArgumentError(f"graph must be a Graph from ak.capture(...), not {got(graph)}",
                             fix="check(graph=ak.capture(model, inputs), target=...), or pass the model itself")
-    captured = graph is not None
     if graph is None:
         if model is None:
             raise AccelkitError("check needs a model (or graph=)", fix="check(model, example_inputs, target)")
-        from accelkit.graph.capture import capture
-
-        try:
-            with warnings.catch_warnings():  # nn.LSTM's flat-weights export warning says nothing to a learner
-                warnings.filterwarnings("ignore", message="The tensor attributes .* were assigned during export")
-                graph = capture(model, example_inputs, training=training)
-            captured = True
-        except CaptureError as err:
-            if err.kind in ("unsupported", "dynamic-shape"):
-                hits += _data_dependent_shape_hits(model, example_inputs, table)
-            if not hits:
-                hits += _capture_hits(err, table)
-        except AccelkitError:
-            raise
-        except Exception as exc:  # capture itself tripped over a data-dependent size
-            dd = _data_dependent_shape_hits(model, example_inputs, table) if "data-dependent" in str(exc) \
-                or "unbacked" in str(exc) else []
-            hits += dd or [_hit_from_rule(table.rule("capture-error"), "forward", "<root>", forward_source(model),
-                                          reason=f"capture failed: {type(exc).__name__}: "
-                                                 f"{str(exc).strip().splitlines()[0][:200]}")]
-        for h in hits:  # one verdict with ak.compile, which needs the graph: what stops the capture is an error
-            if h.severity == "warning":
-                h.severity = "error"
-                h.reason += (f"; accelkit cannot capture {type(model).__name__} as one graph because of it, so "
-                             f"ak.compile refuses it (a real {spec.name} may run it eagerly, paying this cost)")
+        graph, hits = _capture_or_findings(model, example_inputs, training, table, spec)
+    captured = graph is not None
     if graph is not None:
-        hits += _node_hits(graph, table, spec)
-        outputs = non_tensor_outputs(model, example_inputs, graph) if model is not None and example_inputs is not None \
-            else None
-        if outputs is not None:  # export accepts Python constants among the outputs; a device program does not
-            hits.append(_hit_from_rule(table.rule("non-tensor-output"), "output", "<root>", outputs.source,
-                                       reason=f"{table.rule('non-tensor-output').reason}: {outputs.detail}"))
-        if training:
-            loss = _loss_hit(graph, table, model)
-            hits += [loss] if loss else []
+        hits += _graph_hits(graph, model, example_inputs, table, spec, training)
     hits = _input_hits(model, example_inputs, graph, table, spec, dynamic_dims) + hits
     if graph is not None:
         param_count = graph.param_count

@@ -33,6 +33,7 @@ from accelkit.graph.capture import user_code
 from accelkit.graph.values import compare
 from accelkit.porting.check import (
     CompatibilityReport,
+    Finding,
     check,
     check_dynamic_dims,
     resolve_target,
@@ -369,94 +370,113 @@ def port(
     example = Sample(args, kwargs, labels)
     dims = _normalize_dims(model, example, dynamic_dims)
     model_name = type(model).__name__
-    report = check(model, example_inputs, spec, training=training, dynamic_dims=dims, name=model_name)
-    before = report
+    report = before = check(model, example_inputs, spec, training=training, dynamic_dims=dims, name=model_name)
     ctx = PortContext(spec=spec, dynamic_dims=dims, buckets=tuple(buckets) if buckets else None,
                       pad_value=pad_value, loss_fn=loss_fn)
-    work = copy.deepcopy(model)
-    notes: list[str] = []
     numeric = not _has_meta(model, example)
     samples = _fresh_samples(example, trials, seed, dims) if numeric else [example]
-    if not numeric:
-        notes.append("the model (or its inputs) is on the meta device: no numbers to compare")
-    with user_code(model, example_inputs):  # the user's own model failing is not a recipe's fault
-        ref = _run(model, samples, lambda s: s) if numeric else []
-    if numeric and not all(tensor_leaves(r) for r in ref):
-        kind = type(next(r for r in ref if not tensor_leaves(r))).__name__
-        raise ModelError(f"{model_name}'s forward returns a {kind} with no tensor in it: there are no numbers to "
-                         "check a rewritten model against, so a port could not be verified",
-                         fix="make forward return its output tensor(s) (a tensor, or a tuple/dict of tensors)")
-    if numeric and loss_fn is not None and labels is not None:
-        with user_code(model, example_inputs, "loss_fn(outputs, labels)"):
-            loss_fn(tensor_leaves(ref[0])[0], labels)
-    prev_model: nn.Module = model
-    prev = ref
+    notes: list[str] = [] if numeric else ["the model (or its inputs) is on the meta device: no numbers to compare"]
+    ref = _reference_outputs(model, example_inputs, samples, loss_fn, labels) if numeric else []
+    work, prev_model, prev = copy.deepcopy(model), model, ref
     changes: list[Change] = []
     applied: list[str] = []
-    while True:
-        wanted = {f: _next_recipe(f.recipe, applied) for f in report.findings if f.recipe}
-        todo = [r for r in RECIPE_ORDER if r in wanted.values() and r not in applied]
-        if not todo:
-            break
-        step = todo[0]
-        recipe = RECIPES[step]
-        findings = [f for f, r in wanted.items() if r == step]
-        hooks_before = len(ctx.ref_hooks)
-        convert_before = list(ctx.transforms)
-        candidate, new_changes = recipe.apply(work, findings, ctx)
+    while (nxt := _next_step(report, applied)) is not None:
+        step, findings = nxt
+        hooks_before, convert_before = len(ctx.ref_hooks), list(ctx.transforms)
+        candidate, new_changes = RECIPES[step].apply(work, findings, ctx)
         applied.append(step)
         err = None
         if numeric:
-            tol = override or recipe.tolerance
-            try:
-                got = _run(candidate, samples, ctx.convert)
-            except PortError:
-                raise
-            except Exception as exc:
-                raise PortError(f"recipe {step} broke the model: {type(exc).__name__}: {str(exc).splitlines()[0]}",
-                                recipe=step, where=", ".join(c.source or "?" for c in new_changes[:1])) from exc
-            expected = prev
-            for hook in ctx.ref_hooks[hooks_before:]:
-                expected = [hook(out, _convert_with(convert_before, s)) for out, s in zip(expected, samples, strict=True)]
-            err, ok = _compare(got, expected, tol, step)
-            if not ok:
-                where = "; ".join(f"{c.module} at {c.source or '?'}" for c in new_changes if c.source) or None
-                raise PortError(
-                    f"recipe {step} refused: it changes the outputs by up to {err:.3g} (max abs), beyond its "
-                    f"tolerance {tol} ({tol.why})", recipe=step, error=err, tolerance=str(tol), where=where,
-                    fix="leave this finding for a person, or pass a looser tolerance= if the difference is acceptable")
-            prev = got
-            if len(ctx.ref_hooks) == hooks_before:  # same outputs expected: the gradients must match too
-                bad_grads = _check_grads(prev_model, candidate, example, convert_before, ctx.convert, tol, step,
-                                         new_changes)
-                if bad_grads and training:
-                    raise bad_grads
-                if bad_grads:
-                    notes.append(f"inference only: {bad_grads.message}; port with training=True refuses it")
+            prev, err = _checked_step(step, candidate, new_changes, prev_model, prev, samples, example, ctx,
+                                      hooks_before, convert_before, override or RECIPES[step].tolerance, training,
+                                      notes)
         changes += [replace(c, max_abs_error=err) for c in new_changes]
-        work = candidate
-        prev_model = candidate
+        work = prev_model = candidate
         report = check(work, _as_inputs(ctx.convert(_clone(example))), spec, training=training,
                        dynamic_dims=ctx.dynamic_dims, name=model_name)
     total = override or _total_tolerance(applied)
-    max_err = math.nan
-    verified = False
-    if numeric:
-        expected = ref
-        for hook in ctx.ref_hooks:
-            expected = [hook(out, s) for out, s in zip(expected, samples, strict=True)]
-        max_err, ok = _compare(prev, expected, total, "+".join(applied) or "none")
-        if not ok:
-            raise PortError(f"recipes {', '.join(applied)} together change the outputs by up to {max_err:.3g}, "
-                            f"beyond their combined tolerance {total}", recipe="+".join(applied), error=max_err,
-                            tolerance=str(total))
-        verified = True
+    max_err = _check_together(prev, ref, samples, ctx, applied, total) if numeric else math.nan
     if report.errors:
         notes.append("errors remain that no recipe cleared (see report_after): they need a person")
     return PortResult(model=work, target=spec.name, changes=changes, report_before=before, report_after=report,
-                      max_abs_error=max_err, tolerance=total, verified=verified,
+                      max_abs_error=max_err, tolerance=total, verified=numeric,
                       example_inputs=_as_inputs(ctx.convert(_clone(example))), samples_checked=len(samples) if numeric else 0,
                       notes=notes, _ctx=ctx)
+
+
+def _reference_outputs(model: nn.Module, example_inputs: Any, samples: list[Sample],
+                       loss_fn: Callable[..., torch.Tensor] | None, labels: Any) -> list[Any]:
+    """The user's model on every sample: what each rewritten model must reproduce. Refuses a forward that
+    returns no tensor (nothing to check), and runs ``loss_fn`` once so its own failure is reported as the user's."""
+    with user_code(model, example_inputs):  # the user's own model failing is not a recipe's fault
+        ref = _run(model, samples, lambda s: s)
+    if not all(tensor_leaves(r) for r in ref):
+        kind = type(next(r for r in ref if not tensor_leaves(r))).__name__
+        raise ModelError(f"{type(model).__name__}'s forward returns a {kind} with no tensor in it: there are no "
+                         "numbers to check a rewritten model against, so a port could not be verified",
+                         fix="make forward return its output tensor(s) (a tensor, or a tuple/dict of tensors)")
+    if loss_fn is not None and labels is not None:
+        with user_code(model, example_inputs, "loss_fn(outputs, labels)"):
+            loss_fn(tensor_leaves(ref[0])[0], labels)
+    return ref
+
+
+def _next_step(report: CompatibilityReport, applied: list[str]) -> tuple[str, list[Finding]] | None:
+    """The next recipe to apply (in :data:`RECIPE_ORDER`) and the findings it answers; None when none is left."""
+    wanted = {f: _next_recipe(f.recipe, applied) for f in report.findings if f.recipe}
+    todo = [r for r in RECIPE_ORDER if r in wanted.values() and r not in applied]
+    if not todo:
+        return None
+    return todo[0], [f for f, r in wanted.items() if r == todo[0]]
+
+
+def _checked_step(step: str, candidate: nn.Module, new_changes: list[Change], prev_model: nn.Module,
+                  prev: list[Any], samples: list[Sample], example: Sample, ctx: PortContext, hooks_before: int,
+                  convert_before: list[Callable[[Sample], Sample]], tol: Tolerance, training: bool,
+                  notes: list[str]) -> tuple[list[Any], float]:
+    """Run one recipe's rewritten model on the samples and compare it with the model before it (through the
+    reference hooks the recipe added), then its gradients where its outputs should not change. Returns its
+    outputs and the largest difference; raises :class:`PortError` beyond ``tol``."""
+    try:
+        got = _run(candidate, samples, ctx.convert)
+    except PortError:
+        raise
+    except Exception as exc:
+        raise PortError(f"recipe {step} broke the model: {type(exc).__name__}: {str(exc).splitlines()[0]}",
+                        recipe=step, where=", ".join(c.source or "?" for c in new_changes[:1])) from exc
+    expected = prev
+    for hook in ctx.ref_hooks[hooks_before:]:
+        expected = [hook(out, _convert_with(convert_before, s)) for out, s in zip(expected, samples, strict=True)]
+    err, ok = _compare(got, expected, tol, step)
+    if not ok:
+        where = "; ".join(f"{c.module} at {c.source or '?'}" for c in new_changes if c.source) or None
+        raise PortError(
+            f"recipe {step} refused: it changes the outputs by up to {err:.3g} (max abs), beyond its "
+            f"tolerance {tol} ({tol.why})", recipe=step, error=err, tolerance=str(tol), where=where,
+            fix="leave this finding for a person, or pass a looser tolerance= if the difference is acceptable")
+    if len(ctx.ref_hooks) == hooks_before:  # same outputs expected: the gradients must match too
+        bad_grads = _check_grads(prev_model, candidate, example, convert_before, ctx.convert, tol, step,
+                                 new_changes)
+        if bad_grads and training:
+            raise bad_grads
+        if bad_grads:
+            notes.append(f"inference only: {bad_grads.message}; port with training=True refuses it")
+    return got, err
+
+
+def _check_together(got: list[Any], ref: list[Any], samples: list[Sample], ctx: PortContext, applied: list[str],
+                    total: Tolerance) -> float:
+    """All the recipes together against the user's model (through every reference hook), within their combined
+    tolerance; returns the largest difference."""
+    expected = ref
+    for hook in ctx.ref_hooks:
+        expected = [hook(out, s) for out, s in zip(expected, samples, strict=True)]
+    max_err, ok = _compare(got, expected, total, "+".join(applied) or "none")
+    if not ok:
+        raise PortError(f"recipes {', '.join(applied)} together change the outputs by up to {max_err:.3g}, "
+                        f"beyond their combined tolerance {total}", recipe="+".join(applied), error=max_err,
+                        tolerance=str(total))
+    return max_err
 
 
 def _check_grads(before: nn.Module, after: nn.Module, example: Sample, convert_before: list[Callable[[Sample], Sample]],

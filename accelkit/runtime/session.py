@@ -298,18 +298,7 @@ class Session:
     def run(self, *inputs: Any, labels: Any = None, sections: Sequence[str] | None = None) -> StepResult:
         """One step. ``sections`` (a subset of fwd / bckwd / opt) defaults to all three when the session has
         an optimizer, else ``fwd``; gradients accumulate over ``batch_size / micro_batch`` micro-batches."""
-        training = self.optimizer is not None
-        if isinstance(sections, str):  # run(x, sections="fwd"): one section, not its letters
-            sections = (sections,)
-        if sections is not None and not isinstance(sections, (list, tuple, set, frozenset)):
-            raise SessionError(f"sections must be a list of section names, not {boundary.got(sections)}",
-                               fix=f"e.g. sections=['fwd'] (a subset of {list(SECTIONS)})")
-        secs = tuple(sections) if sections is not None else (SECTIONS if training else ("fwd",))
-        bad = [s for s in secs if s not in SECTIONS]
-        if bad:
-            raise SessionError(f"unknown section(s) {bad}", fix=f"use a subset of {list(SECTIONS)}")
-        if "opt" in secs and self.optimizer is None:
-            raise SessionError("section 'opt' needs an optimizer", fix="ak.Session(model, optimizer=..., ...)")
+        secs = self._sections(sections)
         if not inputs:
             raise SessionError("run() needs the model's inputs", fix="session.run(x) or session.run(x, labels=y)")
         boundary.real_weights(self.model, entry="Session.run", fix="build the model on the CPU (not under "
@@ -324,11 +313,44 @@ class Session:
             n_micro = n // self.micro_batch
         prog = self.program(inputs, training="bckwd" in secs)
         t0 = time.perf_counter()
+        outs, losses = self._real_step(inputs, labels, secs, n_micro)
+        host = time.perf_counter() - t0
+        sim = self.tick(prog.report.step_parts(secs, n), n, host)
+        loss_val = None
+        if losses and losses[0] is not None:
+            loss_val = torch.stack([lv for lv in losses if lv is not None]).mean() if n_micro > 1 else losses[0]
+        if self._writer is not None:
+            if loss_val is not None:
+                self._writer.add_scalar("loss", float(loss_val), self.steps)
+            self._writer.add_scalar("modelled/samples_per_s", n / sim if sim else 0.0, self.steps)
+            self._writer.add_scalar("modelled/step_time_s", sim, self.steps)
+        return StepResult(_cat(outs), loss_val, sim, host, secs, self.steps)
+
+    def _sections(self, sections: Sequence[str] | None) -> tuple[str, ...]:
+        """The sections a step runs: those named (checked), else all three with an optimizer, else ``fwd``."""
+        if isinstance(sections, str):  # run(x, sections="fwd"): one section, not its letters
+            sections = (sections,)
+        if sections is not None and not isinstance(sections, (list, tuple, set, frozenset)):
+            raise SessionError(f"sections must be a list of section names, not {boundary.got(sections)}",
+                               fix=f"e.g. sections=['fwd'] (a subset of {list(SECTIONS)})")
+        secs = tuple(sections) if sections is not None else (SECTIONS if self.optimizer is not None else ("fwd",))
+        bad = [s for s in secs if s not in SECTIONS]
+        if bad:
+            raise SessionError(f"unknown section(s) {bad}", fix=f"use a subset of {list(SECTIONS)}")
+        if "opt" in secs and self.optimizer is None:
+            raise SessionError("section 'opt' needs an optimizer", fix="ak.Session(model, optimizer=..., ...)")
+        return secs
+
+    def _real_step(self, inputs: tuple[Any, ...], labels: Any, secs: tuple[str, ...], n_micro: int) -> tuple[
+            list[Any], list[torch.Tensor | None]]:
+        """The step in real PyTorch on this CPU, at the session's precision: forward (and loss) per micro-batch,
+        backward with the gradients accumulated, then the optimizer. Returns the outputs and losses."""
         was_training = self.model.training
         self.model.train("bckwd" in secs)
-        outs, losses = [], []
-        dtype = PRECISION_DTYPES[self.precision]
-        autocast = CpuAutocast(dtype)  # torch.autocast on this CPU (PyTorch's kernels where oneDNN refuses)
+        outs: list[Any] = []
+        losses: list[torch.Tensor | None] = []
+        # torch.autocast on this CPU (PyTorch's kernels where oneDNN refuses)
+        autocast = CpuAutocast(PRECISION_DTYPES[self.precision])
         grad = torch.enable_grad() if "bckwd" in secs else torch.no_grad()
         try:
             with grad:
@@ -352,17 +374,7 @@ class Session:
                 self.optimizer.zero_grad(set_to_none=True)
         finally:
             self.model.train(was_training)
-        host = time.perf_counter() - t0
-        sim = self.tick(prog.report.step_parts(secs, n), n, host)
-        loss_val = None
-        if losses and losses[0] is not None:
-            loss_val = torch.stack([lv for lv in losses if lv is not None]).mean() if n_micro > 1 else losses[0]
-        if self._writer is not None:
-            if loss_val is not None:
-                self._writer.add_scalar("loss", float(loss_val), self.steps)
-            self._writer.add_scalar("modelled/samples_per_s", n / sim if sim else 0.0, self.steps)
-            self._writer.add_scalar("modelled/step_time_s", sim, self.steps)
-        return StepResult(_cat(outs), loss_val, sim, host, secs, self.steps)
+        return outs, losses
 
     __call__ = run
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from accelkit.constants import assumptions_for, value
 from accelkit.cost.kernel import Kernel, layers
 from accelkit.cost.rates import Rates, allreduce_s, host_link_Bps, kernel_time  # noqa: F401 - re-exported for older imports
-from accelkit.cost.report import KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
+from accelkit.cost.report import Breakdown, KernelTime, PerfReport, TimelineEvent, breakdown, fmt_s
 from accelkit.families import TimingContext, model_for, rates  # noqa: F401 - model_for, rates re-exported
 from accelkit.families.cpu import host_partition_times
 from accelkit.families.cpu import host_profiled as _host_profiled  # noqa: F401 - re-exported
@@ -36,6 +36,7 @@ from accelkit.hardware.spec import AcceleratorSpec
 LOSS_BYTES = 4  # what a training step sends back to the host: its fp32 loss (PopTorch's OutputMode.Final)
 
 if TYPE_CHECKING:  # the compiler sits above this layer: its types are for annotations only
+    from accelkit.compiler.memory import MemoryPlan
     from accelkit.compiler.program import CompiledProgram
 
 
@@ -201,11 +202,11 @@ def _traffic(prog: CompiledProgram, kernels: list[Kernel], n_micro: int) -> dict
 
 def _generated_note(prog: CompiledProgram, kernels: list[Kernel], all_kt: list[KernelTime]) -> str | None:
     """What the kernels with generated code (no library kernel for an op) cost against library kernels."""
-    generated = {k.name: k.extra["efficiency"] for k in kernels if "generated" in k.extra}
+    generated = {k.name: k.efficiency for k in kernels if k.generated is not None}
     if not generated:
         return None
     mine = [kt for kt in all_kt if kt.name in generated]
-    ops = sorted({op for k in kernels for op in k.extra.get("generated", ())})
+    ops = sorted({op for k in kernels if k.generated for op in k.generated.ops})
     model = prog.family
     eff = model.generated_efficiency.value if model.generated_efficiency else 1.0
     # what they would take as library kernels: the same roofline at the library's rate
@@ -247,6 +248,42 @@ def _timeline(passes: dict[str, _Pass], lane: Any, comm_s: float, io_s: float) -
     return events
 
 
+_OFF_DEVICE_LANES = {"host": "host CPU", "link": "host link"}
+"""The timeline's lane for a kernel that does not run on the device (``Kernel.runs_on``)."""
+
+
+def _micro_batches(prog: CompiledProgram) -> tuple[float, float, int]:
+    """Samples per data-parallel replica, per micro-batch (what flows through at once) and micro-batches per step:
+    the program's kernels are at batch / data; only training splits a replica's batch into micro-batches."""
+    per_replica = prog.batch_size / prog.parallel.data
+    micro = min(prog.micro_batch / prog.parallel.data if prog.training else per_replica, per_replica) or per_replica
+    n_micro = max(1, round(per_replica / micro)) if prog.training else 1
+    return per_replica, micro, n_micro
+
+
+def _partial_note(plan: MemoryPlan) -> str:
+    return (f"partial residency: {plan.resident:.0%} of the {' and '.join(plan.spilled_kinds)} stay in "
+            f"{plan.resident_tier}; {plan.streamed_bytes / 1e9:.3g} GB per chip stream from {plan.spill_tier} "
+            f"every pass ({plan.chips_needed} chips would hold it all)")
+
+
+def _utilization(spec: AcceleratorSpec, bd: Breakdown, traffic: dict[str, int]) -> dict[str, float]:
+    """The compute units' share busy, and each memory tier's bandwidth share the step's traffic uses."""
+    util = {"compute": bd.utilization}
+    for tier, b in traffic.items():
+        bw = next(t.bandwidth_Bps for t in spec.memory_tiers if t.name == tier)
+        util[f"{tier} bandwidth"] = min(1.0, b / (bd.step_s * bw)) if bd.step_s else 0.0
+    return util
+
+
+def _tokens_per_s(prog: CompiledProgram, throughput: float) -> float | None:
+    """Tokens per second where the first input is a (batch, sequence) tensor of token ids; None otherwise."""
+    first = next(iter(prog.graph.inputs.values()), None)
+    if first is not None and first.dtype.startswith("int") and len(first.shape) == 2:
+        return throughput * first.shape[1]
+    return None
+
+
 def estimate(prog: CompiledProgram) -> PerfReport:
     """Model one step of ``prog`` (a CompiledProgram). Pure: no printing, no plotting, no I/O."""
     spec: AcceleratorSpec = prog.spec
@@ -254,18 +291,10 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     peak = model.peak(spec, prog.precision)
     par = prog.parallel
     plan = prog.memory_plan
-    # the program's kernels are at batch / data; a micro-batch is what flows through at once
-    per_replica = prog.batch_size / par.data
-    micro = min(prog.micro_batch / par.data if prog.training else per_replica, per_replica) or per_replica
-    n_micro = max(1, round(per_replica / micro)) if prog.training else 1
+    per_replica, micro, n_micro = _micro_batches(prog)
     kernels = [k.scaled(micro / per_replica) for k in prog.kernels]
     step_kernels = [k for k in kernels if k.section != "opt"]
-    notes: list[str] = []
-    if plan.partial:
-        notes.append(f"partial residency: {plan.resident:.0%} of the {' and '.join(plan.spilled_kinds)} stay in "
-                     f"{plan.resident_tier}; {plan.streamed_bytes / 1e9:.3g} GB per chip stream from {plan.spill_tier} "
-                     "every pass "
-                     f"({plan.chips_needed} chips would hold it all)")
+    notes: list[str] = [_partial_note(plan)] if plan.partial else []
     stack = model.stack(prog.stack or None)
     link_Bps = host_link_Bps(spec)  # one way: vendors quote both directions together
     samples = max(1, int(round(micro)))
@@ -291,14 +320,13 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     step_s += io_s
     all_kt = fwd.kernels + bwd.kernels + opt.kernels
     runs_on = {k.name: k.runs_on for k in kernels}
-    off_device = {"host": "host CPU", "link": "host link"}
 
     def lane(k: KernelTime) -> str:  # timeline: one lane per unit group the family exposes, then the host's
-        return off_device.get(runs_on.get(k.name, "device")) or model.lane(k)
+        return _OFF_DEVICE_LANES.get(runs_on.get(k.name, "device")) or model.lane(k)
 
-    host_s = sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == "host") * scale
-    transfer_s = sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == "link") * scale
-    n_parts = max((int(k.extra.get("partition", 0)) for k in kernels if k.runs_on != "device"), default=0)
+    host_s, transfer_s = (sum(k.time_s for k in fwd.kernels + bwd.kernels if runs_on.get(k.name) == on) * scale
+                          for on in ("host", "link"))
+    n_parts = max((k.partition for k in kernels), default=0)
     if n_parts:
         notes.append(_fallback_note(prog, kernels, n_parts, host_s, transfer_s, link_Bps))
     events = _timeline(passes, lane, comm_s + dp_s, io_s)
@@ -309,15 +337,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     bd = breakdown(sections, {"fwd": fwd.kernels, "bckwd": bwd.kernels, "opt": opt.kernels}, chips=prog.chips,
                    utilization=flops / (step_s * peak) if step_s else 0.0)
     step_s = bd.step_s  # the sum of the sections, which every reader adds up again
-    util = {"compute": bd.utilization}
-    for tier, b in traffic.items():
-        bw = next(t.bandwidth_Bps for t in spec.memory_tiers if t.name == tier)
-        util[f"{tier} bandwidth"] = min(1.0, b / (step_s * bw)) if step_s else 0.0
     throughput = prog.batch_size / step_s if step_s else 0.0
-    first = next(iter(prog.graph.inputs.values()), None)
-    tokens = None
-    if first is not None and first.dtype.startswith("int") and len(first.shape) == 2:
-        tokens = throughput * first.shape[1]
     energy = spec.power_w * step_s * prog.chips if spec.power_w else None
     generated = _generated_note(prog, kernels, all_kt)
     if generated:
@@ -325,7 +345,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     return PerfReport(
         target=spec.name, family=spec.family, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
         chips=prog.chips, parallel=par, training=prog.training, breakdown=bd, throughput=throughput,
-        tokens_per_s=tokens, kernels=all_kt, utilization=util, traffic_bytes=traffic, comm_bytes=comm_bytes,
+        tokens_per_s=_tokens_per_s(prog, throughput), kernels=all_kt, utilization=_utilization(spec, bd, traffic), traffic_bytes=traffic, comm_bytes=comm_bytes,
         energy_j=energy, events=events,
         assumptions=assumptions_for(spec.family, chips=prog.chips, generated=generated is not None,
                                     fallback=bool(n_parts)), notes=notes,

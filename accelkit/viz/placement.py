@@ -403,7 +403,7 @@ def _tsp(prog: CompiledProgram, max_marks: int) -> go.Figure:
         fig.add_bar(x=t["x"], base=t["base"], y=t["y"], orientation="h", name=layer, legendgroup=layer,
                     hovertext=t["text"], hoverinfo="text",
                     marker={"color": colors[layer], "line": {"color": "white", "width": 0.3}})
-    total = pl.extra.get("total_cycles", 0)
+    total = pl.total_cycles or 0
     clock = prog.spec.clock_hz
     note = "every instruction's cycle is fixed at compile time: the same input always takes the same time"
     if clock:

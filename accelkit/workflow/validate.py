@@ -57,7 +57,7 @@ from accelkit.sim.goals import GPU_LIKE, PUBLISHED
 from accelkit.sim.measured import MeasuredValidation, validate_measured
 from accelkit.sim.serve import serve
 
-REFERENCE_CSV = Path(__file__).with_name("reference") / "published_results.csv"
+REFERENCE_CSV = Path(__file__).parents[1] / "sim" / "reference" / "published_results.csv"
 """The package's copy of ``shared/reference/published_results.csv`` (its rows and sources)."""
 
 GOAL_MEDIAN_ABS_ERROR = PUBLISHED.median_abs_error  # median |predicted - published| / published over the cases
