@@ -121,23 +121,6 @@ class PlacementError(AccelkitError):
     """A placement that breaks an invariant (a kernel unplaced, units over memory, overlaps)."""
 
 
-def _split(total: int, weights: list[float], minimum: int = 1) -> list[int]:
-    """Integers ≥ minimum, proportional to weights, summing to at most total (largest remainder)."""
-    n = len(weights)
-    if n == 0:
-        return []
-    if total < n * minimum:
-        raise PlacementError(f"{n} kernels need at least {n * minimum} units, the chip has {total}",
-                             fix="use more chips or a coarser fusion level")
-    s = sum(weights) or n
-    share = [minimum + (total - n * minimum) * (w if sum(weights) else 1) / s for w in weights]
-    out = [int(math.floor(x)) for x in share]
-    rest = total - sum(out)
-    for i in sorted(range(n), key=lambda i: share[i] - out[i], reverse=True)[:rest]:
-        out[i] += 1
-    return out
-
-
 def split_units(total: int, weights: list[float], minimum: int = 1) -> list[int]:
     """Integers ≥ minimum, proportional to weights, summing to at most total (largest remainder)."""
     n = len(weights)
