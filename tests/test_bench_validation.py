@@ -153,3 +153,22 @@ def test_every_row_of_the_systems_accelkit_has_meets_the_median_goal():
     assert sum(n for why, n in result.skipped.items() if "held apart" in why) > 100  # AMD's, Gaudi2's multi-card
     assert result.median_abs_error <= bench.GOAL_MEDIAN_ABS_ERROR, result.table()
     assert result.within > 0.85, result.table()
+
+
+def test_a_gpu_engine_reads_a_shared_kv_head_once_per_query_head_through_the_l2():
+    """Grouped-query attention shares a key/value head among query heads, but the engine's decode attention runs a
+    thread block per query head: the cache crosses the L2 once per query head and HBM once, whichever is longer.
+    Multi-head attention (a group of one) reads it once; another family's serving stack reads it once."""
+    from accelkit.families import model_for
+
+    gpu = model_for("gpu")
+    spec = ak.hardware.get("h100")
+    r = gpu.rates(spec, "bf16")
+    kv = 6.4e9  # Llama-3-8B, 16 sequences at 3,072 tokens
+    once = kv / r.tier_bw["hbm"]
+    assert gpu.kv_read_s(kv, "hbm", r, group=1, stack="engine") == pytest.approx(once)
+    four = gpu.kv_read_s(kv, "hbm", r, group=4, stack="engine")  # 4 x 6.4 GB over the L2 take longer than HBM
+    assert four == pytest.approx(4 * kv / r.tier_bw["l2"]) and four > once
+    rdu = model_for("reconfigurable-dataflow")
+    r2 = rdu.rates(ak.hardware.get("sn40l"), "bf16")
+    assert rdu.kv_read_s(kv, "hbm", r2, group=4, stack=rdu.stack(serving=True)) == pytest.approx(kv / r2.tier_bw["hbm"])

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
 
 from accelkit.sim import validate as v
 
@@ -85,6 +86,39 @@ def _test_cases() -> list[str]:
     """Every row but the GPU-like BERT runs on the A100 (their captures take about a minute: make bench runs them);
     the GPU-like serving rows reuse the Llama graphs the counted cases capture, so they cost well under a second."""
     return [r["case"] for r in v.reference_rows() if r["use"] != "gpu-like" or v.CASES[r["case"]].call == "serve"]
+
+
+class _Mlp(torch.nn.Module):
+    """A two-layer MLP whose loss is its mean output: its weights' gradients are 16 MB each in fp32."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(1024, 4096), torch.nn.Linear(4096, 1000)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(torch.relu(self.up(x))).mean()
+
+
+def test_a_step_captured_at_a_small_batch_and_scaled_matches_one_captured_at_the_target_batch():
+    """The GPU-like rows capture BERT at batch 2 and compile for 256: what the capture holds at batch 2 must scale
+    as the same step captured at the target batch does. A weight's gradient is as large at any batch, so the
+    bytes a backward kernel writes into it do not grow with the batch (they did: 32 x 2 samples wrote 32 times)."""
+    import accelkit as ak
+
+    with torch.device("meta"):
+        model = _Mlp()
+
+    def program(captured: int) -> ak.CompiledProgram:
+        x = torch.zeros(captured, 1024, device="meta")
+        return ak.compile(model, (x,), target="a100", precision="bf16", batch_size=64, training=True,
+                          stack="compiled")
+
+    small, target = program(2), program(64)
+    assert small.report.step_time_s == pytest.approx(target.report.step_time_s, rel=0.01)
+    by_name = {k.name: k for k in target.kernels}
+    grads = [k for k in small.kernels if k.section == "bckwd" and k.fixed_bytes_written]
+    assert sum(k.fixed_bytes_written for k in grads) >= (1024 + 1000) * 4096 * 2  # both weights' gradients
+    assert all(k.bytes_written == pytest.approx(by_name[k.name].bytes_written, rel=0.01) for k in grads)
 
 
 @pytest.fixture(scope="module")

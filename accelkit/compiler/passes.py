@@ -99,7 +99,8 @@ def _model(family: str | ExecutionModel) -> ExecutionModel:
 
 
 def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1",
-           host: frozenset[str] = frozenset()) -> tuple[list[Kernel], PassResult]:
+           host: frozenset[str] = frozenset(),
+           weight_shapes: frozenset[tuple[int, ...]] = frozenset()) -> tuple[list[Kernel], PassResult]:
     """Groups nodes into kernels, and kernels into layers (``Kernel.group``).
 
     A matmul-type op starts a kernel and the elementwise ops after it fuse into it as an epilogue
@@ -113,6 +114,8 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
       ``static-schedule``: a block of the static schedule; ``gpu``/``cpu``: one launched kernel.
 
     Nodes in ``host`` (``compile(..., fallback="host")``) never share a kernel with nodes that are not.
+    ``weight_shapes`` (the parameters' shapes) mark the tensors whose bytes do not grow with the batch
+    (``Kernel.fixed_*``).
     """
     model = _model(family)
     # a family with fusion levels fuses nothing at its first (SambaFlow o0: every op a section of its own)
@@ -141,7 +144,7 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
             name, seen = alias[name], seen + 1
         return name
 
-    kernels = [_kernel(i, g, root) for i, g in enumerate(groups)]
+    kernels = [_kernel(i, g, root, weight_shapes) for i, g in enumerate(groups)]
     if unfused:  # every op is a group (an RDU section) of its own
         kernels = [replace(k, group=k.name) for k in kernels]
     n_groups = len(layers(kernels))
@@ -189,14 +192,18 @@ def kernel_matching(kernels: list[Kernel], *, family: str | ExecutionModel, node
     return out, PassResult("kernel-matching", bool(n), summary, len(kernels), len(out), tuple(details))
 
 
-def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a) -> Kernel:
+def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a,
+            weight_shapes: frozenset[tuple[int, ...]] = frozenset()) -> Kernel:
     lead = next((n for n in group if n.kind in MATMUL_KINDS), group[0])
     kind = "matmul" if lead.kind in MATMUL_KINDS else ("vector" if any(n.flops for n in group) else "memory")
     internal = {n.name for n in group}
     # bytes: what enters the group from outside, and what leaves it (intermediates stay on chip)
-    read = sum(n.bytes_read for n in group if not any(root(a) in internal for a in n.args)) or group[0].bytes_read
+    readers = [n for n in group if not any(root(a) in internal for a in n.args)] or group[:1]
+    read = sum(n.bytes_read for n in readers)
     consumed_inside = {root(a) for n in group for a in n.args}
-    written = sum(n.bytes_written for n in group if n.name not in consumed_inside) or group[-1].bytes_written
+    writers = [n for n in group if n.name not in consumed_inside] or group[-1:]
+    written = sum(n.bytes_written for n in writers)
+    fixed = _fixed(group, readers, writers, weight_shapes)
     return Kernel(
         name=f"k{i}_{lead.kind}", kind=kind, group=layer_of(lead.module), section=lead.section,
         nodes=tuple(n.name for n in group), ops=tuple(n.kind for n in group), module=lead.module, source=lead.source,
@@ -204,7 +211,30 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a)
         param_bytes=sum(n.param_bytes for n in group), out_bytes=group[-1].bytes_written,
         saved_bytes=sum(n.bytes_written for n in group),
         matmul_dims=matmul_dims(lead.kind, list(lead.inputs)),
+        fixed_bytes_read=fixed[0], fixed_bytes_written=fixed[1], fixed_flops=fixed[2],
     )
+
+
+def _weight_shaped(shape: tuple[int, ...], weight_shapes: frozenset[tuple[int, ...]]) -> bool:
+    return shape in weight_shapes or (len(shape) == 2 and shape[::-1] in weight_shapes)
+
+
+def _fixed(group: list[Node], readers: list[Node], writers: list[Node],
+           weight_shapes: frozenset[tuple[int, ...]]) -> tuple[int, int, int]:
+    """(bytes read, bytes written, FLOPs) of a kernel that do not grow with the batch, though no parameter is read:
+    weight-shaped tensors (a weight's gradient and what adds it up, a weight cast to 16 bits). A matmul's FLOPs
+    grow with the tokens it contracts over, whatever its output's shape; an elementwise op on a weight's gradient
+    does the same work at any batch."""
+    if not weight_shapes:
+        return 0, 0, 0
+    read = sum(t.nbytes for n in readers
+               for t, is_param in zip(n.inputs, n.param_inputs or [False] * len(n.inputs), strict=False)
+               if not is_param and _weight_shaped(tuple(t.shape), weight_shapes))
+    written = sum(t.nbytes for n in writers for t in n.outputs if _weight_shaped(tuple(t.shape), weight_shapes))
+    flops = sum(n.flops for n in group if n.kind not in MATMUL_KINDS and n.outputs
+                and all(_weight_shaped(tuple(t.shape), weight_shapes) for t in n.outputs))
+    return (min(read, sum(n.bytes_read for n in readers)), min(written, sum(n.bytes_written for n in writers)),
+            flops)
 
 
 def run_pipeline(graph: Graph, *, family: str | ExecutionModel, level: str, findings: list[Any],
@@ -223,7 +253,8 @@ def run_pipeline(graph: Graph, *, family: str | ExecutionModel, level: str, find
     for _name, fn, kw in steps:
         nodes, res = fn(nodes, **kw)
         results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))
-    kernels, res = fusion(nodes, family=family, level=level, host=host)
+    weight_shapes = frozenset(tuple(m.shape) for m in graph.params.values())
+    kernels, res = fusion(nodes, family=family, level=level, host=host, weight_shapes=weight_shapes)
     results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))  # fusion groups nodes into kernels
     kernels, res = kernel_matching(kernels, family=family, nodes=nodes)
     results.append(replace(res, graph=results[-1].graph))  # matching labels kernels; the nodes stay as fused

@@ -64,6 +64,11 @@ class Kernel:
     matmul_dims: tuple[int, int] | None = None  # (contraction, output features) of a matmul, where captured
     generated: Generated | None = None  # set by the kernel-matching pass
     off_device: OffDevice | None = None  # set by the host-partition pass
+    # the part of its bytes and FLOPs that does not grow with the batch although no parameter is read: tensors
+    # shaped like a weight (a weight's gradient, a weight cast to 16 bits, the sum of a tied weight's gradients)
+    fixed_bytes_read: int = 0
+    fixed_bytes_written: int = 0
+    fixed_flops: int = 0
 
     def __post_init__(self) -> None:  # lists from JSON or a caller become tuples
         object.__setattr__(self, "nodes", tuple(self.nodes))
@@ -137,17 +142,19 @@ class Kernel:
 
     def scaled(self, batch: float, byte_scale: float = 1.0) -> Kernel:
         """This kernel at ``batch`` times the samples and ``byte_scale`` times the bytes per element
-        (another precision): FLOPs and activations grow with the batch, weights do not, and an optimizer
-        update does the same work whatever the batch."""
+        (another precision): FLOPs and activations grow with the batch; weights, weight-shaped tensors (the
+        ``fixed_*`` parts: a weight's gradient is as large at any batch) and an optimizer update do not."""
         if batch == 1.0 and byte_scale == 1.0:
             return self
         s = 1.0 if self.section == "opt" else batch
         p = self.param_bytes * byte_scale
+        fr, fw = self.fixed_bytes_read * byte_scale, self.fixed_bytes_written * byte_scale
         return replace(
-            self, flops=int(self.flops * s), param_bytes=int(p),
-            bytes_read=int(p + max(0, self.bytes_read * byte_scale - p) * s),
-            bytes_written=int(self.bytes_written * byte_scale * s), out_bytes=int(self.out_bytes * byte_scale * s),
-            saved_bytes=int(self.saved_bytes * byte_scale * s))
+            self, flops=int(self.fixed_flops + max(0, self.flops - self.fixed_flops) * s), param_bytes=int(p),
+            bytes_read=int(p + fr + max(0, self.bytes_read * byte_scale - p - fr) * s),
+            bytes_written=int(fw + max(0, self.bytes_written * byte_scale - fw) * s),
+            out_bytes=int(self.out_bytes * byte_scale * s), saved_bytes=int(self.saved_bytes * byte_scale * s),
+            fixed_bytes_read=int(fr), fixed_bytes_written=int(fw))
 
 
 def layers(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:

@@ -253,6 +253,11 @@ class ExecutionModel:
         links by default (a torus family runs rings along its axes)."""
         return allreduce_s(nbytes, n, r)
 
+    def kv_read_s(self, kv_bytes: float, tier: str, r: Rates, *, group: int, stack: str) -> float:
+        """Seconds one decode step takes to read ``kv_bytes`` of KV cache from ``tier`` (each of the cache's
+        key/value heads serving ``group`` query heads), under the serving ``stack``: once, at the tier's rate."""
+        return kv_bytes / r.tier_bw[tier]
+
     def launch_s(self) -> float:  # pragma: no cover - only a measured family overrides it
         raise NotImplementedError
 

@@ -203,8 +203,13 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
         if kind in ATTENTION_KINDS and n.inputs and len(n.inputs[0].shape) == 4:
             b, h, t, _d = n.inputs[0].shape
             attention = (max(1, round(b * h * s)), t)
-        out.append(EagerOp(n.name, owner.get(n.name, ""), kind, section, n.flops * s, act, params,
-                           True, gemm, attention))
+        # an elementwise op on weight-shaped tensors (adding up a tied weight's gradients) does the same work at any
+        # batch; a matmul's FLOPs grow with the tokens, whatever its output's shape
+        fixed_work = kind not in MATMUL_KINDS and bool(n.outputs) and all(
+            tuple(o.shape) in param_shapes or (len(o.shape) == 2 and tuple(o.shape)[::-1] in param_shapes)
+            for o in n.outputs)
+        out.append(EagerOp(n.name, owner.get(n.name, ""), kind, section, n.flops * (1.0 if fixed_work else s), act,
+                           params, True, gemm, attention))
     if autocast and section == "bckwd":
         # each weight's gradient comes back through its cast: 16-bit -> the fp32 .grad (a kernel per weight)
         out += [EagerOp(f"{name}.grad_cast", "casts", "_to_copy", section, 0.0, 0.0, numel * (captured + low), True)

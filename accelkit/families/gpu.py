@@ -97,6 +97,27 @@ FAMILY = "gpu"
              True, (FAMILY,)),
 )
 
+GEMM_OF_MAXIMUM = register(
+    Constant("GPU_GEMM_OF_MAXIMUM", 0.891,
+             "a large GEMM as a framework or serving engine runs it (the library's own heuristics, at the clocks "
+             "a long run holds) reaches 89% of the maximum a brute-force search over shapes finds "
+             "(AcceleratorSpec.matmul_efficiency)",
+             "measured: an 8192^3 bf16 matmul on an H100 SXM5 ran at 706 TFLOP/s (shared/reference/gpu_measured), "
+             "against the 792.1 TFLOP/s maximum Stas Bekman's search found on an H100 SXM (h100.toml); the Llama-3-8B "
+             "GEMMs of 1,024-16,384 tokens there ran at 632-740 TFLOP/s", False, (FAMILY,)),
+)[0]
+
+KV_PER_QUERY_HEAD = register(
+    Constant("GPU_DECODE_KV_PER_QUERY_HEAD", True,
+             "a serving engine's decode attention runs one thread block per query head, so a key/value head shared by "
+             "g query heads (grouped-query attention) is read g times through the L2 cache, once from HBM: the step "
+             "takes the longer of the two",
+             "vLLM's paged_attention v1/v2 kernels (grid: query heads x sequences x partitions), vllm-project/vllm "
+             "issue 15351 (2025): for 64 query and 8 KV heads the kernel moves over 800 MB between L1 and L2 for 64 MB "
+             "of keys and values; the L2 bandwidth it meets is the catalog's (illustrative where the datasheet gives "
+             "none)", False, (FAMILY,), when="serve"),
+)[0]
+
 register(  # the GEMM shape model's constants (accelkit.cost.gemm reads them)
     Constant("GEMM_TILES", ((128, 256, 1.0), (256, 128, 1.0), (128, 128, 0.9), (64, 128, 0.75), (128, 64, 0.75),
                             (64, 64, 0.55)),
@@ -126,9 +147,11 @@ STACKS = (
 
 
 def matmul_rate(spec: AcceleratorSpec, precision: str) -> float:
-    """FLOP/s the chip's best large matmul reaches at ``precision``: the peak x its measured ceiling."""
+    """FLOP/s a large, well-shaped matmul reaches at ``precision``: the peak x the chip's maximum achievable
+    share (the best shape a brute-force search finds) x the share of that maximum an ordinary large GEMM keeps
+    (``GPU_GEMM_OF_MAXIMUM``)."""
     frac = spec.matmul_efficiency if spec.matmul_efficiency is not None else MATMUL_FRACTION.value
-    return spec.peak(precision) * frac
+    return spec.peak(precision) * frac * float(GEMM_OF_MAXIMUM.value)
 
 
 def _shape_rate(spec: AcceleratorSpec, precision: str, gemm: GemmShape | None,
@@ -137,7 +160,8 @@ def _shape_rate(spec: AcceleratorSpec, precision: str, gemm: GemmShape | None,
     if attention is not None:
         return base * ATTENTION_FRACTION.value * attention_waves(attention[0], attention[1], spec.compute_units)
     if gemm is None:
-        return base * value("COMPUTE_EFFICIENCY") / MATMUL_FRACTION.value  # no shape: the generic efficiency
+        # no shape: the generic efficiency
+        return base * value("COMPUTE_EFFICIENCY") / (MATMUL_FRACTION.value * float(GEMM_OF_MAXIMUM.value))
     return base * gemm_fit(gemm, spec.compute_units).efficiency * (CONV_FRACTION.value if conv else 1.0)
 
 
@@ -184,6 +208,15 @@ class GpuModel(ExecutionModel):
     compile_stack = "compiled"  # ak.compile: a compiled program (torch.compile), comparable with the vendors'
     session_stack = "eager"  # ak.Session: a learner's own training loop runs eager PyTorch
     serve_stack = "engine"
+
+    def kv_read_s(self, kv_bytes: float, tier: str, r: Rates, *, group: int, stack: str) -> float:
+        """A decode step's read of the KV cache: from ``tier`` once, and through the on-chip cache (the first tier)
+        once per query head (``GPU_DECODE_KV_PER_QUERY_HEAD``), whichever takes longer."""
+        once = kv_bytes / r.tier_bw[tier]
+        cache = next(iter(r.tier_bw))
+        if not KV_PER_QUERY_HEAD.value or group <= 1 or cache == tier:
+            return once
+        return max(once, group * kv_bytes / r.tier_bw[cache])
 
     def rates(self, spec: AcceleratorSpec, precision: str, measured: Any = None) -> Rates:
         """The family's rates, its matmul rate the chip's measured ceiling (what a large, well-shaped GEMM

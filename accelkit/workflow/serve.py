@@ -206,7 +206,7 @@ def _serve_one(model: nn.Module, options: CompileOptions, *, batch: int, prompt_
     # the KV cache: read once per decode step, at the mean context of the generation
     context = prompt_tokens + output_tokens / 2
     kv_read = batch / decode.parallel.data * context * kv_per_token / shards
-    kv_s = kv_read / r.tier_bw[kv_tier]
+    kv_s = options.family.kv_read_s(kv_read, kv_tier, r, group=max(1, heads // kv_heads), stack=options.stack)
     attn_flops = batch / decode.parallel.data * 4 * layers * heads * head_dim * context / shards
     attn_s = attn_flops / r.matmul_flops
     base = decode.report.step_time_s
