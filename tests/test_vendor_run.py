@@ -117,7 +117,7 @@ def test_poptorch_optim_loss_scaling_is_exact_in_fp32_and_keeps_fp32_state_for_f
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     torch.manual_seed(0)
     x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
@@ -161,7 +161,7 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     net = nn.Linear(4, 2)
     x = torch.randn(8, 4)
@@ -211,7 +211,7 @@ def test_groqflow_examples_build_run_benchmark_and_reload_from_the_cache(tmp_pat
 def test_groqit_refuses_what_changes_the_numbers(tmp_path):
     import torch
 
-    from accelkit.groqflow import GroqFlowError, groqit
+    from accelkit.facades.groqflow import GroqFlowError, groqit
 
     model = torch.nn.Linear(4, 2)
     with pytest.raises(GroqFlowError, match="quantization_samples"):
@@ -219,7 +219,7 @@ def test_groqit_refuses_what_changes_the_numbers(tmp_path):
     with pytest.raises(GroqFlowError, match="sequence"):
         groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=["export", "compile"])
 
-    from accelkit.groqflow import stages
+    from accelkit.facades.groqflow import stages
 
     class Quantize(stages.Stage):
         pass
@@ -252,14 +252,14 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
     (fake_sdk / "__init__.py").write_text("REAL = True\n")
     with aliases.installed() as finder:
         sambaflow = importlib.import_module("sambaflow.samba.utils.argparser")
-        assert sambaflow.parse_app_args.__module__ == "accelkit.samba.utils"
+        assert sambaflow.parse_app_args.__module__ == "accelkit.facades.samba.utils"
         import logging
 
         assert isinstance(importlib.import_module("sambaflow.logging").samba_logger, logging.Logger)
         assert "+accelkit.sim" in importlib.import_module("sambaflow").__version__
-        with pytest.raises(AttributeError, match="accelkit's facade accelkit.samba does not provide it"):
+        with pytest.raises(AttributeError, match="accelkit's facade accelkit.facades.samba does not provide it"):
             importlib.import_module("sambaflow.samba").no_such_call  # noqa: B018 - the error names the facade
-        from accelkit.cerebras.clock import CerebrasError
+        from accelkit.facades.cerebras.clock import CerebrasError
 
         assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
         with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
@@ -311,7 +311,7 @@ def test_sambaflow_lenet_trains_with_sambaloader_then_infers_on_the_training_pef
 def test_poptorch_lamb_scales_each_update_by_the_trust_ratio():
     import torch
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     w = torch.nn.Parameter(torch.full((4,), 2.0))  # ||w|| = 4
     opt = poptorch.optim.LAMB([w], lr=0.1, weight_decay=0.0)
@@ -359,7 +359,7 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     class Network(nn.Module):  # the poptorch.Block pattern of Graphcore's model-parallelism examples
         def __init__(self) -> None:
@@ -430,7 +430,7 @@ def test_poptorch_device_iterations_clone_strategy_distributed_and_refusals(monk
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     class WithLoss(nn.Module):
         def __init__(self) -> None:
@@ -495,7 +495,7 @@ def test_cstorch_amp_and_metrics_loop(tmp_path, monkeypatch, capsys):
 def test_cstorch_grad_scaler_skips_overflow_and_scales_exactly():
     import torch
 
-    import accelkit.cerebras as cstorch
+    import accelkit.facades.cerebras as cstorch
 
     torch.manual_seed(0)
     a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
@@ -576,9 +576,9 @@ def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_ma
     import torch
     from torch import nn
 
-    import accelkit.samba as samba
-    from accelkit.samba import utils
-    from accelkit.samba.collections import OrderedSet
+    import accelkit.facades.samba as samba
+    from accelkit.facades.samba import utils
+    from accelkit.facades.samba.collections import OrderedSet
 
     class PerSample(nn.Module):  # returns a loss per sample, as generative_nlp's patched GPT-2 returns one per token
         def __init__(self) -> None:
@@ -649,8 +649,8 @@ def test_samba_helpers_for_test_subcommands_and_reports(tmp_path):
 
     import torch
 
-    from accelkit.samba import SambaError, env, utils
-    from accelkit.samba.parameter import SambaParameter
+    from accelkit.facades.samba import SambaError, env, utils
+    from accelkit.facades.samba.parameter import SambaParameter
 
     assert env.use_mock_samba_runtime() is False  # real values: apps keep their real accuracy bounds
     gold = torch.tensor([1.0, -2.0, 4.0])
@@ -691,7 +691,7 @@ def test_poptorch_fp16_optimizer_state_trains_and_stochastic_rounding_is_unbiase
     import torch
 
     from accelkit import poptorch
-    from accelkit.poptorch.optim import round_to
+    from accelkit.facades.poptorch.optim import round_to
 
     # a quarter of an fp16 step above 1.0: nearest rounding always loses it, stochastic rounding keeps it on average
     x = torch.full((20000,), 1.0 + 2.0 ** -12)
@@ -735,8 +735,8 @@ def test_cstorch_gigagpt_shape_schedules_the_rate_and_reports_modelled_samples_p
 def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
     import torch
 
-    from accelkit.cerebras import optim
-    from accelkit.cerebras.clock import CerebrasError
+    from accelkit.facades.cerebras import optim
+    from accelkit.facades.cerebras.clock import CerebrasError
 
     params = [torch.nn.Parameter(torch.ones(2))]
     opt = optim.configure_optimizer("adamw", params, learning_rate=0.01, weight_decay=0.1, correct_bias=True)

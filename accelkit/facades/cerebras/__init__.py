@@ -1,9 +1,9 @@
-"""``accelkit.cerebras``: the two shapes of Cerebras' PyTorch integration, on a simulated wafer.
+"""``accelkit.facades.cerebras``: the two shapes of Cerebras' PyTorch integration, on a simulated wafer.
 
-- :mod:`~accelkit.cerebras.cbtorch` (``cerebras.framework.torch``, the CS-2's first PyTorch API):
+- :mod:`~accelkit.facades.cerebras.cbtorch` (``cerebras.framework.torch``, the CS-2's first PyTorch API):
   ``initialize(cs_ip=...)``, ``module(model)``, ``dataloader(loader)`` and ``with Session(loader, mode=...)``
   around an ordinary PyTorch loop.
-- :mod:`~accelkit.cerebras.cstorch` (``cerebras.pytorch``, today's API): ``backend("CSX")``,
+- :mod:`~accelkit.facades.cerebras.cstorch` (``cerebras.pytorch``, today's API): ``backend("CSX")``,
   ``compile(model, backend)``, a ``@trace`` decorated step and ``DataExecutor(loader, num_steps=...)``
   (also reachable as ``utils.data.DataExecutor``, as in cstorch); ``amp`` (``set_half_dtype``, ``GradScaler``,
   ``optimizer_step``) and ``metrics`` (``AccuracyMetric``, ``PerplexityMetric``).
@@ -16,14 +16,14 @@ wafer SRAM) or weight streaming (weights streamed in from MemoryX layer by layer
 
 from __future__ import annotations
 
-from accelkit.cerebras import (
+from accelkit.facades.cerebras import (
     amp,
     distributed,
     metrics,
     optim,
     utils,  # noqa: E402 - after cstorch, which it imports
 )
-from accelkit.cerebras.cbtorch import (
+from accelkit.facades.cerebras.cbtorch import (
     CerebrasDataLoader,
     CerebrasModule,
     Session,
@@ -32,8 +32,8 @@ from accelkit.cerebras.cbtorch import (
     initialize,
     module,
 )
-from accelkit.cerebras.clock import CerebrasError, StepClock
-from accelkit.cerebras.cstorch import (
+from accelkit.facades.cerebras.clock import CerebrasError, StepClock
+from accelkit.facades.cerebras.cstorch import (
     Backend,
     CompiledModel,
     DataExecutor,

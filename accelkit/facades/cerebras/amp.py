@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from accelkit.cerebras.clock import CerebrasError
+from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.hardware.precision import normalize
 from accelkit.runtime import facade_log
 

@@ -15,7 +15,7 @@ The shape of a CS-2 training script of that era::
     print(session.report())     # modelled time, and the execution mode: pipelined or weight streaming
 
 The loop's numerics are the user's own PyTorch calls on this CPU; each batch drawn from the Cerebras
-dataloader closes one step on the wafer's modelled clock (see :mod:`accelkit.cerebras.clock`).
+dataloader closes one step on the wafer's modelled clock (see :mod:`accelkit.facades.cerebras.clock`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import torch
 import torch.optim.optimizer as torch_optimizer
 from torch import nn
 
-from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.facades.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
 from accelkit.runtime import facade_log
 
 MODES = ("train", "eval")
@@ -94,7 +94,7 @@ def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str
 def _system(step: str) -> System:
     if _state.system is None:
         raise CerebrasError(f"{step} before initialize()",
-                            fix="call accelkit.cerebras.initialize(cs_ip=...) first, as with cbtorch.initialize")
+                            fix="call accelkit.facades.cerebras.initialize(cs_ip=...) first, as with cbtorch.initialize")
     return _state.system
 
 
@@ -194,11 +194,11 @@ class Session(ClockResults):
         system = _system("Session()")
         if not _state.modules:
             raise CerebrasError("Session() found no model to run",
-                                fix="wrap the model first: model = accelkit.cerebras.module(model), or pass it: "
+                                fix="wrap the model first: model = accelkit.facades.cerebras.module(model), or pass it: "
                                     "Session(model, optimizer, criterion, mode='train')")
         if dataloader is not None and not isinstance(dataloader, CerebrasDataLoader):
             raise CerebrasError("Session needs the loader returned by cerebras.dataloader(...)",
-                                fix="loader = accelkit.cerebras.dataloader(loader), then iterate that loader")
+                                fix="loader = accelkit.facades.cerebras.dataloader(loader), then iterate that loader")
         self.system = system
         self.dataloader = dataloader
         self.module = _state.modules[-1]

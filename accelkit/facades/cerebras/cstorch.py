@@ -22,7 +22,7 @@ The shape of a training script for a CS-2 / CS-3 today::
 On the real system ``trace`` captures the step once and the wafer runs it; values come back through
 ``step_closure`` functions. Here the step runs eagerly on this CPU (real numerics, so a step closure is
 simply called), and each traced call adds the modelled time of the sections it ran (see
-:mod:`accelkit.cerebras.clock`).
+:mod:`accelkit.facades.cerebras.clock`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from typing import Any, TypeVar
 import torch
 from torch import nn
 
-from accelkit.cerebras.amp import half_precision, on_half_dtype
-from accelkit.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.facades.cerebras.amp import half_precision, on_half_dtype
+from accelkit.facades.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
 from accelkit.hardware.precision import EMULATED, CpuAutocast
 from accelkit.runtime import facade_log
 
@@ -78,7 +78,7 @@ class Backend(ClockResults):
     def _clock(self) -> StepClock:
         if self.clock is None:
             raise CerebrasError("this backend has no compiled model",
-                                fix="compiled = accelkit.cerebras.compile(model, backend) first")
+                                fix="compiled = accelkit.facades.cerebras.compile(model, backend) first")
         return self.clock
 
     def _save_artifact(self) -> None:
@@ -197,7 +197,7 @@ _new_backend = backend  # compile() takes a parameter called backend
 def current_backend() -> Backend:
     """The backend traced steps run on (``cstorch.current_backend``)."""
     if not _current:
-        raise CerebrasError("no backend yet", fix="backend = accelkit.cerebras.backend('CSX')")
+        raise CerebrasError("no backend yet", fix="backend = accelkit.facades.cerebras.backend('CSX')")
     return _current[0]
 
 
@@ -234,7 +234,7 @@ def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledM
         b = backend
     if b.clock is not None:
         raise CerebrasError("this backend already runs a compiled model",
-                            fix="create another backend for a second model: accelkit.cerebras.backend('CSX')")
+                            fix="create another backend for a second model: accelkit.facades.cerebras.backend('CSX')")
     b.clock = StepClock(model, target=b.target, precision=b.precision, mode=b.execution_mode)
     _current[:] = [b]
     facade_log.register_run(f"cstorch.compile({type(model).__name__}) on {b!r}", b.report)

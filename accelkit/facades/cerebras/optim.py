@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch.optim import SGD, Adam
 
-from accelkit.cerebras.clock import CerebrasError
+from accelkit.facades.cerebras.clock import CerebrasError
 
 
 class AdamW(torch.optim.AdamW):

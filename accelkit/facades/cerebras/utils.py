@@ -11,7 +11,7 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from accelkit.cerebras.cstorch import DataExecutor, DataLoader
+from accelkit.facades.cerebras.cstorch import DataExecutor, DataLoader
 
 data = SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from accelkit.cerebras.clock import CerebrasError
+from accelkit.facades.cerebras.clock import CerebrasError
 
 
 def __getattr__(name: str) -> NoReturn:  # PEP 562: any name the zoo asks these modules for

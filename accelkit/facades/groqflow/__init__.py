@@ -1,6 +1,6 @@
-"""``accelkit.groqflow``: Groq's GroqFlow, on the simulated TSP (GroqChip).
+"""``accelkit.facades.groqflow``: Groq's GroqFlow, on the simulated TSP (GroqChip).
 
-    from accelkit.groqflow import groqit              # was: from groqflow import groqit
+    from accelkit.facades.groqflow import groqit              # was: from groqflow import groqit
     gmodel = groqit(model, inputs)                    # build (or load from the build cache)
     gmodel(**inputs)                                  # inference, like the PyTorch model
     gmodel.estimate_performance().latency             # seconds per call, MODELLED on the chips needed
@@ -15,7 +15,7 @@ chip count the ModeError names), a build cache of ``CompiledProgram.save`` artif
 
 from __future__ import annotations
 
-from accelkit.groqflow.build import BuildState, default_cache_dir, groqit
-from accelkit.groqflow.model import GroqEstimatedPerformance, GroqFlowError, GroqModel
+from accelkit.facades.groqflow.build import BuildState, default_cache_dir, groqit
+from accelkit.facades.groqflow.model import GroqEstimatedPerformance, GroqFlowError, GroqModel
 
 __all__ = ["BuildState", "GroqEstimatedPerformance", "GroqFlowError", "GroqModel", "default_cache_dir", "groqit"]

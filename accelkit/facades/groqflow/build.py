@@ -37,7 +37,7 @@ from typing import Any
 
 from torch import nn
 
-from accelkit.groqflow.model import GroqFlowError, GroqModel, bind_inputs, input_shapes
+from accelkit.facades.groqflow.model import GroqFlowError, GroqModel, bind_inputs, input_shapes
 from accelkit.runtime import facade_log
 
 TARGET = "tsp"
@@ -203,7 +203,7 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     ``compiler_flags`` and ``assembler_flags`` only matter to Groq's tool chain: accepted, recorded (they are
     part of the build's key, as in GroqFlow) and explained in the run's report. ``quantization_samples``
     (post-training int8 quantization) changes what is computed, so it is refused with an error naming it.
-    ``sequence`` (GroqFlow's custom build stages, accelkit.groqflow.stages) is read for the precision it
+    ``sequence`` (GroqFlow's custom build stages, accelkit.facades.groqflow.stages) is read for the precision it
     builds: without ``ConvertOnnxToFp16`` the build is fp32; a stage accelkit cannot follow is refused.
     """
     from accelkit._version import __version__
@@ -241,7 +241,7 @@ def _check_arguments(model: Any, quantization_samples: Any, sequence: Any, preci
                             "numbers accelkit does not emulate", fix="drop quantization_samples: the build is then fp16, "
                             "GroqFlow's default")
     if sequence is not None:
-        from accelkit.groqflow.stages import read_sequence
+        from accelkit.facades.groqflow.stages import read_sequence
 
         precision, stage_names = read_sequence(sequence)
         facade_log.accept("GroqFlow", f"groqit(sequence={sequence.unique_name!r})",

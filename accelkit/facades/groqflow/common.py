@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelkit.groqflow.build import default_cache_dir
+from accelkit.facades.groqflow.build import default_cache_dir
 
 
 def __getattr__(name: str) -> Any:

@@ -203,7 +203,7 @@ class GroqModel:
         ``groqit(groqview=True)``). accelkit has no GroqView file: it writes its own view of where the program's
         kernels sit and how long each takes (an HTML page of plotly figures) into the build folder, says where,
         and returns the path."""
-        from accelkit.groqflow.view import write_view
+        from accelkit.facades.groqflow.view import write_view
 
         path = write_view(self.program, self.state.path / "groqview.html", title=f"{self.state.build_name} on "
                           f"{self.program.chips} x tsp (MODELLED)")

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from collections.abc import Sequence as _Seq
 from typing import Any
 
-from accelkit.groqflow.model import GroqFlowError
+from accelkit.facades.groqflow.model import GroqFlowError
 
 
 class Stage:

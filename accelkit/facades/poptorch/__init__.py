@@ -1,6 +1,6 @@
-"""``accelkit.poptorch``: Graphcore's PopTorch, on simulated IPUs (GC200 by default, or Bow).
+"""``accelkit.facades.poptorch``: Graphcore's PopTorch, on simulated IPUs (GC200 by default, or Bow).
 
-    import accelkit.poptorch as poptorch                   # was: import poptorch
+    import accelkit.facades.poptorch as poptorch                   # was: import poptorch
     opts = poptorch.Options().replicationFactor(2).deviceIterations(4)
     opts.Training.gradientAccumulation(8)
     model.layer2 = poptorch.BeginBlock(model.layer2, ipu_id=1)      # pipeline: layer2 onwards on IPU 1
@@ -16,8 +16,8 @@ IPUs compute in fp32 and fp16 (there is no bfloat16). Replication maps to data p
 
 from __future__ import annotations
 
-from accelkit.poptorch import optim
-from accelkit.poptorch.blocks import (
+from accelkit.facades.poptorch import optim
+from accelkit.facades.poptorch.blocks import (
     BeginBlock,
     Block,
     PipelinePlan,
@@ -26,8 +26,8 @@ from accelkit.poptorch.blocks import (
     pipeline_plan,
     set_available_memory,
 )
-from accelkit.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
-from accelkit.poptorch.extras import (
+from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
+from accelkit.facades.poptorch.extras import (
     AsynchronousDataAccessor,
     ConnectionType,
     MultiConv,
@@ -36,7 +36,7 @@ from accelkit.poptorch.extras import (
     recomputationCheckpoint,
     setLogLevel,
 )
-from accelkit.poptorch.options import (
+from accelkit.facades.poptorch.options import (
     AnchorMode,
     AutoStage,
     DataLoader,

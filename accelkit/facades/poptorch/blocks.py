@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.poptorch.options import PopTorchError
+from accelkit.facades.poptorch.options import PopTorchError
 from accelkit.runtime import facade_log
 
 BLOCK_ATTR = "_poptorch_begin_block"  # (user_id, ipu_id) on a module that starts a block
@@ -45,7 +45,7 @@ def BeginBlock(layer_to_call: nn.Module, user_id: str | None = None,  # noqa: N8
 class PipelineStage:
     """One pipeline stage as :func:`pipeline_plan` found it: the IPU it runs on and the layers (with weights)
     in it. (PopTorch's own ``poptorch.Stage(*block_ids)``, for ``PipelinedExecution``, is
-    :class:`~accelkit.poptorch.options.Stage`.)"""
+    :class:`~accelkit.facades.poptorch.options.Stage`.)"""
 
     ipu: int
     user_id: str | None

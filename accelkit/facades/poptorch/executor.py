@@ -31,7 +31,7 @@ from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel
 from accelkit.errors import CaptureError
-from accelkit.poptorch.blocks import (
+from accelkit.facades.poptorch.blocks import (
     BoundKeywords,
     LossFirst,
     PipelinePlan,
@@ -39,7 +39,7 @@ from accelkit.poptorch.blocks import (
     blocks_in_forward,
     pipeline_plan,
 )
-from accelkit.poptorch.options import Options, OutputMode, PopTorchError
+from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
 
@@ -352,7 +352,7 @@ class PoplarExecutor:
 def trainingModel(model: nn.Module, options: Options | None = None,  # noqa: N802 - PopTorch's name
                   optimizer: torch.optim.Optimizer | None = None) -> PoplarExecutor:
     """``poptorch.trainingModel``: each call runs forward, loss, backward and the optimizer step on the IPUs.
-    ``model.forward`` must compute and return the loss (see :func:`~accelkit.poptorch.blocks.find_loss`);
+    ``model.forward`` must compute and return the loss (see :func:`~accelkit.facades.poptorch.blocks.find_loss`);
     without ``optimizer``, SGD with lr=0.01 (PopTorch's default)."""
     return PoplarExecutor(model, options, optimizer, training=True)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from accelkit.poptorch.options import PopTorchError
+from accelkit.facades.poptorch.options import PopTorchError
 from accelkit.runtime import facade_log
 
 

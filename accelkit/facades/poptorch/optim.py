@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from accelkit.poptorch.options import PopTorchError
+from accelkit.facades.poptorch.options import PopTorchError
 from accelkit.runtime import facade_log
 
 ACCUM_ARGS = ("accum_type", "first_order_momentum_accum_type", "second_order_momentum_accum_type",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelkit.poptorch.options import PopTorchError
+from accelkit.facades.poptorch.options import PopTorchError
 
 # PopART's graph and session API: refused (a script using them is a PopART program, not a PopTorch one)
 GRAPH_API = ("Builder", "TrainingSession", "InferenceSession", "DataFlow", "PyStepIO", "DeviceManager", "SessionOptions",

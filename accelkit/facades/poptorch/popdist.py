@@ -9,7 +9,7 @@ is PopTorch's options object. To model data parallelism over several IPUs, set
 
 from __future__ import annotations
 
-from accelkit.poptorch.options import Options
+from accelkit.facades.poptorch.options import Options
 
 
 def isPopdistEnvSet() -> bool:  # noqa: N802 - popdist's name

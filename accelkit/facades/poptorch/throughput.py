@@ -35,10 +35,10 @@ import torch
 from torch import nn
 
 from accelkit.cost.rates import host_link_Bps
+from accelkit.facades.poptorch.executor import trainingModel
+from accelkit.facades.poptorch.options import Options, PopTorchError
 from accelkit.hardware import get as get_spec
 from accelkit.hardware.spec import fmt_sig
-from accelkit.poptorch.executor import trainingModel
-from accelkit.poptorch.options import Options, PopTorchError
 
 # (replicationFactor, gradientAccumulation, deviceIterations): one option at a time, then all three
 SETTINGS: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (1, 1, 16), (1, 8, 1), (4, 1, 1), (4, 8, 16))

@@ -1,10 +1,10 @@
-"""``accelkit.samba``: SambaNova's SambaFlow app shape, on the simulated SN40L RDU.
+"""``accelkit.facades.samba``: SambaNova's SambaFlow app shape, on the simulated SN40L RDU.
 
 Written so a SambaFlow tutorial app runs with only its imports changed::
 
-    import accelkit.samba as samba                         # was: from sambaflow import samba
-    from accelkit.samba import utils                       # was: import sambaflow.samba.utils as utils
-    from accelkit.samba.sambaloader import SambaLoader     # was: from sambaflow.samba.sambaloader import ...
+    import accelkit.facades.samba as samba                         # was: from sambaflow import samba
+    from accelkit.facades.samba import utils                       # was: import sambaflow.samba.utils as utils
+    from accelkit.facades.samba.sambaloader import SambaLoader     # was: from sambaflow.samba.sambaloader import ...
 
     x = samba.randn(32, 20, name="features", batch_dim=0)  # named inputs with a batch dimension
     samba.from_torch_model_(model)
@@ -22,10 +22,10 @@ nothing is placed on hardware, ``mapping`` is ignored, and output gradients othe
 
 from __future__ import annotations
 
-from accelkit.samba import directives, env, optim, sambaloader, utils
-from accelkit.samba.parameter import SambaParameter
-from accelkit.samba.runtime import SambaSession, session
-from accelkit.samba.tensor import (
+from accelkit.facades.samba import directives, env, optim, sambaloader, utils
+from accelkit.facades.samba.parameter import SambaParameter
+from accelkit.facades.samba.runtime import SambaSession, session
+from accelkit.facades.samba.tensor import (
     SambaError,
     SambaTensor,
     addmm,

@@ -12,8 +12,8 @@ from typing import Any
 
 from torch import nn
 
+from accelkit.facades.samba.tensor import SambaError
 from accelkit.runtime import facade_log
-from accelkit.samba.tensor import SambaError
 
 
 def op_fusion(module: nn.Module, name: str, *args: Any, **kwargs: Any) -> None:

@@ -22,7 +22,7 @@ def _clip_before_step(optimizer: torch.optim.Optimizer, max_grad_norm: float | N
     if max_grad_norm is None:
         return
     if not isinstance(max_grad_norm, (int, float)) or max_grad_norm <= 0:
-        from accelkit.samba.tensor import SambaError
+        from accelkit.facades.samba.tensor import SambaError
 
         raise SambaError(f"max_grad_norm must be a positive number, got {max_grad_norm!r}", fix="e.g. max_grad_norm=1.0")
 
@@ -64,7 +64,7 @@ class Optimizers(torch.optim.Optimizer):
     def __init__(self, optimizers: Sequence[torch.optim.Optimizer]) -> None:
         self.optimizers = list(optimizers)
         if not self.optimizers or not all(isinstance(o, torch.optim.Optimizer) for o in self.optimizers):
-            from accelkit.samba.tensor import SambaError
+            from accelkit.facades.samba.tensor import SambaError
 
             raise SambaError(f"expected optimizers, got {optimizers!r}", fix="pass an optimizer or a list of them")
         params = [p for o in self.optimizers for g in o.param_groups for p in g["params"]]
@@ -97,7 +97,7 @@ def as_optimizer(optim: Any) -> torch.optim.Optimizer | None:
         return optim
     if isinstance(optim, (list, tuple)):
         return optim[0] if len(optim) == 1 else Optimizers(optim)
-    from accelkit.samba.tensor import SambaError
+    from accelkit.facades.samba.tensor import SambaError
 
     raise SambaError(f"optim must be an optimizer or a list of them, not {type(optim).__name__}",
                      fix="e.g. samba.optim.AdamW(model.parameters(), lr=1e-3)")

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.samba.tensor import SambaError, SambaTensor
+from accelkit.facades.samba.tensor import SambaError, SambaTensor
 
 APP_FILE = "samba_app.json"
 APP_SCHEMA = 1

@@ -26,13 +26,13 @@ import torch
 from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel
+from accelkit.facades.samba import pef as pef_file
+from accelkit.facades.samba.optim import as_optimizer, optimizer_name
+from accelkit.facades.samba.oracle import OracleCheck, reference_step
+from accelkit.facades.samba.tensor import SambaError, SambaTensor, for_cpu, named, plain, require_converted
 from accelkit.hardware.spec import fmt_sig
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import SECTIONS, Session, SessionReport
-from accelkit.samba import pef as pef_file
-from accelkit.samba.optim import as_optimizer, optimizer_name
-from accelkit.samba.oracle import OracleCheck, reference_step
-from accelkit.samba.tensor import SambaError, SambaTensor, for_cpu, named, plain, require_converted
 from accelkit.workflow.compiling import compile
 
 TARGET = "sn40l"  # SambaNova's current RDU in accelkit's catalog

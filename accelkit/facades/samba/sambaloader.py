@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from accelkit.samba.runtime import session
-from accelkit.samba.tensor import SambaError, SambaTensor, from_torch_tensor
+from accelkit.facades.samba.runtime import session
+from accelkit.facades.samba.tensor import SambaError, SambaTensor, from_torch_tensor
 
 
 class SambaLoader:

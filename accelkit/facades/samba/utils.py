@@ -18,9 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit.facades.samba.runtime import log_info, session
+from accelkit.facades.samba.tensor import SambaError, SambaTensor, to_torch
 from accelkit.runtime import facade_log
-from accelkit.samba.runtime import log_info, session
-from accelkit.samba.tensor import SambaError, SambaTensor, to_torch
 
 COMMANDS = {
     "compile": "capture the model, map it onto the simulated RDU (sn40l) and write the PEF-like artifact to -p",
