@@ -732,6 +732,40 @@ def test_cstorch_gigagpt_shape_schedules_the_rate_and_reports_modelled_samples_p
     assert any((tmp_path / "model_dir" / "train").iterdir())  # the SummaryWriter's log
 
 
+def test_cstorch_cpu_backend_runs_the_scripts_cpu_path_measured_and_gpu_is_refused(tmp_path, monkeypatch, capsys):
+    """gigaGPT's `backend: "CPU"`: the same script takes its CPU path (no half dtype), trains in fp32 on this CPU,
+    and its report says the time was measured here and nothing was modelled."""
+    from accelkit.facades import cerebras as cstorch
+    from accelkit.vendor import run_script
+
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_gpt.py", "--backend", "CPU")
+    first, last = falls(out)
+    assert "backend is_cpu=True" in out and "Rate / GlobalRate are MODELLED" not in out
+    assert "40 traced step(s) ran on this CPU" in out and "no Cerebras system was modelled" in out
+    assert "cluster_config=" in out  # still recorded as a hardware-only option
+    assert last < first
+    # the CPU backend runs the model as plain PyTorch does, in fp32 even after a half dtype is set
+    from accelkit.runtime import facade_log
+
+    with facade_log.collecting():
+        b = cstorch.backend("CPU")
+        cstorch.amp.set_half_dtype("bfloat16")
+        torch.manual_seed(0)
+        model, x = torch.nn.Linear(8, 4), torch.randn(3, 8)
+        compiled = cstorch.compile(model, b)
+        step = cstorch.trace(lambda inp: compiled(inp))
+        assert b.precision == "fp32" and torch.equal(step(x), model(x)) and b.cpu_steps == 1
+        with pytest.raises(cstorch.CerebrasError, match="no modelled wafer"):
+            b.report()
+    with facade_log.collecting():  # entering clears the facades' state: the next test starts from nothing
+        pass
+    with pytest.raises(cstorch.CerebrasError, match="GPU backend runs on a CUDA device") as err:
+        cstorch.backend("GPU")
+    assert "'CPU'" in (err.value.fix or "")
+    run = run_script(SCRIPTS / "cstorch_gpt.py", ["--backend", "GPU"], synthetic_data=True, quiet=True)
+    assert run.exit_code == 1 and "GPU" in (run.error or "")
+
+
 def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
     import torch
 

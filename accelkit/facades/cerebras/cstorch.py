@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -43,7 +44,7 @@ from accelkit.hardware.precision import EMULATED, CpuAutocast
 from accelkit.runtime import facade_log
 
 F = TypeVar("F", bound=Callable[..., Any])
-BACKEND_TYPES = ("CSX",)
+BACKEND_TYPES = ("CSX", "CPU")
 
 
 class Backend(ClockResults):
@@ -59,11 +60,13 @@ class Backend(ClockResults):
         self.clock: StepClock | None = None
         self.tracing = False
         self._saved: set[int] = set()
+        self.cpu_steps = 0  # a CPU backend's traced steps and their measured seconds
+        self.cpu_seconds = 0.0
 
     def use_precision(self, precision: str) -> None:
         """Run in ``precision`` (``cstorch.amp.set_half_dtype``): before the first step only, as the compiled
-        program is fixed by then."""
-        if precision == self.precision:
+        program is fixed by then. A CPU backend stays in fp32, as cstorch's does."""
+        if precision == self.precision or self.is_cpu:
             return
         clock = self.clock
         if clock is not None:
@@ -76,6 +79,9 @@ class Backend(ClockResults):
         self.precision = precision
 
     def _clock(self) -> StepClock:
+        if self.is_cpu:
+            raise CerebrasError("a CPU backend has no modelled wafer: its steps ran on this CPU only",
+                                fix="use cstorch.backend('CSX') for the modelled Cerebras system")
         if self.clock is None:
             raise CerebrasError("this backend has no compiled model",
                                 fix="compiled = accelkit.facades.cerebras.compile(model, backend) first")
@@ -92,15 +98,24 @@ class Backend(ClockResults):
 
     @property
     def is_cpu(self) -> bool:
-        """False: the backend is a (simulated) Cerebras system, so scripts take their CSX path."""
-        return False
+        """True for ``backend("CPU")`` (the script's CPU path: no half dtype, steps on this CPU, nothing
+        modelled); False for ``"CSX"``, the simulated Cerebras system."""
+        return self.backend_type == "CPU"
 
     @property
     def device(self) -> contextlib.AbstractContextManager[None]:
         """``with backend.device:`` builds the model for the system; here its weights stay on this CPU."""
         return contextlib.nullcontext()
 
+    def cpu_report(self) -> str:
+        """What a CPU backend's run was: real steps on this CPU, no modelled wafer time."""
+        return (f"cstorch CPU backend: {self.cpu_steps} traced step(s) ran on this CPU in {self.cpu_seconds:.2f} s "
+                "(MEASURED on this host, as on Cerebras' own CPU backend); no Cerebras system was modelled: use "
+                "backend('CSX') for the wafer's modelled time")
+
     def __repr__(self) -> str:
+        if self.is_cpu:
+            return f"Backend('CPU': this CPU, {self.precision})"
         return f"Backend({self.backend_type!r}: simulated {SYSTEMS[self.target]}, {self.precision})"
 
 
@@ -120,7 +135,8 @@ backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings()))
 def summarize_scalar(name: str, value: Any) -> None:
     """``cstorch.summarize_scalar(name, value)``: on the system, a value sent to TensorBoard from inside the traced
     step. Here it is kept, with the step it came from, in :data:`summaries` (read it after the run)."""
-    steps = _current[0].clock.session.steps if _current and _current[0].clock is not None else 0
+    b = _current[0] if _current else None
+    steps = b.cpu_steps if b is not None and b.is_cpu else b.clock.session.steps if b and b.clock else 0
     summaries.append((str(name), steps, float(value.detach().float().mean()) if hasattr(value, "detach")
                       else float(value)))
 
@@ -158,6 +174,9 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
     "cerebras.pytorch.backend"); it becomes the current backend.
 
     ``"CSX"`` is a Cerebras system: ``system`` picks the wafer (``wse2`` = CS-2, ``wse3`` = CS-3).
+    ``"CPU"`` is cstorch's CPU backend (for a quick check before a run on the system): the steps run eagerly on
+    this CPU in fp32, ``backend.is_cpu`` is True, and nothing is modelled (its report says so). ``"GPU"`` is
+    refused: there is no GPU to run on here.
     ``precision``: ``fp32`` (exactly plain PyTorch), ``bf16`` or ``fp16`` (mixed precision, emulated); by default
     the half dtype set by ``cstorch.amp.set_half_dtype``, else ``fp32``.
     ``mode``: ``auto`` (the compiler picks), ``weight-streaming`` or ``pipelined``. ``artifact_dir``: where
@@ -167,8 +186,9 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
     or check without training) change what runs and are refused when true.
     """
     if backend_type not in BACKEND_TYPES:
-        raise CerebrasError(f"backend type {backend_type!r} is not simulated here",
-                            fix="use 'CSX' (a Cerebras system); for CPU runs use plain PyTorch")
+        raise CerebrasError(f"backend type {backend_type!r} is not simulated here" + (
+            " (cstorch's GPU backend runs on a CUDA device; accelkit runs on this CPU)" if backend_type == "GPU"
+            else ""), fix="use 'CSX' (the simulated Cerebras system) or 'CPU' (this CPU, nothing modelled)")
     for name, on in (("compile_only", compile_only), ("validate_only", validate_only)):
         if on:
             raise CerebrasError(f"cstorch.backend(..., {name}=True) stops the run before training, which accelkit "
@@ -187,6 +207,9 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
         raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
     b = Backend(backend_type, system=system, precision=precision or half_precision() or "fp32", mode=mode,
                 artifact_dir=artifact_dir)
+    if b.is_cpu:
+        b.precision = precision or "fp32"  # cstorch's half dtype applies to the system, not the CPU backend
+        facade_log.register_run("cstorch.backend('CPU')", b.cpu_report)
     _current[:] = [b]
     return b
 
@@ -232,6 +255,8 @@ def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledM
         b = _current[0] if _current else _new_backend()
     else:
         b = backend
+    if b.is_cpu:
+        return CompiledModel(model, b)  # the model runs as it is, on this CPU
     if b.clock is not None:
         raise CerebrasError("this backend already runs a compiled model",
                             fix="create another backend for a second model: accelkit.facades.cerebras.backend('CSX')")
@@ -247,6 +272,13 @@ def trace(fn: F) -> F:
     @functools.wraps(fn)
     def step(*args: Any, **kwargs: Any) -> Any:
         b = current_backend()
+        if b.is_cpu:  # cstorch's CPU backend runs the step eagerly: timed here, nothing modelled
+            start = time.perf_counter()
+            with facade_log.vendor_call(f"the @cstorch.trace step {fn.__name__}()"):
+                out = fn(*args, **kwargs)
+            b.cpu_steps += 1
+            b.cpu_seconds += time.perf_counter() - start
+            return out
         clock = b._clock()
         b.tracing = True
         try:
@@ -422,7 +454,8 @@ def _batch_samples(batch: Any) -> int:
 
 class _RateTracker:
     """``executor.profiler.rate_tracker``: samples per second, MODELLED from the wafer's clock (on the system, a
-    measurement). ``rate`` and ``global_rate`` are both the run's samples over its modelled time so far."""
+    measurement). ``rate`` and ``global_rate`` are both the run's samples over its modelled time so far; on a CPU
+    backend, over the steps' time measured on this CPU."""
 
     def __init__(self, executor: DataExecutor) -> None:
         self.executor = executor
@@ -430,6 +463,8 @@ class _RateTracker:
     @property
     def global_rate(self) -> float:
         b = _current[0] if _current else None
+        if b is not None and b.is_cpu:  # measured: the CPU backend's steps on this CPU
+            return self.executor.samples / b.cpu_seconds if b.cpu_seconds > 0 else 0.0
         seconds = b.clock.session.simulated_time_s if b is not None and b.clock is not None else 0.0
         if seconds > 0 and not _said_rate:
             _said_rate.append(True)
