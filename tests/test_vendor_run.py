@@ -1020,3 +1020,17 @@ def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_inste
     with torch.no_grad():
         accuracy = float((model(x, y)[0].float().argmax(1) == y).float().mean())
     assert accuracy > 0.6
+
+
+def test_optimum_graphcore_is_refused_at_its_import_line_with_the_poptorch_loop_to_write_instead(tmp_path):
+    """Graphcore's Hugging Face tutorials (ViT) train with optimum.graphcore's IPUTrainer: not simulated, so the
+    script stops at its import, naming the line and the PopTorch loop to write instead; nothing after it runs."""
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "vit_walkthrough.py"
+    script.write_text("import torch\nimport optimum.graphcore as optimum_graphcore\nprint('after the import')\n")
+    run = run_script(script, [], synthetic_data=True, quiet=True)
+    assert run.exit_code == 1 and "vit_walkthrough.py:2" in (run.error or "")
+    assert "optimum.graphcore" in (run.error or "") and "poptorch.trainingModel" in (run.error or "")
+    assert "after the import" not in (run.output or "") and "optimum.graphcore" in run.served
+    assert "optimum" not in sys.modules and "optimum.graphcore" not in sys.modules  # gone after the run

@@ -32,6 +32,10 @@ ALIASES: dict[str, str | None] = {
     "popart": "accelkit.facades.poptorch.popart",
     "popdist": "accelkit.facades.poptorch.popdist",
     "popdist.poptorch": "accelkit.facades.poptorch.popdist",
+    # Hugging Face's IPU trainer (Graphcore's ViT and other Hugging Face tutorials): refused at its import, saying
+    # what to write instead (accelkit.facades.poptorch.optimum); `optimum` itself only when it is not installed
+    "optimum": None,
+    "optimum.graphcore": "accelkit.facades.poptorch.optimum",
     # SambaNova SambaFlow (github.com/sambanova/tutorials hello_world/logreg.py, lenet/lenet.py)
     "sambaflow": "accelkit.facades.samba.sdk",
     "sambaflow.samba": "accelkit.facades.samba",
@@ -89,8 +93,8 @@ ALIASES: dict[str, str | None] = {
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "popart", "popdist", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework",
-             "cerebras_appliance", "groqflow", "onnxflow")
+SDK_ROOTS = ("poptorch", "popart", "popdist", "optimum.graphcore", "sambaflow", "cerebras.pytorch", "cerebras_pytorch",
+             "cerebras.framework", "cerebras_appliance", "groqflow", "onnxflow")
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 
 
