@@ -945,6 +945,9 @@ def test_hf_datasets_stand_in_has_the_real_columns_answers_inside_the_context_an
     assert hd.load_dataset("imdb", split="test").column_names == ["text", "label"]
     squad = hd.load_dataset("squad", split="validation[:20]")
     assert len(squad) == 20
+    with pytest.raises(IndexError, match="stand-in: 20 rows") as err:  # Graphcore's SQuAD tutorial shows row 10016
+        squad[10016]
+    assert isinstance(err.value, hd.DatasetsError) and "len(dataset)" in (err.value.fix or "")
     for r in squad:
         start, text = r["answers"]["answer_start"][0], r["answers"]["text"][0]
         assert r["context"][start:start + len(text)] == text
@@ -1034,3 +1037,35 @@ def test_optimum_graphcore_is_refused_at_its_import_line_with_the_poptorch_loop_
     assert "optimum.graphcore" in (run.error or "") and "poptorch.trainingModel" in (run.error or "")
     assert "after the import" not in (run.output or "") and "optimum.graphcore" in run.served
     assert "optimum" not in sys.modules and "optimum.graphcore" not in sys.modules  # gone after the run
+
+
+def test_groqflow_proof_point_with_its_helpers_on_the_path_runs_sst_on_chip_and_cpu(tmp_path, monkeypatch, capsys):
+    """The shape of Groq's NLP proof points: helpers from a package on the path (they import datasets.utils and
+    torchvision.ops, so the stand-ins must see them), torchscript=True tuples, state.expected_input_shapes,
+    run_abunch, and compute_latency; the chip's predictions equal the CPU's."""
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(SCRIPTS / "helpers"))
+    out = in_process(tmp_path, monkeypatch, capsys, "groqflow_sst.py")
+    assert "input names: ['input_ids', 'attention_mask']" in out
+    assert "same predictions on the chip and the CPU: True" in out and "torchscript=True): the model returns tuples" in out
+    assert float(re.search(r"on-chip latency (\d+\.\d+) ms", out).group(1)) > 0
+    assert "boxes kept: [0, 2]" in out  # the second box overlaps the first (IoU 0.9): suppressed
+    assert "load_dataset('sst')" in out  # the stand-in said what it made
+
+
+def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_refused_by_name():
+    from accelkit.vendor import hf_datasets, vision_ops
+
+    b = torch.tensor([[10.0, 20.0, 4.0, 6.0]])  # cx, cy, w, h
+    xyxy = vision_ops.box_convert(b, "cxcywh", "xyxy")
+    assert xyxy.tolist() == [[8.0, 17.0, 12.0, 23.0]]
+    assert torch.equal(vision_ops.box_convert(vision_ops.box_convert(xyxy, "xyxy", "xywh"), "xywh", "cxcywh"), b)
+    boxes = torch.tensor([[0.0, 0, 10, 10], [1, 1, 11, 11], [0, 0, 10, 10], [50, 50, 60, 60]])
+    # IoU(0, 1) = 81 / 119 = 0.68: kept at 0.7, suppressed at 0.5; box 2 equals box 0 (IoU 1)
+    assert vision_ops.nms(boxes, torch.tensor([0.9, 0.8, 0.95, 0.1]), 0.7).tolist() == [2, 1, 3]
+    assert vision_ops.nms(boxes, torch.tensor([0.9, 0.8, 0.95, 0.1]), 0.5).tolist() == [2, 3]
+    with pytest.raises(vision_ops.VisionStandInError, match="ImageNet"):
+        vision_ops.ImageNet("/data/imagenet", split="val")
+    with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:
+        hf_datasets.cached_path("https://example.org/imagenette2-320.tgz")
+    assert "local path" in (err.value.fix or "")

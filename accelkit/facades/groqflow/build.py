@@ -68,6 +68,16 @@ class BuildState:
     def path(self) -> Path:
         return Path(self.cache_dir) / self.build_name
 
+    @property
+    def expected_input_shapes(self) -> dict[str, tuple[int, ...]]:
+        """GroqFlow's ``state.expected_input_shapes``: each tensor input's shape, by its name in ``forward``."""
+        return {k: tuple(v["shape"]) for k, v in self.inputs.items() if "shape" in v}
+
+    @property
+    def expected_input_dtypes(self) -> dict[str, str]:
+        """GroqFlow's ``state.expected_input_dtypes``: each tensor input's dtype (``int64``, ``float32``...)."""
+        return {k: v["dtype"] for k, v in self.inputs.items() if "dtype" in v}
+
     def save(self) -> None:
         body = {k: v for k, v in asdict(self).items() if k not in ("cache_dir", "loaded_from_cache")}
         self.path.mkdir(parents=True, exist_ok=True)

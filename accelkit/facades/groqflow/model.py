@@ -81,6 +81,11 @@ class GroqEstimatedPerformance:
         return self.latency_s
 
     @property
+    def compute_latency(self) -> float:
+        """GroqFlow's name for the chips' part of a call, in seconds: here all of ``latency`` (no PCIe part)."""
+        return self.latency_s
+
+    @property
     def throughput(self) -> float:
         """GroqFlow's name: inferences per second."""
         return self.throughput_ips
