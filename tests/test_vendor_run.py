@@ -1053,7 +1053,7 @@ def test_groqflow_proof_point_with_its_helpers_on_the_path_runs_sst_on_chip_and_
     assert "load_dataset('sst')" in out  # the stand-in said what it made
 
 
-def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_refused_by_name():
+def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_refused_by_name(tmp_path):
     from accelkit.vendor import hf_datasets, vision_ops
 
     b = torch.tensor([[10.0, 20.0, 4.0, 6.0]])  # cx, cy, w, h
@@ -1064,6 +1064,13 @@ def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_r
     # IoU(0, 1) = 81 / 119 = 0.68: kept at 0.7, suppressed at 0.5; box 2 equals box 0 (IoU 1)
     assert vision_ops.nms(boxes, torch.tensor([0.9, 0.8, 0.95, 0.1]), 0.7).tolist() == [2, 1, 3]
     assert vision_ops.nms(boxes, torch.tensor([0.9, 0.8, 0.95, 0.1]), 0.5).tolist() == [2, 3]
+    import numpy as np
+    from PIL import Image
+
+    Image.fromarray(np.arange(24, dtype=np.uint8).reshape(2, 4, 3)).save(tmp_path / "x.png")
+    rgb = vision_ops.read_image(tmp_path / "x.png")
+    assert rgb.shape == (3, 2, 4) and rgb.dtype == torch.uint8 and rgb[:, 1, 2].tolist() == [18, 19, 20]
+    assert vision_ops.read_image(tmp_path / "x.png", vision_ops.ImageReadMode.GRAY).shape == (1, 2, 4)
     with pytest.raises(vision_ops.VisionStandInError, match="ImageNet"):
         vision_ops.ImageNet("/data/imagenet", split="val")
     with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:

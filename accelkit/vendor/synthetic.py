@@ -308,10 +308,14 @@ def _torchvision() -> Iterator[None]:
     ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet)
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
     ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms)
-    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, ops=ops,
+    image = _module("torchvision.io.image", read_image=vision_ops.read_image, ImageReadMode=vision_ops.ImageReadMode)
+    io = _module("torchvision.io", image=image, read_image=vision_ops.read_image,
+                 ImageReadMode=vision_ops.ImageReadMode)
+    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, ops=ops, io=io,
                  __version__="0.0+accelkit.standin")
     added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms,
-             "torchvision.transforms.functional": functional, "torchvision.models": models, "torchvision.ops": ops}
+             "torchvision.transforms.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
+             "torchvision.io": io, "torchvision.io.image": image}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:
         yield

@@ -1,5 +1,6 @@
-"""``torchvision.ops`` (``box_convert``, ``nms``) and ``torchvision.datasets.ImageNet`` for the torchvision stand-in
-of ``accelkit vendor-run --synthetic-data`` (used only where torchvision is not installed).
+"""``torchvision.ops`` (``box_convert``, ``nms``), ``torchvision.io.image`` (``read_image``, ``ImageReadMode``) and
+``torchvision.datasets.ImageNet`` for the torchvision stand-in of ``accelkit vendor-run --synthetic-data`` (used
+only where torchvision is not installed).
 
 The two box operations are computed for real, as torchvision defines them (docs.pytorch.org/vision, "torchvision.ops"):
 a detector's post-processing gives the same boxes. ImageNet is never downloaded by torchvision itself (its archives
@@ -8,8 +9,10 @@ are placed by hand), and no stand-in of it is made here: constructing it says so
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
+import numpy as np
 import torch
 
 from accelkit.errors import AccelkitError
@@ -67,6 +70,31 @@ def nms(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torc
     return torch.tensor(keep, dtype=torch.int64)
 
 
+class ImageReadMode(enum.Enum):
+    """``torchvision.io.ImageReadMode``: the channels ``read_image`` gives back."""
+
+    UNCHANGED = 0
+    GRAY = 1
+    GRAY_ALPHA = 2
+    RGB = 3
+    RGB_ALPHA = 4
+
+
+_PIL_MODES = {ImageReadMode.GRAY: "L", ImageReadMode.GRAY_ALPHA: "LA", ImageReadMode.RGB: "RGB",
+              ImageReadMode.RGB_ALPHA: "RGBA"}
+
+
+def read_image(path: Any, mode: ImageReadMode = ImageReadMode.UNCHANGED) -> torch.Tensor:
+    """``torchvision.io.read_image``: a PNG or JPEG file as a ``(C, H, W)`` uint8 tensor (read with Pillow)."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        pic = img.convert(_PIL_MODES[mode]) if mode in _PIL_MODES else img.copy()
+    arr = np.asarray(pic, dtype=np.uint8)
+    arr = arr[:, :, None] if arr.ndim == 2 else arr  # (H, W) -> (H, W, 1)
+    return torch.from_numpy(arr.copy()).permute(2, 0, 1)  # (H, W, C) -> (C, H, W)
+
+
 class ImageNet:
     """``torchvision.datasets.ImageNet(root, split=...)``: refused when constructed (importing it is fine)."""
 
@@ -78,4 +106,4 @@ class ImageNet:
                 "files are")
 
 
-__all__ = ["ImageNet", "VisionStandInError", "box_convert", "nms"]
+__all__ = ["ImageNet", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]

@@ -24,7 +24,7 @@ def __getattr__(name: str) -> NoReturn:  # PEP 562: any name the zoo asks these 
     raise CerebrasError(
         f"cerebras.framework.torch's R1.x runtime ({name}: the amp / core.cb_model / core.modes / core.name_scope "
         "behind the R1.x Model Zoo's modelzoo.common.pytorch.run_utils; in R1.9 cerebras_pytorch.core and the "
-        "appliance client cerebras_appliance) is not simulated by accelkit",
+        "appliance client cerebras_appliance; in R2.0 cerebras_pytorch.core's modes) is not simulated by accelkit",
         fix="run the zoo's model in a loop of your own: cbtorch.initialize / module / dataloader / Session (the CS-2 "
             "script shape, examples/vendor/cbtorch_seed.py), or cerebras.pytorch's compile / trace / DataExecutor "
             "(release 2.x, as gigaGPT's train.py and examples/vendor/cstorch_loop.py do)")
