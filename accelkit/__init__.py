@@ -18,7 +18,7 @@ The workflow, one function per step, each returning a plain value the next one t
 
 from __future__ import annotations
 
-from accelkit import cache, compiler, constants, hardware, runtime, sim, zoo
+from accelkit import cache, compiler, constants, facades, hardware, runtime, sim, zoo
 from accelkit._version import __version__
 from accelkit.compiler import CompiledProgram, Parallel, load
 from accelkit.errors import AccelkitError, CaptureError, SpecError, UnknownNameError
@@ -58,6 +58,7 @@ __all__ = [
     "compile",
     "compiler",
     "constants",
+    "facades",
     "hardware",
     "load",
     "load_sweep",

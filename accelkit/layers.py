@@ -26,13 +26,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workflow", ("accelkit.workflow", "accelkit.sim.serve", "accelkit.sim.validate", "accelkit.sim.measured",
                   "accelkit.sim.stacks", "accelkit.sim.peers", "accelkit.sim.bench", "accelkit.sim.host_validation",
                   "accelkit.profiler")),
-    ("runtime, facades", ("accelkit.runtime", "accelkit.runner", "accelkit.samba", "accelkit.cerebras",
-                          "accelkit.poptorch", "accelkit.vendor", "accelkit.zoo")),
+    # the vendor SDK facades live in accelkit.facades (its old_paths hook keeps accelkit.samba, ... importing)
+    ("runtime, facades", ("accelkit.runtime", "accelkit.runner", "accelkit.facades", "accelkit.vendor",
+                          "accelkit.zoo")),
     ("viz", ("accelkit.viz",)),
     # GroqFlow's facade draws groqview() with accelkit's own figures, so it sits above viz; the hub is the workshop
     # room (it reads teach's verdicts); the package root imports the public API on purpose
     ("widgets, cli, box, tour", ("accelkit.widgets", "accelkit.cli", "accelkit.box", "accelkit.tour",
-                                 "accelkit.teach", "accelkit.hub", "accelkit.groqflow", "accelkit.__main__",
+                                 "accelkit.teach", "accelkit.hub", "accelkit.facades.groqflow", "accelkit.__main__",
                                  "accelkit")),
 )
 """The layers, bottom first, as ``(name, module prefixes)``."""

@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     print(session.report())
     model.eval()
     if spec.family == tsp_family.FAMILY:  # GroqFlow is an inference flow: build once, then call
-        import accelkit.groqflow as groqflow
+        import accelkit.facades.groqflow as groqflow
 
         with tempfile.TemporaryDirectory() as tmp:
             gmodel = groqflow.groqit(model, {"x": held_x}, build_name="tour", cache_dir=tmp, monitor=False)

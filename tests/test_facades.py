@@ -62,9 +62,9 @@ class WithLoss(nn.Module):
 
 
 def test_samba_app_runs_on_its_pef_equals_plain_pytorch_and_refuses_a_mismatch(tmp_path, capsys):
-    import accelkit.samba as samba
-    from accelkit.samba import utils
-    from accelkit.samba.sambaloader import SambaLoader
+    import accelkit.facades.samba as samba
+    from accelkit.facades.samba import utils
+    from accelkit.facades.samba.sambaloader import SambaLoader
 
     args = utils.parse_app_args(["compile", "-b", "16", "-p", str(tmp_path / "app.pef")])
     assert (args.command, args.batch_size, args.micro_batch_size, args.inference) == ("compile", 16, None, False)
@@ -128,7 +128,7 @@ def test_samba_app_runs_on_its_pef_equals_plain_pytorch_and_refuses_a_mismatch(t
 
 
 def test_samba_app_args_document_each_subcommand(capsys):
-    from accelkit.samba.utils import COMMANDS, parse_app_args
+    from accelkit.facades.samba.utils import COMMANDS, parse_app_args
 
     with pytest.raises(SystemExit):
         parse_app_args(["--help"])
@@ -145,7 +145,7 @@ def test_samba_app_args_document_each_subcommand(capsys):
 
 # ---- Cerebras: cerebras.framework.torch (cbtorch) and cerebras.pytorch (cstorch) ---------------------
 def test_cerebras_cbtorch_session_times_a_plain_loop_and_reports_the_mode():
-    import accelkit.cerebras as cerebras
+    import accelkit.facades.cerebras as cerebras
 
     x, y = _blobs()
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=16)
@@ -176,7 +176,7 @@ def test_cerebras_cbtorch_session_times_a_plain_loop_and_reports_the_mode():
 
 
 def test_cerebras_cstorch_traced_steps_with_a_data_executor(tmp_path):
-    import accelkit.cerebras as cstorch
+    import accelkit.facades.cerebras as cstorch
 
     x, y = _blobs()
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=16)
@@ -227,7 +227,7 @@ class PopNet(nn.Module):
 
 
 def test_poptorch_training_and_inference_models_equal_plain_pytorch():
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     x, y = _blobs()
     model = PopNet()
@@ -266,7 +266,7 @@ def test_poptorch_training_and_inference_models_equal_plain_pytorch():
 
 
 def test_poptorch_beginblock_pipelines_over_ipus_and_replicas_multiply_them():
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     class PipeNet(PopNet):
         def forward(self, x, labels):
@@ -301,7 +301,7 @@ def test_poptorch_beginblock_pipelines_over_ipus_and_replicas_multiply_them():
 
 def test_poptorch_options_effect_on_the_clock():
     from accelkit.constants import value
-    from accelkit.poptorch import PopTorchError, throughput
+    from accelkit.facades.poptorch import PopTorchError, throughput
 
     x, y = _blobs(8)
     base, iters, accum, both = throughput.option_effects(PopNet(), (x, y), [(1, 1, 1), (1, 1, 16), (1, 8, 1),
@@ -314,7 +314,7 @@ def test_poptorch_options_effect_on_the_clock():
     assert iters.per_update_s < base.per_update_s and iters.host_share < base.host_share
     assert base.round_trip_s == pytest.approx(2 * value("HOST_TRANSFER_LATENCY_S"))  # a transfer in and one out
     # the executor's own clock carries the same host link: the round trip shared by the call's 16 iterations
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     train = poptorch.trainingModel(PopNet(), options=throughput.options(1, 1, 16))
     rep = train.compile(*(t.repeat(16, *([1] * (t.dim() - 1))) for t in (x, y))).report
@@ -340,7 +340,7 @@ class GroqNet(nn.Module):
 
 
 def test_groqit_builds_once_loads_from_cache_and_rebuilds_a_changed_model(tmp_path):
-    from accelkit.groqflow import groqit
+    from accelkit.facades.groqflow import groqit
 
     x = torch.randn(8, 16)
     model = GroqNet().eval()

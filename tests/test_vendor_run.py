@@ -117,7 +117,7 @@ def test_poptorch_optim_loss_scaling_is_exact_in_fp32_and_keeps_fp32_state_for_f
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     torch.manual_seed(0)
     x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
@@ -161,7 +161,7 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     net = nn.Linear(4, 2)
     x = torch.randn(8, 4)
@@ -211,7 +211,7 @@ def test_groqflow_examples_build_run_benchmark_and_reload_from_the_cache(tmp_pat
 def test_groqit_refuses_what_changes_the_numbers(tmp_path):
     import torch
 
-    from accelkit.groqflow import GroqFlowError, groqit
+    from accelkit.facades.groqflow import GroqFlowError, groqit
 
     model = torch.nn.Linear(4, 2)
     with pytest.raises(GroqFlowError, match="quantization_samples"):
@@ -219,7 +219,7 @@ def test_groqit_refuses_what_changes_the_numbers(tmp_path):
     with pytest.raises(GroqFlowError, match="sequence"):
         groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=["export", "compile"])
 
-    from accelkit.groqflow import stages
+    from accelkit.facades.groqflow import stages
 
     class Quantize(stages.Stage):
         pass
@@ -252,14 +252,14 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
     (fake_sdk / "__init__.py").write_text("REAL = True\n")
     with aliases.installed() as finder:
         sambaflow = importlib.import_module("sambaflow.samba.utils.argparser")
-        assert sambaflow.parse_app_args.__module__ == "accelkit.samba.utils"
+        assert sambaflow.parse_app_args.__module__ == "accelkit.facades.samba.utils"
         import logging
 
         assert isinstance(importlib.import_module("sambaflow.logging").samba_logger, logging.Logger)
         assert "+accelkit.sim" in importlib.import_module("sambaflow").__version__
-        with pytest.raises(AttributeError, match="accelkit's facade accelkit.samba does not provide it"):
+        with pytest.raises(AttributeError, match="accelkit's facade accelkit.facades.samba does not provide it"):
             importlib.import_module("sambaflow.samba").no_such_call  # noqa: B018 - the error names the facade
-        from accelkit.cerebras.clock import CerebrasError
+        from accelkit.facades.cerebras.clock import CerebrasError
 
         assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
         with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
@@ -311,7 +311,7 @@ def test_sambaflow_lenet_trains_with_sambaloader_then_infers_on_the_training_pef
 def test_poptorch_lamb_scales_each_update_by_the_trust_ratio():
     import torch
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     w = torch.nn.Parameter(torch.full((4,), 2.0))  # ||w|| = 4
     opt = poptorch.optim.LAMB([w], lr=0.1, weight_decay=0.0)
@@ -359,7 +359,7 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     class Network(nn.Module):  # the poptorch.Block pattern of Graphcore's model-parallelism examples
         def __init__(self) -> None:
@@ -430,7 +430,7 @@ def test_poptorch_device_iterations_clone_strategy_distributed_and_refusals(monk
     import torch
     from torch import nn
 
-    import accelkit.poptorch as poptorch
+    import accelkit.facades.poptorch as poptorch
 
     class WithLoss(nn.Module):
         def __init__(self) -> None:
@@ -495,7 +495,7 @@ def test_cstorch_amp_and_metrics_loop(tmp_path, monkeypatch, capsys):
 def test_cstorch_grad_scaler_skips_overflow_and_scales_exactly():
     import torch
 
-    import accelkit.cerebras as cstorch
+    import accelkit.facades.cerebras as cstorch
 
     torch.manual_seed(0)
     a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
@@ -576,9 +576,9 @@ def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_ma
     import torch
     from torch import nn
 
-    import accelkit.samba as samba
-    from accelkit.samba import utils
-    from accelkit.samba.collections import OrderedSet
+    import accelkit.facades.samba as samba
+    from accelkit.facades.samba import utils
+    from accelkit.facades.samba.collections import OrderedSet
 
     class PerSample(nn.Module):  # returns a loss per sample, as generative_nlp's patched GPT-2 returns one per token
         def __init__(self) -> None:
@@ -649,8 +649,8 @@ def test_samba_helpers_for_test_subcommands_and_reports(tmp_path):
 
     import torch
 
-    from accelkit.samba import SambaError, env, utils
-    from accelkit.samba.parameter import SambaParameter
+    from accelkit.facades.samba import SambaError, env, utils
+    from accelkit.facades.samba.parameter import SambaParameter
 
     assert env.use_mock_samba_runtime() is False  # real values: apps keep their real accuracy bounds
     gold = torch.tensor([1.0, -2.0, 4.0])
@@ -691,7 +691,7 @@ def test_poptorch_fp16_optimizer_state_trains_and_stochastic_rounding_is_unbiase
     import torch
 
     from accelkit import poptorch
-    from accelkit.poptorch.optim import round_to
+    from accelkit.facades.poptorch.optim import round_to
 
     # a quarter of an fp16 step above 1.0: nearest rounding always loses it, stochastic rounding keeps it on average
     x = torch.full((20000,), 1.0 + 2.0 ** -12)
@@ -732,11 +732,45 @@ def test_cstorch_gigagpt_shape_schedules_the_rate_and_reports_modelled_samples_p
     assert any((tmp_path / "model_dir" / "train").iterdir())  # the SummaryWriter's log
 
 
+def test_cstorch_cpu_backend_runs_the_scripts_cpu_path_measured_and_gpu_is_refused(tmp_path, monkeypatch, capsys):
+    """gigaGPT's `backend: "CPU"`: the same script takes its CPU path (no half dtype), trains in fp32 on this CPU,
+    and its report says the time was measured here and nothing was modelled."""
+    from accelkit.facades import cerebras as cstorch
+    from accelkit.vendor import run_script
+
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_gpt.py", "--backend", "CPU")
+    first, last = falls(out)
+    assert "backend is_cpu=True" in out and "Rate / GlobalRate are MODELLED" not in out
+    assert "40 traced step(s) ran on this CPU" in out and "no Cerebras system was modelled" in out
+    assert "cluster_config=" in out  # still recorded as a hardware-only option
+    assert last < first
+    # the CPU backend runs the model as plain PyTorch does, in fp32 even after a half dtype is set
+    from accelkit.runtime import facade_log
+
+    with facade_log.collecting():
+        b = cstorch.backend("CPU")
+        cstorch.amp.set_half_dtype("bfloat16")
+        torch.manual_seed(0)
+        model, x = torch.nn.Linear(8, 4), torch.randn(3, 8)
+        compiled = cstorch.compile(model, b)
+        step = cstorch.trace(lambda inp: compiled(inp))
+        assert b.precision == "fp32" and torch.equal(step(x), model(x)) and b.cpu_steps == 1
+        with pytest.raises(cstorch.CerebrasError, match="no modelled wafer"):
+            b.report()
+    with facade_log.collecting():  # entering clears the facades' state: the next test starts from nothing
+        pass
+    with pytest.raises(cstorch.CerebrasError, match="GPU backend runs on a CUDA device") as err:
+        cstorch.backend("GPU")
+    assert "'CPU'" in (err.value.fix or "")
+    run = run_script(SCRIPTS / "cstorch_gpt.py", ["--backend", "GPU"], synthetic_data=True, quiet=True)
+    assert run.exit_code == 1 and "GPU" in (run.error or "")
+
+
 def test_cstorch_configure_optimizer_takes_the_model_zoo_config_keywords():
     import torch
 
-    from accelkit.cerebras import optim
-    from accelkit.cerebras.clock import CerebrasError
+    from accelkit.facades.cerebras import optim
+    from accelkit.facades.cerebras.clock import CerebrasError
 
     params = [torch.nn.Parameter(torch.ones(2))]
     opt = optim.configure_optimizer("adamw", params, learning_rate=0.01, weight_decay=0.1, correct_bias=True)
@@ -911,6 +945,9 @@ def test_hf_datasets_stand_in_has_the_real_columns_answers_inside_the_context_an
     assert hd.load_dataset("imdb", split="test").column_names == ["text", "label"]
     squad = hd.load_dataset("squad", split="validation[:20]")
     assert len(squad) == 20
+    with pytest.raises(IndexError, match="stand-in: 20 rows") as err:  # Graphcore's SQuAD tutorial shows row 10016
+        squad[10016]
+    assert isinstance(err.value, hd.DatasetsError) and "len(dataset)" in (err.value.fix or "")
     for r in squad:
         start, text = r["answers"]["answer_start"][0], r["answers"]["text"][0]
         assert r["context"][start:start + len(text)] == text
@@ -986,3 +1023,56 @@ def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_inste
     with torch.no_grad():
         accuracy = float((model(x, y)[0].float().argmax(1) == y).float().mean())
     assert accuracy > 0.6
+
+
+def test_optimum_graphcore_is_refused_at_its_import_line_with_the_poptorch_loop_to_write_instead(tmp_path):
+    """Graphcore's Hugging Face tutorials (ViT) train with optimum.graphcore's IPUTrainer: not simulated, so the
+    script stops at its import, naming the line and the PopTorch loop to write instead; nothing after it runs."""
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "vit_walkthrough.py"
+    script.write_text("import torch\nimport optimum.graphcore as optimum_graphcore\nprint('after the import')\n")
+    run = run_script(script, [], synthetic_data=True, quiet=True)
+    assert run.exit_code == 1 and "vit_walkthrough.py:2" in (run.error or "")
+    assert "optimum.graphcore" in (run.error or "") and "poptorch.trainingModel" in (run.error or "")
+    assert "after the import" not in (run.output or "") and "optimum.graphcore" in run.served
+    assert "optimum" not in sys.modules and "optimum.graphcore" not in sys.modules  # gone after the run
+
+
+def test_groqflow_proof_point_with_its_helpers_on_the_path_runs_sst_on_chip_and_cpu(tmp_path, monkeypatch, capsys):
+    """The shape of Groq's NLP proof points: helpers from a package on the path (they import datasets.utils and
+    torchvision.ops, so the stand-ins must see them), torchscript=True tuples, state.expected_input_shapes,
+    run_abunch, and compute_latency; the chip's predictions equal the CPU's."""
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(SCRIPTS / "helpers"))
+    out = in_process(tmp_path, monkeypatch, capsys, "groqflow_sst.py")
+    assert "input names: ['input_ids', 'attention_mask']" in out
+    assert "same predictions on the chip and the CPU: True" in out and "torchscript=True): the model returns tuples" in out
+    assert float(re.search(r"on-chip latency (\d+\.\d+) ms", out).group(1)) > 0
+    assert "boxes kept: [0, 2]" in out  # the second box overlaps the first (IoU 0.9): suppressed
+    assert "load_dataset('sst')" in out  # the stand-in said what it made
+
+
+def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_refused_by_name(tmp_path):
+    from accelkit.vendor import hf_datasets, vision_ops
+
+    b = torch.tensor([[10.0, 20.0, 4.0, 6.0]])  # cx, cy, w, h
+    xyxy = vision_ops.box_convert(b, "cxcywh", "xyxy")
+    assert xyxy.tolist() == [[8.0, 17.0, 12.0, 23.0]]
+    assert torch.equal(vision_ops.box_convert(vision_ops.box_convert(xyxy, "xyxy", "xywh"), "xywh", "cxcywh"), b)
+    boxes = torch.tensor([[0.0, 0, 10, 10], [1, 1, 11, 11], [0, 0, 10, 10], [50, 50, 60, 60]])
+    # IoU(0, 1) = 81 / 119 = 0.68: kept at 0.7, suppressed at 0.5; box 2 equals box 0 (IoU 1)
+    assert vision_ops.nms(boxes, torch.tensor([0.9, 0.8, 0.95, 0.1]), 0.7).tolist() == [2, 1, 3]
+    assert vision_ops.nms(boxes, torch.tensor([0.9, 0.8, 0.95, 0.1]), 0.5).tolist() == [2, 3]
+    import numpy as np
+    from PIL import Image
+
+    Image.fromarray(np.arange(24, dtype=np.uint8).reshape(2, 4, 3)).save(tmp_path / "x.png")
+    rgb = vision_ops.read_image(tmp_path / "x.png")
+    assert rgb.shape == (3, 2, 4) and rgb.dtype == torch.uint8 and rgb[:, 1, 2].tolist() == [18, 19, 20]
+    assert vision_ops.read_image(tmp_path / "x.png", vision_ops.ImageReadMode.GRAY).shape == (1, 2, 4)
+    with pytest.raises(vision_ops.VisionStandInError, match="ImageNet"):
+        vision_ops.ImageNet("/data/imagenet", split="val")
+    with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:
+        hf_datasets.cached_path("https://example.org/imagenette2-320.tgz")
+    assert "local path" in (err.value.fix or "")

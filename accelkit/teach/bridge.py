@@ -86,7 +86,7 @@ GRAPHCORE = Vendor(
         Command("compile + run", "python train.py  # poptorch.trainingModel(model, opts) compiles on first call",
                 "accelkit vendor-run examples/vendor/poptorch_basics.py"),
         Command("device iterations", "opts.deviceIterations(16)",
-                "poptorch.Options().deviceIterations(16) in accelkit.poptorch",
+                "poptorch.Options().deviceIterations(16) in accelkit.facades.poptorch",
                 "16 batches per host round trip: fewer host-IPU exchanges per sample"),
         Command("replication", "poprun --num-instances=2 --num-replicas=4 python3 train.py",
                 "opts.replicationFactor(4) / ak.Session(..., chips=4, parallel=ak.Parallel(data=4))",
@@ -107,7 +107,7 @@ GRAPHCORE = Vendor(
 GROQ = Vendor(
     "Groq (GroqFlow)", "tsp",
     (
-        Command("build", "gmodel = groqit(model, inputs)", "from accelkit.groqflow import groqit; groqit(model, inputs)",
+        Command("build", "gmodel = groqit(model, inputs)", "from accelkit.facades.groqflow import groqit; groqit(model, inputs)",
                 "compiles and assembles for the TSP; the build is cached by name and input shapes"),
         Command("run", "gmodel(**inputs)", "gmodel(**inputs)  # real numerics on this CPU"),
         Command("estimate", "gmodel.estimate_performance()", "gmodel.estimate_performance()  # MODELLED",

@@ -330,7 +330,7 @@ def _check_combined_batch(answer: Any, *, options: Any, micro_batch: int) -> lis
 def device_iterations_for(effect: Any, share: float) -> int:
     """The smallest deviceIterations ``d`` with the host round trip at most ``share`` of a call:
     ``round_trip / (d x update + round_trip) <= share`` (``effect``: an OptionEffect of
-    :mod:`accelkit.poptorch.throughput`)."""
+    :mod:`accelkit.facades.poptorch.throughput`)."""
     need = (1 - share) / share * effect.round_trip_s / effect.iteration_s
     return max(1, math.ceil(need - 1e-9))
 

@@ -76,10 +76,34 @@ def _script_error(exc: BaseException, script: str) -> str:
     return f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}"
 
 
+def _user_module_files(name: str, root: Path) -> list[Path]:
+    """Where the module ``name`` imported by a script may be: beside the script (``root``), else in a folder on
+    the path that is the user's own code, not an installed package nor the standard library (GroqFlow's proof
+    points import ``demo_helpers``, a folder of the clone put on the path). Nothing is imported to find it."""
+    import importlib.machinery
+    import sysconfig
+
+    base = root.joinpath(*name.split("."))
+    beside = [base.with_suffix(".py"), base / "__init__.py"]
+    if any(f.is_file() for f in beside):
+        return beside
+    top, _, rest = name.partition(".")
+    spec = importlib.machinery.PathFinder.find_spec(top)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return []
+    installed = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    if any(Path(spec.origin).is_relative_to(p) for p in installed):
+        return []
+    if not rest:
+        return [Path(spec.origin)]
+    base = Path(spec.origin).parent.joinpath(*rest.split("."))
+    return [base.with_suffix(".py"), base / "__init__.py"] if spec.submodule_search_locations else []
+
+
 def _own_sources(script: Path, limit: int = 50) -> list[str]:
-    """The text of ``script`` and of the modules beside it that it imports, and that those import (as
+    """The text of ``script`` and of the modules it imports that are its own code, and that those import (as
     ``python script.py`` resolves them from the script's folder: ``from configuration.gpt2_patch import ...``
-    is ``configuration/gpt2_patch.py``), at most ``limit`` files."""
+    is ``configuration/gpt2_patch.py``; or from a folder of user code on the path), at most ``limit`` files."""
     import ast
 
     root, todo = script.parent, [script]
@@ -99,8 +123,7 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
         for name in names:
-            base = root.joinpath(*name.split("."))
-            todo += [base.with_suffix(".py"), base / "__init__.py"]
+            todo += _user_module_files(name, root)
     return texts
 
 
@@ -126,8 +149,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     sys.path[:] = [p for p in sys.path if p not in ("", here)]
     sys.path.insert(0, os.path.dirname(path))
     wants_hub = synthetic_data and "from_pretrained" in Path(path).read_text(errors="replace")
-    # torchvision is stood in for only where the script's folder imports it (see synthetic.installed)
-    sources = [f.read_text(errors="replace") for f in Path(path).parent.glob("*.py") if f.is_file()] \
+    # torchvision is stood in for only where the script's folder, or its own code it imports, imports it (see
+    # synthetic.installed)
+    own = _own_sources(Path(path))
+    sources = [f.read_text(errors="replace") for f in Path(path).parent.glob("*.py") if f.is_file()] + own \
         if synthetic_data else []
     wants_vision = any("torchvision" in text for text in sources)
     wants_tiktoken = any("tiktoken" in text for text in sources)
@@ -136,7 +161,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                          for text in sources) and not (Path(path).parent / "datasets.py").exists() \
         and not (Path(path).parent / "datasets").is_dir()
     # transformers 4 attributes the script (or a module of its own that it imports) patches: answered where gone
-    wants_compat = any(m in text for text in _own_sources(Path(path)) for m in hf_compat.MARKERS)
+    wants_compat = any(m in text for text in own for m in hf_compat.MARKERS)
     captured = io.StringIO()
     try:
         if cwd is not None:

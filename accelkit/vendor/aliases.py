@@ -4,7 +4,7 @@ A vendor script imports ``poptorch``, ``sambaflow.samba``, ``cerebras.pytorch``,
 :class:`VendorFinder` is an import hook placed *after* Python's own finders on ``sys.meta_path``: it is
 asked about a name only when no installed package provides it, so a real SDK beside accelkit always
 wins. For such a name it returns a small proxy module that hands every attribute to the accelkit facade
-(``poptorch.trainingModel`` is ``accelkit.poptorch.trainingModel``); proxies of packages have an empty
+(``poptorch.trainingModel`` is ``accelkit.facades.poptorch.trainingModel``); proxies of packages have an empty
 ``__path__`` so that ``import sambaflow.samba.utils.argparser`` reaches this finder again.
 
 A sub-module of an SDK is served only when the SDK's root was served by this finder: a real
@@ -26,71 +26,75 @@ from typing import Any
 # vendor module name -> the accelkit module that answers it (None: an empty namespace package)
 ALIASES: dict[str, str | None] = {
     # Graphcore PopTorch (docs.graphcore.ai/projects/poptorch-user-guide): `import poptorch`
-    "poptorch": "accelkit.poptorch",
-    "poptorch.optim": "accelkit.poptorch.optim",
+    "poptorch": "accelkit.facades.poptorch",
+    "poptorch.optim": "accelkit.facades.poptorch.optim",
     # PopART's option enums (poptorch scripts pass them to opts._Popart.set) and popdist (poprun's helper)
-    "popart": "accelkit.poptorch.popart",
-    "popdist": "accelkit.poptorch.popdist",
-    "popdist.poptorch": "accelkit.poptorch.popdist",
+    "popart": "accelkit.facades.poptorch.popart",
+    "popdist": "accelkit.facades.poptorch.popdist",
+    "popdist.poptorch": "accelkit.facades.poptorch.popdist",
+    # Hugging Face's IPU trainer (Graphcore's ViT and other Hugging Face tutorials): refused at its import, saying
+    # what to write instead (accelkit.facades.poptorch.optimum); `optimum` itself only when it is not installed
+    "optimum": None,
+    "optimum.graphcore": "accelkit.facades.poptorch.optimum",
     # SambaNova SambaFlow (github.com/sambanova/tutorials hello_world/logreg.py, lenet/lenet.py)
-    "sambaflow": "accelkit.samba.sdk",
-    "sambaflow.samba": "accelkit.samba",
-    "sambaflow.samba.optim": "accelkit.samba.optim",
-    "sambaflow.samba.sambaloader": "accelkit.samba.sambaloader",
-    "sambaflow.samba.utils": "accelkit.samba.utils",
-    "sambaflow.samba.utils.argparser": "accelkit.samba.utils",
-    "sambaflow.samba.utils.pef_utils": "accelkit.samba.utils",
+    "sambaflow": "accelkit.facades.samba.sdk",
+    "sambaflow.samba": "accelkit.facades.samba",
+    "sambaflow.samba.optim": "accelkit.facades.samba.optim",
+    "sambaflow.samba.sambaloader": "accelkit.facades.samba.sambaloader",
+    "sambaflow.samba.utils": "accelkit.facades.samba.utils",
+    "sambaflow.samba.utils.argparser": "accelkit.facades.samba.utils",
+    "sambaflow.samba.utils.pef_utils": "accelkit.facades.samba.utils",
     "sambaflow.samba.utils.dataset": None,
-    "sambaflow.samba.utils.dataset.mnist": "accelkit.samba.utils",
-    "sambaflow.logging": "accelkit.samba.sdk",
-    "sambaflow.sambacollections": "accelkit.samba.collections",  # generative_nlp's OrderedSet
-    "sambaflow.samba.directives": "accelkit.samba.directives",
-    "sambaflow.samba.env": "accelkit.samba.env",  # use_mock_samba_runtime (ALCF's starter apps)
+    "sambaflow.samba.utils.dataset.mnist": "accelkit.facades.samba.utils",
+    "sambaflow.logging": "accelkit.facades.samba.sdk",
+    "sambaflow.sambacollections": "accelkit.facades.samba.collections",  # generative_nlp's OrderedSet
+    "sambaflow.samba.directives": "accelkit.facades.samba.directives",
+    "sambaflow.samba.env": "accelkit.facades.samba.env",  # use_mock_samba_runtime (ALCF's starter apps)
     "sambaflow.samba.nn": None,
-    "sambaflow.samba.nn.parameter": "accelkit.samba.parameter",  # generative_nlp's SambaParameter
-    "sambaflow.samba.utils.benchmark_acc": "accelkit.samba.utils",  # AccuracyReport
+    "sambaflow.samba.nn.parameter": "accelkit.facades.samba.parameter",  # generative_nlp's SambaParameter
+    "sambaflow.samba.utils.benchmark_acc": "accelkit.facades.samba.utils",  # AccuracyReport
     # Cerebras: cerebras.pytorch (`import cerebras.pytorch as cstorch`, release 2.x; `cerebras_pytorch` in 1.9)
     # and the CS-2's first API, cerebras.framework.torch (`import cerebras.framework.torch as cbtorch`)
     "cerebras": None,
-    "cerebras.pytorch": "accelkit.cerebras",
-    "cerebras.pytorch.amp": "accelkit.cerebras.amp",
-    "cerebras.pytorch.metrics": "accelkit.cerebras.metrics",
-    "cerebras.pytorch.distributed": "accelkit.cerebras.distributed",  # ClusterConfig, the streamers (gigaGPT)
-    "cerebras.pytorch.optim": "accelkit.cerebras.optim",
-    "cerebras.pytorch.utils": "accelkit.cerebras.utils",
-    "cerebras.pytorch.utils.data": "accelkit.cerebras.utils",
-    "cerebras.pytorch.utils.tensorboard": "accelkit.cerebras.utils",
-    "cerebras_pytorch": "accelkit.cerebras",
+    "cerebras.pytorch": "accelkit.facades.cerebras",
+    "cerebras.pytorch.amp": "accelkit.facades.cerebras.amp",
+    "cerebras.pytorch.metrics": "accelkit.facades.cerebras.metrics",
+    "cerebras.pytorch.distributed": "accelkit.facades.cerebras.distributed",  # ClusterConfig, the streamers (gigaGPT)
+    "cerebras.pytorch.optim": "accelkit.facades.cerebras.optim",
+    "cerebras.pytorch.utils": "accelkit.facades.cerebras.utils",
+    "cerebras.pytorch.utils.data": "accelkit.facades.cerebras.utils",
+    "cerebras.pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
+    "cerebras_pytorch": "accelkit.facades.cerebras",
     "cerebras.framework": None,
-    "cerebras.framework.torch": "accelkit.cerebras.cbtorch",
-    "cerebras.framework.torch.amp": "accelkit.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
-    "cerebras.framework.torch.core": "accelkit.cerebras.zoo_r1",
+    "cerebras.framework.torch": "accelkit.facades.cerebras.cbtorch",
+    "cerebras.framework.torch.amp": "accelkit.facades.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
+    "cerebras.framework.torch.core": "accelkit.facades.cerebras.zoo_r1",
     # the R1.9 Model Zoo's runner: the appliance client and cerebras_pytorch's core, refused in the same words
-    "cerebras_pytorch.core": "accelkit.cerebras.zoo_r1",
-    "cerebras_appliance": "accelkit.cerebras.zoo_r1",
-    "cerebras_appliance.pb": "accelkit.cerebras.zoo_r1",
-    "cerebras_appliance.pb.stack": "accelkit.cerebras.zoo_r1",
-    "cerebras_appliance.pb.stack.autogen_pb2": "accelkit.cerebras.zoo_r1",
-    "cerebras_appliance.run_utils": "accelkit.cerebras.zoo_r1",
-    "cerebras_appliance.CSConfig": "accelkit.cerebras.zoo_r1",
+    "cerebras_pytorch.core": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras_appliance": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras_appliance.pb": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras_appliance.pb.stack": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras_appliance.pb.stack.autogen_pb2": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras_appliance.run_utils": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras_appliance.CSConfig": "accelkit.facades.cerebras.zoo_r1",
     # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
-    "groqflow": "accelkit.groqflow",
+    "groqflow": "accelkit.facades.groqflow",
     # its build stages (groqflow/justgroqit/{export,compile}.py) and the ONNX half GroqFlow ships beside it,
     # onnxflow (onnxflow/justbuildit/{stage,export}.py), which GroqFlow's examples/sequence.py imports
     "groqflow.common": None,
-    "groqflow.common.build": "accelkit.groqflow.common",  # DEFAULT_CACHE_DIR (Groq's demo_helpers)
+    "groqflow.common.build": "accelkit.facades.groqflow.common",  # DEFAULT_CACHE_DIR (Groq's demo_helpers)
     "groqflow.justgroqit": None,
-    "groqflow.justgroqit.export": "accelkit.groqflow.stages",
-    "groqflow.justgroqit.compile": "accelkit.groqflow.stages",
+    "groqflow.justgroqit.export": "accelkit.facades.groqflow.stages",
+    "groqflow.justgroqit.compile": "accelkit.facades.groqflow.stages",
     "onnxflow": None,
     "onnxflow.justbuildit": None,
-    "onnxflow.justbuildit.stage": "accelkit.groqflow.stages",
-    "onnxflow.justbuildit.export": "accelkit.groqflow.stages",
+    "onnxflow.justbuildit.stage": "accelkit.facades.groqflow.stages",
+    "onnxflow.justbuildit.export": "accelkit.facades.groqflow.stages",
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "popart", "popdist", "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework",
-             "cerebras_appliance", "groqflow", "onnxflow")
+SDK_ROOTS = ("poptorch", "popart", "popdist", "optimum.graphcore", "sambaflow", "cerebras.pytorch", "cerebras_pytorch",
+             "cerebras.framework", "cerebras_appliance", "groqflow", "onnxflow")
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 
 

@@ -43,6 +43,10 @@ class DatasetsError(AccelkitError):
     """A ``datasets`` / ``evaluate`` call the stand-in cannot answer."""
 
 
+class DatasetIndexError(DatasetsError, IndexError):
+    """A row index past the stand-in's rows (an IndexError still, as iteration by index expects)."""
+
+
 def _say(text: str) -> None:
     from accelkit.vendor.notices import say
 
@@ -114,7 +118,10 @@ class Dataset:
             return self._formatted(self._columns[key])
         if isinstance(key, int):
             if not -self.num_rows <= key < self.num_rows:
-                raise IndexError(f"Index {key} out of range for dataset of size {self.num_rows}.")
+                raise DatasetIndexError(
+                    f"Index {key} out of range for dataset of size {self.num_rows} (accelkit's --synthetic-data "
+                    f"stand-in: {self.num_rows} rows, where the real split has more)",
+                    fix="index rows below len(dataset), or run with the real data set")
             return self._row(key % self.num_rows)
         idx = range(self.num_rows)[key] if isinstance(key, slice) else list(key)
         cols = self._format_columns or self.column_names
@@ -433,4 +440,30 @@ def evaluate_load(path: str, config_name: str | None = None, **kwargs: Any) -> M
     return load_metric(path, config_name, **kwargs)
 
 
-__all__ = ["METRICS", "SETS", "Dataset", "DatasetDict", "DatasetsError", "Metric", "load_dataset", "load_metric"]
+class DownloadConfig:
+    """``datasets.utils.DownloadConfig(cache_dir=..., ...)``: where and how a download is kept. Nothing is
+    downloaded under ``--synthetic-data``, so its settings are kept (``vars(config)``) and change nothing."""
+
+    def __init__(self, **settings: Any) -> None:
+        vars(self).update(settings)
+
+
+def cached_path(url_or_filename: Any, download_config: Any = None, **_: Any) -> str:
+    """``datasets.utils.file_utils.cached_path``: a local file is given back as it is; a URL is a download, which
+    ``--synthetic-data`` never makes, so it is refused, naming the URL (a helper that downloads its own archive,
+    e.g. GroqFlow's demo helpers for Imagenette or COCO, has no stand-in here)."""
+    import os
+
+    path = os.fspath(url_or_filename)
+    if "://" not in path:
+        if not os.path.exists(path):
+            raise DatasetsError(f"cached_path: no file {path}", fix="give the path of a file that exists")
+        return path
+    raise DatasetsError(f"cached_path({path!r}) downloads a file: under --synthetic-data nothing is downloaded, and "
+                        "accelkit makes no stand-in for that archive",
+                        fix="download it on a machine with network access and pass the local path, or use a data "
+                            f"set the stand-in makes (load_dataset with one of {sorted({p for p, _ in SETS})[:6]}...)")
+
+
+__all__ = ["METRICS", "SETS", "Dataset", "DatasetDict", "DatasetIndexError", "DatasetsError", "DownloadConfig", "Metric", "cached_path",
+           "load_dataset", "load_metric"]

@@ -298,18 +298,24 @@ def _torchvision() -> Iterator[None]:
             for k, v in saved.items():
                 setattr(torchvision.datasets, k, v)
         return
-    from accelkit.vendor import vision_models
+    from accelkit.vendor import vision_models, vision_ops
 
     functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor)
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
                          RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
                          InterpolationMode=InterpolationMode, functional=functional)
-    ds = _module("torchvision.datasets", **datasets)
+    ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet)
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
-    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, __version__="0.0+accelkit.standin")
+    ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms)
+    image = _module("torchvision.io.image", read_image=vision_ops.read_image, ImageReadMode=vision_ops.ImageReadMode)
+    io = _module("torchvision.io", image=image, read_image=vision_ops.read_image,
+                 ImageReadMode=vision_ops.ImageReadMode)
+    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, ops=ops, io=io,
+                 __version__="0.0+accelkit.standin")
     added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms,
-             "torchvision.transforms.functional": functional, "torchvision.models": models}
+             "torchvision.transforms.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
+             "torchvision.io": io, "torchvision.io.image": image}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:
         yield
@@ -325,6 +331,11 @@ def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any]) -> Any:
     config = config_cls(**{**small, **{k: v for k, v in kwargs.items() if k in known or k == "num_labels"}})
     _say(f"from_pretrained({name!r}) builds {config_cls.__name__.removesuffix('Config')} from its config class at a "
          f"small size ({', '.join(f'{k}={v}' for k, v in small.items())}) with RANDOM weights; nothing downloaded")
+    if kwargs.get("torchscript") and "torchscript" not in known:
+        # transformers 4: torchscript=True made the model return tuples (GroqFlow's proof points index them);
+        # transformers 5 dropped the setting and returns its output classes
+        config.return_dict = False
+        _say(f"from_pretrained({name!r}, torchscript=True): the model returns tuples, as transformers 4 did")
     return config
 
 
@@ -420,8 +431,12 @@ def _hf_datasets() -> Iterator[None]:
 
     added = {}
     if importlib.util.find_spec("datasets") is None or not hasattr(importlib.import_module("datasets"), "Dataset"):
+        # datasets.utils.file_utils.cached_path and datasets.utils.DownloadConfig: GroqFlow's demo helpers import them
+        file_utils = _module("datasets.utils.file_utils", cached_path=hf_datasets.cached_path)
+        utils = _module("datasets.utils", DownloadConfig=hf_datasets.DownloadConfig, file_utils=file_utils)
         added["datasets"] = _module("datasets", **{k: getattr(hf_datasets, k) for k in hf_datasets.__all__},
-                                    __version__="0.0+accelkit.standin")
+                                    utils=utils, __version__="0.0+accelkit.standin")
+        added["datasets.utils"], added["datasets.utils.file_utils"] = utils, file_utils
     if importlib.util.find_spec("evaluate") is None:
         added["evaluate"] = _module("evaluate", load=hf_datasets.evaluate_load, EvaluationModule=hf_datasets.Metric,
                                     __version__="0.0+accelkit.standin")

@@ -1,8 +1,10 @@
 """A cerebras.pytorch program in the shape of Cerebras' gigaGPT (github.com/Cerebras/gigaGPT, train.py,
 data.py, configuration.py): ClusterConfig, backend.is_cpu / backend.device, AdamW with correct_bias, a warm-up
 then cosine-decay learning-rate schedule, the appliance's debug settings, a SummaryWriter, the executor's rate
-tracker and a sharded data sampler. Written for the real SDK.
+tracker and a sharded data sampler. Written for the real SDK. ``--backend CPU`` takes the script's CPU path, as
+gigaGPT's ``backend: "CPU"`` setting does (a quick check before a run on the system).
 """
+import argparse
 import logging
 from pathlib import Path
 
@@ -37,9 +39,12 @@ def get_dataloader(sequence_length, batch_size):
     return torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=True, drop_last=True)
 
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--backend", default="CSX", choices=["CSX", "CPU", "GPU"])
+config = parser.parse_args()
 torch.manual_seed(0)
 cs_config = ClusterConfig(num_csx=1, mount_dirs=["/data"])
-backend = cstorch.backend("CSX", cluster_config=cs_config)
+backend = cstorch.backend(config.backend, cluster_config=cs_config)
 if not backend.is_cpu:
     cstorch.amp.set_half_dtype("bfloat16")
 with backend.device:
@@ -87,4 +92,5 @@ for step, batch in enumerate(executor, start=1):
     loss = training_step(batch)
     log_loss(loss, step)
 print(f"learning rate at the end {lr_scheduler.get_last_lr()[0]:.2e}")
+print(f"backend is_cpu={backend.is_cpu}")
 print(f"first loss {sum(losses[:5]) / 5:.4f} last loss {sum(losses[-5:]) / 5:.4f}")

@@ -1,0 +1,214 @@
+"""Mixed precision as ``cerebras.pytorch.amp`` (``cstorch.amp``) exposes it, honoured on this CPU.
+
+A CS system trains in mixed precision: 16-bit inputs to the arithmetic, fp32 accumulation
+(docs.cerebras.net, "Control numerical precision level"). The script picks the 16-bit type and, for
+float16, scales the loss so small gradients do not underflow::
+
+    cstorch.amp.set_half_dtype(torch.float16)              # or torch.bfloat16
+    grad_scaler = cstorch.amp.GradScaler(loss_scale="dynamic")
+
+    @cstorch.trace
+    def training_step(inputs, targets):
+        loss = loss_fn(compiled_model(inputs), targets)
+        cstorch.amp.optimizer_step(loss, optimizer, grad_scaler, max_gradient_norm=1.0)
+        return loss
+
+Both change what is computed, so both are honoured: the half dtype is the precision the backend's
+compiled model runs in (``torch.autocast`` on this CPU, as :class:`accelkit.Session` emulates every
+16-bit chip) and the wafer's modelled clock uses; the scaler multiplies the loss, divides the gradients
+back, skips a step whose gradients overflowed and moves a dynamic scale as its parameters say.
+Cerebras' own 16-bit format, ``cbfloat16`` (6 exponent bits), has no CPU emulation and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from accelkit.facades.cerebras.clock import CerebrasError
+from accelkit.hardware.precision import normalize
+from accelkit.runtime import facade_log
+
+HALF_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+_half: list[str] = []  # the half dtype set by set_half_dtype (none: the backend's own precision)
+facade_log.reset_with_each_run(_half.clear)
+_on_change: list[Callable[[str], None]] = []  # told the new half dtype (cstorch: the current backend)
+
+
+def on_half_dtype(callback: Callable[[str], None]) -> None:
+    """Call ``callback(precision)`` whenever :func:`set_half_dtype` changes the half dtype."""
+    _on_change.append(callback)
+
+
+def set_half_dtype(value: Any) -> torch.dtype:
+    """``cstorch.amp.set_half_dtype(value)``: the 16-bit type of the run's mixed precision, ``torch.float16`` /
+    ``"float16"`` or ``torch.bfloat16`` / ``"bfloat16"``. Applies to the current backend (before its first step)
+    and to backends made later; returns the torch dtype."""
+    key = normalize(value)
+    if key in ("cbfloat16", "cbf16"):
+        raise CerebrasError("cbfloat16, Cerebras' 16-bit format (6 exponent bits, 9 mantissa bits), has no "
+                            "emulation on this CPU", fix="use torch.bfloat16 (a wider range still) or torch.float16 "
+                                                         "with cstorch.amp.GradScaler(loss_scale='dynamic')")
+    if key not in HALF_DTYPES:
+        raise CerebrasError(f"{value!r} is not a half dtype", fix="use torch.float16 or torch.bfloat16")
+    _half[:] = [key]
+    for callback in _on_change:
+        callback(key)
+    return HALF_DTYPES[key]
+
+
+def get_half_dtype() -> torch.dtype:
+    """The 16-bit type set by :func:`set_half_dtype` (``torch.float16`` if none was set, Cerebras' default)."""
+    return HALF_DTYPES[_half[0]] if _half else torch.float16
+
+
+def half_precision() -> str | None:
+    """accelkit's name of the half dtype the script set (``"fp16"`` / ``"bf16"``), or None."""
+    return _half[0] if _half else None
+
+
+def use_bfloat16(use: bool) -> None:
+    """``cstorch.amp.use_bfloat16(use)`` (the older switch): bfloat16 if ``use``, else float16."""
+    set_half_dtype(torch.bfloat16 if use else torch.float16)
+
+
+def _grads(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    return [p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
+
+
+class GradScaler:
+    """``cstorch.amp.GradScaler(loss_scale=None, init_scale=None, steps_per_increase=2000, min_loss_scale=None,
+    max_loss_scale=None, overflow_tolerance=0.0, max_gradient_norm=None)``.
+
+    ``loss_scale``: ``None`` (no scaling), a number (static scaling) or ``"dynamic"``: the scale starts at
+    ``init_scale`` (accelkit's default 2**15 when not given), halves after a step whose gradients
+    overflowed (that step is skipped) and doubles after ``steps_per_increase`` clean steps, within
+    ``min_loss_scale`` / ``max_loss_scale`` (defaults 1 and 2**24, accelkit's). ``max_gradient_norm`` clips
+    the unscaled gradients. ``overflow_tolerance`` other than 0 (tolerating some overflowed steps before
+    lowering the scale) is refused: accelkit lowers it at the first one.
+    """
+
+    def __init__(self, loss_scale: float | str | None = None, init_scale: float | None = None,
+                 steps_per_increase: int = 2000, min_loss_scale: float | None = None,
+                 max_loss_scale: float | None = None, overflow_tolerance: float = 0.0,
+                 max_gradient_norm: float | None = None) -> None:
+        if isinstance(loss_scale, str) and loss_scale != "dynamic":
+            raise CerebrasError(f"loss_scale={loss_scale!r} is not a number or 'dynamic'",
+                                fix="loss_scale='dynamic', a number such as 1024.0, or None")
+        if overflow_tolerance:
+            raise CerebrasError(f"GradScaler(overflow_tolerance={overflow_tolerance}) lets overflowed steps pass "
+                                "before the scale drops; accelkit drops it at the first overflow",
+                                fix="drop overflow_tolerance (0.0)")
+        if not isinstance(steps_per_increase, int) or steps_per_increase < 1:
+            raise CerebrasError(f"steps_per_increase must be a whole number ≥ 1, got {steps_per_increase!r}",
+                                fix="e.g. steps_per_increase=2000")
+        self.dynamic = loss_scale == "dynamic"
+        start = init_scale if self.dynamic and init_scale is not None else 2.0 ** 15 if self.dynamic else loss_scale
+        self.scale_value = float(start) if start is not None else 1.0
+        if not self.scale_value > 0:
+            raise CerebrasError(f"the loss scale must be positive, got {self.scale_value}", fix="e.g. 1024.0")
+        self.enabled = loss_scale is not None
+        self.steps_per_increase = steps_per_increase
+        self.min_loss_scale = float(min_loss_scale) if min_loss_scale is not None else 1.0
+        self.max_loss_scale = float(max_loss_scale) if max_loss_scale is not None else 2.0 ** 24
+        self.max_gradient_norm = max_gradient_norm
+        self.clean_steps = 0
+        self.skipped_steps = 0
+        self._overflow = False
+        self._unscaled: set[int] = set()
+
+    def scale(self, loss: torch.Tensor) -> torch.Tensor:
+        """The loss times the current scale (the backward pass starts from it)."""
+        return loss * self.scale_value if self.enabled else loss
+
+    def unscale_(self, optimizer: torch.optim.Optimizer) -> None:
+        """Divide ``optimizer``'s gradients by the scale, note whether any overflowed, clip by
+        ``max_gradient_norm``; once per step."""
+        if id(optimizer) in self._unscaled:
+            return
+        self._unscaled.add(id(optimizer))
+        grads = _grads(optimizer)
+        if self.enabled:
+            for g in grads:
+                g.div_(self.scale_value)
+        self._overflow = self._overflow or any(not torch.isfinite(g).all() for g in grads)
+        if self.max_gradient_norm is not None and not self._overflow:
+            torch.nn.utils.clip_grad_norm_([p for grp in optimizer.param_groups for p in grp["params"]],
+                                           self.max_gradient_norm)
+
+    def step(self, optimizer: torch.optim.Optimizer) -> None:
+        """Unscale (if not done yet) and step ``optimizer``, unless the gradients overflowed."""
+        self.unscale_(optimizer)
+        if self._overflow:
+            self.skipped_steps += 1
+        else:
+            optimizer.step()
+
+    def update(self, new_scale: float | None = None) -> None:
+        """End the step: a dynamic scale halves after an overflow and doubles after ``steps_per_increase`` clean
+        steps; ``new_scale`` sets it outright."""
+        if new_scale is not None:
+            self.scale_value = float(new_scale)
+        elif self.dynamic:
+            if self._overflow:
+                self.scale_value = max(self.scale_value / 2, self.min_loss_scale)
+                self.clean_steps = 0
+            else:
+                self.clean_steps += 1
+                if self.clean_steps % self.steps_per_increase == 0:
+                    self.scale_value = min(self.scale_value * 2, self.max_loss_scale)
+        self._overflow = False
+        self._unscaled.clear()
+
+    def get_scale(self) -> float:
+        """The current loss scale."""
+        return self.scale_value
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the scaler (numbers only: ``cstorch.save`` / ``load`` read it back)."""
+        return {"loss_scale": self.scale_value, "clean_steps": self.clean_steps, "skipped_steps": self.skipped_steps,
+                "dynamic": self.dynamic, "enabled": self.enabled}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.scale_value = float(state["loss_scale"])
+        self.clean_steps = int(state.get("clean_steps", 0))
+        self.skipped_steps = int(state.get("skipped_steps", 0))
+
+
+def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, grad_scaler: GradScaler,
+                   max_gradient_norm: float | None = None, max_gradient_value: float | None = None) -> None:
+    """``cstorch.amp.optimizer_step(loss, optimizer, grad_scaler, max_gradient_norm=None,
+    max_gradient_value=None)``: backward from the scaled loss, unscale, clip (by norm or by value, not both),
+    step (skipped on overflow), update the scale, zero the gradients, as Cerebras' helper does."""
+    if not isinstance(loss, torch.Tensor):
+        raise CerebrasError(f"optimizer_step needs the loss tensor, got {type(loss).__name__}",
+                            fix="pass the loss your step computed")
+    if not isinstance(grad_scaler, GradScaler):
+        raise CerebrasError(f"optimizer_step needs a cstorch.amp.GradScaler, got {type(grad_scaler).__name__}",
+                            fix="grad_scaler = cstorch.amp.GradScaler(loss_scale='dynamic')")
+    for name, value in (("max_gradient_norm", max_gradient_norm), ("max_gradient_value", max_gradient_value)):
+        if value is not None and not (isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)):
+            raise CerebrasError(f"{name} must be a number ≥ 0, got {value!r}", fix=f"e.g. {name}=1.0")
+    if max_gradient_norm is not None and max_gradient_value is not None:
+        raise CerebrasError("gradients are clipped by norm or by value, not both",
+                            fix="give max_gradient_norm or max_gradient_value")
+    optimizers = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
+    grad_scaler.scale(loss).backward()
+    for opt in optimizers:
+        grad_scaler.unscale_(opt)
+        params = [p for g in opt.param_groups for p in g["params"]]
+        if max_gradient_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, max_gradient_norm)
+        elif max_gradient_value is not None:
+            torch.nn.utils.clip_grad_value_(params, max_gradient_value)
+    for opt in optimizers:
+        grad_scaler.step(opt)
+    grad_scaler.update()
+    for opt in optimizers:
+        opt.zero_grad()
+
+
+__all__ = ["GradScaler", "get_half_dtype", "optimizer_step", "set_half_dtype", "use_bfloat16"]

@@ -1,0 +1,483 @@
+"""Cerebras' current PyTorch API (``cerebras.pytorch``, imported as ``cstorch``), simulated.
+
+The shape of a training script for a CS-2 / CS-3 today::
+
+    backend = cerebras.backend("CSX")                  # cstorch.backend: the system the run uses
+    compiled = cerebras.compile(model, backend)        # cstorch.compile: the model as the system runs it
+    optimizer = cerebras.optim.SGD(model.parameters(), lr=0.1)
+
+    @cerebras.trace                                    # cstorch.trace: one call of this function = one step
+    def training_step(x, y):
+        loss = criterion(compiled(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    executor = cerebras.DataExecutor(loader, num_steps=100)   # cstorch.utils.data.DataExecutor
+    for x, y in executor:
+        loss = training_step(x, y)
+    print(backend.report())     # modelled time and the execution mode (weight streaming, pipelined)
+
+On the real system ``trace`` captures the step once and the wafer runs it; values come back through
+``step_closure`` functions. Here the step runs eagerly on this CPU (real numerics, so a step closure is
+simply called), and each traced call adds the modelled time of the sections it ran (see
+:mod:`accelkit.facades.cerebras.clock`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, TypeVar
+
+import torch
+from torch import nn
+
+from accelkit.facades.cerebras.amp import half_precision, on_half_dtype
+from accelkit.facades.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.hardware.precision import EMULATED, CpuAutocast
+from accelkit.runtime import facade_log
+
+F = TypeVar("F", bound=Callable[..., Any])
+BACKEND_TYPES = ("CSX", "CPU")
+
+
+class Backend(ClockResults):
+    """The system a run uses (what ``cstorch.backend`` returns): the wafer, precision and execution mode."""
+
+    def __init__(self, backend_type: str, *, system: str, precision: str, mode: str,
+                 artifact_dir: str | None) -> None:
+        self.backend_type = backend_type
+        self.target = check_system(system)
+        self.precision = precision
+        self.execution_mode = mode
+        self.artifact_dir = artifact_dir
+        self.clock: StepClock | None = None
+        self.tracing = False
+        self._saved: set[int] = set()
+        self.cpu_steps = 0  # a CPU backend's traced steps and their measured seconds
+        self.cpu_seconds = 0.0
+
+    def use_precision(self, precision: str) -> None:
+        """Run in ``precision`` (``cstorch.amp.set_half_dtype``): before the first step only, as the compiled
+        program is fixed by then. A CPU backend stays in fp32, as cstorch's does."""
+        if precision == self.precision or self.is_cpu:
+            return
+        clock = self.clock
+        if clock is not None:
+            if clock.session.steps:
+                raise CerebrasError(f"the half dtype changed to {precision} after {clock.session.steps} step(s) ran "
+                                    f"in {self.precision}", fix="call cstorch.amp.set_half_dtype(...) before the "
+                                                                "first traced step (e.g. before cstorch.compile)")
+            clock.close()
+            self.clock = StepClock(clock.model, target=self.target, precision=precision, mode=self.execution_mode)
+        self.precision = precision
+
+    def _clock(self) -> StepClock:
+        if self.is_cpu:
+            raise CerebrasError("a CPU backend has no modelled wafer: its steps ran on this CPU only",
+                                fix="use cstorch.backend('CSX') for the modelled Cerebras system")
+        if self.clock is None:
+            raise CerebrasError("this backend has no compiled model",
+                                fix="compiled = accelkit.facades.cerebras.compile(model, backend) first")
+        return self.clock
+
+    def _save_artifact(self) -> None:
+        prog = self._clock().last_program
+        if self.artifact_dir is None or prog is None or id(prog) in self._saved:
+            return
+        kind = "train" if prog.training else "eval"
+        prog.save(str(Path(self.artifact_dir) / f"{prog.graph.model_name or 'model'}_{kind}.akp"))
+        self._saved.add(id(prog))
+
+
+    @property
+    def is_cpu(self) -> bool:
+        """True for ``backend("CPU")`` (the script's CPU path: no half dtype, steps on this CPU, nothing
+        modelled); False for ``"CSX"``, the simulated Cerebras system."""
+        return self.backend_type == "CPU"
+
+    @property
+    def device(self) -> contextlib.AbstractContextManager[None]:
+        """``with backend.device:`` builds the model for the system; here its weights stay on this CPU."""
+        return contextlib.nullcontext()
+
+    def cpu_report(self) -> str:
+        """What a CPU backend's run was: real steps on this CPU, no modelled wafer time."""
+        return (f"cstorch CPU backend: {self.cpu_steps} traced step(s) ran on this CPU in {self.cpu_seconds:.2f} s "
+                "(MEASURED on this host, as on Cerebras' own CPU backend); no Cerebras system was modelled: use "
+                "backend('CSX') for the wafer's modelled time")
+
+    def __repr__(self) -> str:
+        if self.is_cpu:
+            return f"Backend('CPU': this CPU, {self.precision})"
+        return f"Backend({self.backend_type!r}: simulated {SYSTEMS[self.target]}, {self.precision})"
+
+
+class _DebugSettings:
+    """``cstorch.backends.csx.debug``: the appliance's debug knobs (memory for its compile and execute jobs...).
+    Setting one is accepted and recorded; reading one gives back what was set."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        facade_log.accept("Cerebras", f"cstorch.backends.csx.debug.{name} = {value!r}",
+                          "sizes or tunes the appliance's jobs on the cluster; the simulated run has no cluster jobs")
+        object.__setattr__(self, name, value)
+
+
+backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings()))
+
+
+def summarize_scalar(name: str, value: Any) -> None:
+    """``cstorch.summarize_scalar(name, value)``: on the system, a value sent to TensorBoard from inside the traced
+    step. Here it is kept, with the step it came from, in :data:`summaries` (read it after the run)."""
+    b = _current[0] if _current else None
+    steps = b.cpu_steps if b is not None and b.is_cpu else b.clock.session.steps if b and b.clock else 0
+    summaries.append((str(name), steps, float(value.detach().float().mean()) if hasattr(value, "detach")
+                      else float(value)))
+
+
+summaries: list[tuple[str, int, float]] = []  # (name, steps done, value) from summarize_scalar
+facade_log.reset_with_each_run(summaries.clear)
+
+
+_current: list[Backend] = []  # the most recent backend is the one traced steps run on
+facade_log.reset_with_each_run(_current.clear)
+
+
+def _use_half_dtype(precision: str) -> None:
+    if _current:
+        _current[0].use_precision(precision)  # cstorch.amp.set_half_dtype reaches the current backend
+
+
+on_half_dtype(_use_half_dtype)
+
+
+HARDWARE_ONLY_BACKEND_OPTIONS = {
+    "compile_dir": "where the Cerebras compiler keeps its outputs on the cluster; accelkit's programs are saved "
+                   "to artifact_dir",
+    "cluster_config": "how many CSX systems and worker nodes the appliance uses (cstorch.distributed."
+                      "ClusterConfig); the simulated run is one system",
+    "retrace_every_iteration": "re-traces the step each iteration on the real system; here every step runs "
+                               "eagerly anyway",
+}
+
+
+def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
+            validate_only: bool = False, system: str = "wse2", precision: str | None = None, mode: str = "auto",
+            **kwargs: Any) -> Backend:
+    """Create the backend a run uses (``cstorch.backend(backend_type, *args, **kwargs)``, docs.cerebras.net
+    "cerebras.pytorch.backend"); it becomes the current backend.
+
+    ``"CSX"`` is a Cerebras system: ``system`` picks the wafer (``wse2`` = CS-2, ``wse3`` = CS-3).
+    ``"CPU"`` is cstorch's CPU backend (for a quick check before a run on the system): the steps run eagerly on
+    this CPU in fp32, ``backend.is_cpu`` is True, and nothing is modelled (its report says so). ``"GPU"`` is
+    refused: there is no GPU to run on here.
+    ``precision``: ``fp32`` (exactly plain PyTorch), ``bf16`` or ``fp16`` (mixed precision, emulated); by default
+    the half dtype set by ``cstorch.amp.set_half_dtype``, else ``fp32``.
+    ``mode``: ``auto`` (the compiler picks), ``weight-streaming`` or ``pipelined``. ``artifact_dir``: where
+    each compiled program is saved (``CompiledProgram.save``), as cstorch keeps its compile artifacts.
+    CSX options that only matter on the appliance (``compile_dir``, ``cluster_config``,
+    ``retrace_every_iteration``) are accepted and recorded; ``compile_only`` / ``validate_only`` (compile
+    or check without training) change what runs and are refused when true.
+    """
+    if backend_type not in BACKEND_TYPES:
+        raise CerebrasError(f"backend type {backend_type!r} is not simulated here" + (
+            " (cstorch's GPU backend runs on a CUDA device; accelkit runs on this CPU)" if backend_type == "GPU"
+            else ""), fix="use 'CSX' (the simulated Cerebras system) or 'CPU' (this CPU, nothing modelled)")
+    for name, on in (("compile_only", compile_only), ("validate_only", validate_only)):
+        if on:
+            raise CerebrasError(f"cstorch.backend(..., {name}=True) stops the run before training, which accelkit "
+                                "does not simulate", fix=f"drop {name}=True; for the compile alone use "
+                                "accelkit.compile(model, inputs, target='wse2')")
+    unknown = sorted(set(kwargs) - set(HARDWARE_ONLY_BACKEND_OPTIONS))
+    if args or unknown:
+        raise CerebrasError(f"cstorch.backend got arguments accelkit does not know: {list(args) + unknown}",
+                            fix=f"use artifact_dir, system, precision, mode, or {sorted(HARDWARE_ONLY_BACKEND_OPTIONS)}")
+    for name, value in kwargs.items():
+        facade_log.accept("Cerebras", f"cstorch.backend({name}={value!r})", HARDWARE_ONLY_BACKEND_OPTIONS[name])
+    from accelkit.families.wafer import MODEL as WAFER
+
+    allowed = ("auto", *WAFER.modes)
+    if mode not in allowed:
+        raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
+    b = Backend(backend_type, system=system, precision=precision or half_precision() or "fp32", mode=mode,
+                artifact_dir=artifact_dir)
+    if b.is_cpu:
+        b.precision = precision or "fp32"  # cstorch's half dtype applies to the system, not the CPU backend
+        facade_log.register_run("cstorch.backend('CPU')", b.cpu_report)
+    _current[:] = [b]
+    return b
+
+
+_new_backend = backend  # compile() takes a parameter called backend
+
+
+def current_backend() -> Backend:
+    """The backend traced steps run on (``cstorch.current_backend``)."""
+    if not _current:
+        raise CerebrasError("no backend yet", fix="backend = accelkit.facades.cerebras.backend('CSX')")
+    return _current[0]
+
+
+class CompiledModel(nn.Module):
+    """The model as the system runs it (what ``cstorch.compile`` returns); call it inside a traced step.
+
+    Its parameters are the original model's. Called outside a ``trace``-decorated step it just runs.
+    """
+
+    def __init__(self, model: nn.Module, backend: Backend) -> None:
+        super().__init__()
+        self.module = model
+        self.backend = backend
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self.backend.tracing and self.backend.clock is not None:
+            self.backend.clock.on_forward(args, kwargs)
+        dtype = EMULATED.get(self.backend.precision)  # mixed precision: 16-bit arithmetic, as the wafer's
+        with CpuAutocast(dtype):
+            return self.module(*args, **kwargs)
+
+
+def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledModel:  # noqa: A001 - cstorch's name
+    """Prepare ``model`` to run on ``backend`` (``cstorch.compile``); the program itself is compiled at the
+    first traced step, when the input shapes are known. ``backend`` may be a :class:`Backend`, ``"CSX"``,
+    or omitted (the current backend, else a new CSX one)."""
+    if not isinstance(model, nn.Module):
+        raise CerebrasError(f"compile needs an nn.Module, not {type(model).__name__}", fix="pass the model object")
+    if isinstance(backend, str):
+        b = _new_backend(backend)
+    elif backend is None:
+        b = _current[0] if _current else _new_backend()
+    else:
+        b = backend
+    if b.is_cpu:
+        return CompiledModel(model, b)  # the model runs as it is, on this CPU
+    if b.clock is not None:
+        raise CerebrasError("this backend already runs a compiled model",
+                            fix="create another backend for a second model: accelkit.facades.cerebras.backend('CSX')")
+    b.clock = StepClock(model, target=b.target, precision=b.precision, mode=b.execution_mode)
+    _current[:] = [b]
+    facade_log.register_run(f"cstorch.compile({type(model).__name__}) on {b!r}", b.report)
+    return CompiledModel(model, b)
+
+
+def trace(fn: F) -> F:
+    """Mark ``fn`` as one step on the system (``cstorch.trace``): forward, backward and optimizer calls made
+    inside it are that step's sections; each call adds their modelled time to the current backend."""
+    @functools.wraps(fn)
+    def step(*args: Any, **kwargs: Any) -> Any:
+        b = current_backend()
+        if b.is_cpu:  # cstorch's CPU backend runs the step eagerly: timed here, nothing modelled
+            start = time.perf_counter()
+            with facade_log.vendor_call(f"the @cstorch.trace step {fn.__name__}()"):
+                out = fn(*args, **kwargs)
+            b.cpu_steps += 1
+            b.cpu_seconds += time.perf_counter() - start
+            return out
+        clock = b._clock()
+        b.tracing = True
+        try:
+            with clock.watching_optimizers(), facade_log.vendor_call(f"the @cstorch.trace step {fn.__name__}()"):
+                out = fn(*args, **kwargs)
+        finally:
+            b.tracing = False
+        clock.end_step()
+        b._save_artifact()
+        return out
+
+    return step  # type: ignore[return-value]
+
+
+def step_closure(fn: F) -> F:
+    """``cstorch.step_closure``: on the system, a function run on the host once the step's values arrive.
+    Here the values are already on the host, so the function is called straight away."""
+    return fn
+
+
+_executors: list[DataExecutor] = []  # the executor being iterated (checkpoint_closure asks it)
+
+
+def checkpoint_closure(fn: F) -> F:
+    """``cstorch.checkpoint_closure``: the decorated function (typically one calling :func:`save`) runs only on
+    the steps the running :class:`DataExecutor` checkpoints: every ``checkpoint_steps``-th step and the last
+    one, as on the system, where the weights are fetched from the wafer only then. Outside an executor
+    (or one without ``checkpoint_steps``) it runs on every call."""
+    @functools.wraps(fn)
+    def closure(*args: Any, **kwargs: Any) -> Any:
+        ex = _executors[-1] if _executors else None
+        if ex is not None and not ex.on_checkpoint_step:
+            return None
+        return fn(*args, **kwargs)
+
+    return closure  # type: ignore[return-value]
+
+
+def save(state_dict: dict[str, Any], checkpoint_file: str | Path) -> None:
+    """``cstorch.save(state_dict, checkpoint_file)``: write a checkpoint (model / optimizer state dicts, step
+    counters). Cerebras writes its H5-based format; here ``torch.save`` writes PyTorch's, which :func:`load`
+    reads back without running code (``weights_only=True``)."""
+
+    Path(checkpoint_file).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(state_dict, checkpoint_file)
+
+
+def load(checkpoint_file: str | Path, map_location: Any = None, **kwargs: Any) -> Any:
+    """``cstorch.load(checkpoint_file, map_location=None)``: read a checkpoint written by :func:`save` (tensors,
+    numbers, strings and containers only: nothing in the file is executed)."""
+
+    try:
+        return torch.load(checkpoint_file, map_location=map_location, weights_only=True)
+    except (OSError, RuntimeError) as exc:
+        raise CerebrasError(f"cannot read the checkpoint {checkpoint_file}: {exc}",
+                            fix="give a file written by cstorch.save") from None
+
+
+class DataLoader:
+    """``cstorch.utils.data.DataLoader(input_fn, *args)``: a loader built by calling ``input_fn(*args)``."""
+
+    def __init__(self, input_fn: Callable[..., Iterable[Any]], *args: Any, **kwargs: Any) -> None:
+        self.input_fn = input_fn
+        self.args = args
+        self.kwargs = kwargs
+        self._loader: Iterable[Any] | None = None
+
+    @property
+    def loader(self) -> Iterable[Any]:
+        if self._loader is None:
+            self._loader = self.input_fn(*self.args, **self.kwargs)
+        return self._loader
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.loader)
+
+    def __len__(self) -> int:
+        return len(self.loader)  # type: ignore[arg-type]
+
+
+def _release_workers(loader: Any) -> None:
+    """A torch ``DataLoader(persistent_workers=True)`` (gigaGPT's) keeps its worker processes for a next pass. The
+    executor stays referenced by the run's report, so they would live until the interpreter exits, and its exit
+    then waits on their queues for ever: shut them down when the executor's pass ends, as deleting the loader
+    would. A later pass starts new workers."""
+    inner = getattr(loader, "_loader", loader)
+    it = getattr(inner, "_iterator", None)
+    if it is not None and hasattr(it, "_shutdown_workers"):
+        it._shutdown_workers()
+        inner._iterator = None
+
+
+class DataExecutor:
+    """Feed ``num_steps`` batches to the run (``cstorch.utils.data.DataExecutor(dataloader, num_steps=None,
+    checkpoint_steps=None, ...)``), starting the loader again when it runs out. Without ``num_steps``, one
+    pass over the loader. ``checkpoint_steps`` is honoured: it decides when :func:`checkpoint_closure`
+    functions run. ``activation_steps``, ``cs_config``, ``writer`` and ``micro_batch_size`` are accepted
+    and recorded (they tune what the appliance sends back to the host and how it splits batches)."""
+
+    def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None, checkpoint_steps: int | None = None,
+                 activation_steps: int | None = None, cs_config: Any = None, writer: Any = None,
+                 micro_batch_size: Any = None) -> None:
+        if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 0):
+            raise CerebrasError(f"checkpoint_steps must be a whole number ≥ 0, got {checkpoint_steps!r}",
+                                fix="e.g. checkpoint_steps=100")
+        self.checkpoint_steps = checkpoint_steps or None
+        for name, value in (("activation_steps", activation_steps), ("cs_config", cs_config),
+                            ("micro_batch_size", micro_batch_size)):
+            if value is not None:
+                facade_log.accept("Cerebras", f"DataExecutor({name}={value!r})",
+                                  "tunes the appliance (how often values come back to the host, the cluster, how "
+                                  "the batch is split on the wafer); the simulated step is the same")
+        if num_steps is not None and (not isinstance(num_steps, int) or num_steps < 1):
+            raise CerebrasError(f"num_steps must be a whole number ≥ 1, got {num_steps!r}", fix="e.g. num_steps=100")
+        if num_steps is None:
+            try:
+                num_steps = len(dataloader)  # type: ignore[arg-type]
+            except TypeError:
+                raise CerebrasError("num_steps is needed for a loader without a length",
+                                    fix="DataExecutor(loader, num_steps=...)") from None
+        self.dataloader = dataloader
+        self.num_steps = num_steps
+        self.user_iteration = 0  # steps yielded so far
+        self.samples = 0  # samples in the batches yielded so far
+        self.profiler = SimpleNamespace(rate_tracker=_RateTracker(self))
+
+    @property
+    def on_final_iteration(self) -> bool:
+        return self.user_iteration == self.num_steps
+
+    @property
+    def on_checkpoint_step(self) -> bool:
+        """This step is one whose weights a :func:`checkpoint_closure` saves."""
+        every = self.checkpoint_steps
+        return every is not None and (self.user_iteration % every == 0 or self.on_final_iteration)
+
+    def __iter__(self) -> Iterator[Any]:
+        _executors.append(self)
+        try:
+            yield from self._batches()
+        finally:
+            _executors.remove(self)
+            _release_workers(self.dataloader)
+
+    def _batches(self) -> Iterator[Any]:
+        self.user_iteration = 0
+        while self.user_iteration < self.num_steps:
+            empty = True
+            for batch in self.dataloader:
+                empty = False
+                self.user_iteration += 1
+                self.samples += _batch_samples(batch)
+                yield batch
+                if self.user_iteration >= self.num_steps:
+                    return
+            if empty:
+                raise CerebrasError("the dataloader yielded no batches", fix="check the dataset is not empty")
+
+    def __len__(self) -> int:
+        return self.num_steps
+
+
+def _batch_samples(batch: Any) -> int:
+    """Samples in a batch: the first dimension of its first tensor (1 when it has none)."""
+    import torch
+
+    from accelkit.graph.values import tensor_leaves
+
+    leaves = tensor_leaves(batch)
+    first = leaves[0] if leaves else None
+    return int(first.shape[0]) if isinstance(first, torch.Tensor) and first.dim() else 1
+
+
+class _RateTracker:
+    """``executor.profiler.rate_tracker``: samples per second, MODELLED from the wafer's clock (on the system, a
+    measurement). ``rate`` and ``global_rate`` are both the run's samples over its modelled time so far; on a CPU
+    backend, over the steps' time measured on this CPU."""
+
+    def __init__(self, executor: DataExecutor) -> None:
+        self.executor = executor
+
+    @property
+    def global_rate(self) -> float:
+        b = _current[0] if _current else None
+        if b is not None and b.is_cpu:  # measured: the CPU backend's steps on this CPU
+            return self.executor.samples / b.cpu_seconds if b.cpu_seconds > 0 else 0.0
+        seconds = b.clock.session.simulated_time_s if b is not None and b.clock is not None else 0.0
+        if seconds > 0 and not _said_rate:
+            _said_rate.append(True)
+            print("accelkit: the executor's Rate / GlobalRate are MODELLED samples/s (the wafer's modelled clock), "
+                  "not measured")
+        return self.executor.samples / seconds if seconds > 0 else 0.0
+
+    rate = global_rate
+
+
+_said_rate: list[bool] = []
+facade_log.reset_with_each_run(_said_rate.clear)
+
+
+__all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "checkpoint_closure", "compile",
+           "current_backend", "load", "save", "step_closure", "summarize_scalar", "trace"]

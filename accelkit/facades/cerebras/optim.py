@@ -1,0 +1,162 @@
+"""Optimizers and learning-rate schedules under Cerebras' names (``cstorch.optim``), on this CPU.
+
+On the system the optimizer step is part of the compiled program (in weight streaming it runs where
+the weights live, beside MemoryX); its time on the clock is modelled. The optimizers are PyTorch's; Cerebras'
+``AdamW`` also takes ``correct_bias`` (True: PyTorch's bias-corrected update). The schedules take Cerebras'
+arguments (``initial_learning_rate``, ``end_learning_rate``, ``total_iters``) and compute the rate in closed
+form from the step count, as Cerebras' do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+from torch.optim import SGD, Adam
+
+from accelkit.facades.cerebras.clock import CerebrasError
+
+
+class AdamW(torch.optim.AdamW):
+    """``cstorch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0, correct_bias=True)``."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-6, weight_decay: float = 0.0, correct_bias: bool = True, **kwargs: Any) -> None:
+        if not correct_bias:
+            raise CerebrasError("cstorch.optim.AdamW(correct_bias=False) skips Adam's bias correction, which "
+                                "PyTorch's AdamW always applies", fix="use correct_bias=True (the default)")
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, **kwargs)
+
+
+class _Schedule(torch.optim.lr_scheduler.LRScheduler):
+    """A schedule whose rate is a function of the step (``last_epoch``) alone."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, total_iters: int | None = None) -> None:
+        self.total_iters = total_iters
+        super().__init__(optimizer)
+
+    def rate(self, step: int) -> float:
+        raise NotImplementedError
+
+    def get_lr(self) -> list[float | torch.Tensor]:
+        return [self.rate(self.last_epoch) for _ in self.optimizer.param_groups]
+
+    _get_closed_form_lr = get_lr
+
+
+class ConstantLR(_Schedule):
+    def __init__(self, optimizer: torch.optim.Optimizer, learning_rate: float, total_iters: int | None = None,
+                 **_: Any) -> None:
+        self.learning_rate = float(learning_rate)
+        super().__init__(optimizer, total_iters)
+
+    def rate(self, step: int) -> float:
+        return self.learning_rate
+
+
+class LinearLR(_Schedule):
+    """From ``initial_learning_rate`` to ``end_learning_rate`` in a straight line over ``total_iters`` steps."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, initial_learning_rate: float, end_learning_rate: float,
+                 total_iters: int, cycle: bool = False, **_: Any) -> None:
+        self.start, self.end = float(initial_learning_rate), float(end_learning_rate)
+        super().__init__(optimizer, max(int(total_iters), 1))
+
+    def rate(self, step: int) -> float:
+        t = min(step, self.total_iters or 1) / (self.total_iters or 1)
+        return self.start + (self.end - self.start) * t
+
+
+class CosineDecayLR(_Schedule):
+    """From ``initial_learning_rate`` down to ``end_learning_rate`` along half a cosine over ``total_iters``."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, initial_learning_rate: float, end_learning_rate: float,
+                 total_iters: int, **_: Any) -> None:
+        self.start, self.end = float(initial_learning_rate), float(end_learning_rate)
+        super().__init__(optimizer, max(int(total_iters), 1))
+
+    def rate(self, step: int) -> float:
+        t = min(step, self.total_iters or 1) / (self.total_iters or 1)
+        return self.end + (self.start - self.end) * 0.5 * (1 + math.cos(math.pi * t))
+
+
+class SequentialLR(torch.optim.lr_scheduler.SequentialLR):
+    """One schedule after another, switching at each of ``milestones`` (PyTorch's SequentialLR)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, schedulers: Sequence[Any], milestones: Sequence[int],
+                 last_epoch: int = -1) -> None:
+        super().__init__(optimizer, list(schedulers), list(milestones), last_epoch)
+
+
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
+
+
+def configure_optimizer(optimizer_type: str, params: Iterable[Any], **kwargs: Any) -> torch.optim.Optimizer:
+    """``cstorch.optim.configure_optimizer("AdamW", model.parameters(), learning_rate=..., ...)``: the optimizer
+    class named by ``optimizer_type`` (any case; SGD, Adam, AdamW here), with the Model Zoo configs' keyword
+    ``learning_rate`` taken as ``lr``. A name or keyword this simulation does not have is an error naming it."""
+    cls = OPTIMIZERS.get(str(optimizer_type).lower())
+    if cls is None:
+        raise CerebrasError(f"cstorch.optim.configure_optimizer: no optimizer {optimizer_type!r} in accelkit's "
+                            "cerebras.pytorch.optim", fix="use one of: SGD, Adam, AdamW")
+    if "learning_rate" in kwargs:
+        kwargs["lr"] = kwargs.pop("learning_rate")
+    try:
+        return cls(params, **kwargs)
+    except TypeError as exc:
+        raise CerebrasError(f"cstorch.optim.configure_optimizer({optimizer_type!r}, ...): {exc}",
+                            fix=f"pass only {cls.__name__}'s own arguments (and learning_rate)") from None
+
+
+SCHEDULERS: dict[str, type[_Schedule]] = {"constant": ConstantLR, "linear": LinearLR, "cosinedecay": CosineDecayLR}
+
+
+def configure_lr_scheduler(optimizer: torch.optim.Optimizer, learning_rate: Any,
+                           adjust_learning_rate: Any = None) -> torch.optim.lr_scheduler.LRScheduler:
+    """``cstorch.optim.configure_lr_scheduler(optimizer, learning_rate)``, as the Model Zoo's configs write it:
+    ``learning_rate`` a number (a constant rate), one scheduler's settings (``{"scheduler": "Linear",
+    "initial_learning_rate": ..., "end_learning_rate": ..., "total_iters": ...}``), or a list of them, run one
+    after another, each for its ``total_iters`` (a ``SequentialLR``; the last may leave ``total_iters`` out).
+    Schedulers here: Constant, Linear, CosineDecay (with or without the ``LR`` suffix). Another, or
+    ``adjust_learning_rate`` (per-parameter-group scaling), is an error naming it."""
+    if adjust_learning_rate:
+        raise CerebrasError("cstorch.optim.configure_lr_scheduler(adjust_learning_rate=...) scales the rate per "
+                            "parameter group, which accelkit's schedulers do not", fix="leave adjust_learning_rate out")
+    if isinstance(learning_rate, (int, float)):
+        return ConstantLR(optimizer, learning_rate=float(learning_rate))
+    specs = [learning_rate] if isinstance(learning_rate, dict) else list(learning_rate)
+    built: list[_Schedule] = []
+    for spec in specs:
+        spec = dict(spec)
+        kind = str(spec.pop("scheduler", "")).lower().removesuffix("lr")
+        cls = SCHEDULERS.get(kind)
+        if cls is None:
+            raise CerebrasError(f"cstorch.optim.configure_lr_scheduler: no scheduler {kind or '(none given)'!r} in "
+                                "accelkit's cerebras.pytorch.optim",
+                                fix='use "Constant", "Linear" or "CosineDecay" (each with its settings)')
+        if cls is ConstantLR and "learning_rate" not in spec:
+            spec["learning_rate"] = spec.pop("initial_learning_rate", 0.0)
+        try:
+            built.append(cls(optimizer, **spec))
+        except TypeError as exc:
+            raise CerebrasError(f"cstorch.optim.configure_lr_scheduler: {spec!r}: {exc}",
+                                fix=f"give {cls.__name__}'s settings (e.g. initial_learning_rate, "
+                                    "end_learning_rate, total_iters)") from None
+    if len(built) == 1:
+        return built[0]
+    if any(s.total_iters is None for s in built[:-1]):
+        raise CerebrasError("configure_lr_scheduler: every scheduler but the last needs total_iters (where the next "
+                            "one starts)", fix="add total_iters to each scheduler in the list but the last")
+    milestones, at = [], 0
+    for sched in built[:-1]:
+        at += int(sched.total_iters or 0)
+        milestones.append(at)
+    return SequentialLR(optimizer, built, milestones)
+
+
+lr_scheduler = type("lr_scheduler", (), {"ConstantLR": ConstantLR, "LinearLR": LinearLR,
+                                         "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR})
+
+__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "configure_lr_scheduler", "configure_optimizer", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]

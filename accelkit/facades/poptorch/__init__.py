@@ -1,0 +1,85 @@
+"""``accelkit.facades.poptorch``: Graphcore's PopTorch, on simulated IPUs (GC200 by default, or Bow).
+
+    import accelkit.facades.poptorch as poptorch                   # was: import poptorch
+    opts = poptorch.Options().replicationFactor(2).deviceIterations(4)
+    opts.Training.gradientAccumulation(8)
+    model.layer2 = poptorch.BeginBlock(model.layer2, ipu_id=1)      # pipeline: layer2 onwards on IPU 1
+    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), ...))  # Blocks by user_id
+    train = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
+    output, loss = train(x, labels)                        # the model returns its loss, PopTorch style
+    infer = poptorch.inferenceModel(model)
+
+IPUs compute in fp32 and fp16 (there is no bfloat16). Replication maps to data parallelism and the
+``BeginBlock`` stages to a pipeline, ``ak.Parallel(data=replicas, pipeline=IPUs)``; each call is an
+:class:`accelkit.Session` step with real PyTorch numerics on this CPU and a modelled clock.
+"""
+
+from __future__ import annotations
+
+from accelkit.facades.poptorch import optim
+from accelkit.facades.poptorch.blocks import (
+    BeginBlock,
+    Block,
+    PipelinePlan,
+    PipelineStage,
+    identity_loss,
+    pipeline_plan,
+    set_available_memory,
+)
+from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
+from accelkit.facades.poptorch.extras import (
+    AsynchronousDataAccessor,
+    ConnectionType,
+    MultiConv,
+    custom_op,
+    ipu_print_tensor,
+    recomputationCheckpoint,
+    setLogLevel,
+)
+from accelkit.facades.poptorch.options import (
+    AnchorMode,
+    AutoStage,
+    DataLoader,
+    DataLoaderMode,
+    Options,
+    OutputMode,
+    PipelinedExecution,
+    PopTorchError,
+    ReductionType,
+    ShardedExecution,
+    Stage,
+    TensorLocationSettings,
+)
+
+__all__ = [
+    "AnchorMode",
+    "AsynchronousDataAccessor",
+    "ConnectionType",
+    "MultiConv",
+    "custom_op",
+    "ipu_print_tensor",
+    "recomputationCheckpoint",
+    "setLogLevel",
+    "AutoStage",
+    "BeginBlock",
+    "Block",
+    "DataLoader",
+    "DataLoaderMode",
+    "Options",
+    "OutputMode",
+    "PipelinePlan",
+    "PipelineStage",
+    "PipelinedExecution",
+    "PopTorchError",
+    "PoplarExecutor",
+    "ReductionType",
+    "ShardedExecution",
+    "Stage",
+    "TensorLocationSettings",
+    "identity_loss",
+    "inferenceModel",
+    "optim",
+    "pipeline_plan",
+    "set_available_memory",
+    "trainingModel",
+]

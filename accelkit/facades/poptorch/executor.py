@@ -1,0 +1,372 @@
+"""``poptorch.trainingModel`` / ``inferenceModel``: a PyTorch model as one IPU program, called like the model.
+
+    class Net(nn.Module):
+        def forward(self, x, labels=None):
+            out = self.body(x)
+            if labels is None:
+                return out
+            return out, self.loss(out, labels)          # PopTorch style: the loss is computed in forward
+
+    opts = poptorch.Options().replicationFactor(2)
+    opts.Training.gradientAccumulation(4)
+    train = poptorch.trainingModel(Net(), options=opts, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
+    out, loss = train(x, labels)                        # forward, backward and the update: one call
+    infer = poptorch.inferenceModel(net)                # shares the weights with the training model
+    print(train.report())                               # modelled time on the IPUs
+
+PopTorch compiles forward, loss, backward and the optimizer step into one program for the IPUs, so the
+loss must come out of ``forward``. Underneath is an :class:`ak.Session` on ``gc200`` (or ``bow``) with
+``chips = IPUs per replica x replicationFactor`` and ``ak.Parallel(data=replicas, pipeline=IPUs)``; the
+numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` model), the time is modelled.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import torch
+from torch import nn
+
+from accelkit.compiler.program import CompiledProgram, Parallel
+from accelkit.errors import CaptureError
+from accelkit.facades.poptorch.blocks import (
+    BoundKeywords,
+    LossFirst,
+    PipelinePlan,
+    PipelineStage,
+    blocks_in_forward,
+    pipeline_plan,
+)
+from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError
+from accelkit.runtime import facade_log
+from accelkit.runtime.session import Session, SessionReport, StepResult
+
+DEFAULT_LR = 0.01  # PopTorch's trainingModel uses SGD(lr=0.01) when no optimizer is given
+
+
+def precision_of(model: nn.Module) -> str:
+    """fp16 for a ``model.half()`` model, else fp32; the IPU has no bfloat16."""
+    dtypes = {p.dtype for p in model.parameters() if p.is_floating_point()}
+    if torch.bfloat16 in dtypes:
+        raise PopTorchError("the model is bfloat16, which the IPU does not have (it computes in fp16 and fp32)",
+                            fix="use model.half() for fp16, or model.float() for fp32")
+    return "fp16" if torch.float16 in dtypes else "fp32"
+
+
+def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
+    """Split every batched tensor in ``args`` into ``n`` equal parts along dim 0 (one per device iteration)."""
+    if n == 1:
+        return [args]
+    parts = [t.chunk(n, dim=0) if isinstance(t, torch.Tensor) and t.dim() else [t] * n for t in args]
+    return [tuple(p[i] for p in parts) for i in range(n)]
+
+
+def _merge(outs: list[Any], mode: OutputMode = OutputMode.All) -> Any:
+    """Outputs of several device iterations as one: batched tensors concatenated (``OutputMode.All`` /
+    ``EveryN``: the iterations given) or summed (``OutputMode.Sum``); scalars stacked."""
+    if mode == OutputMode.Sum:
+        return torch.utils._pytree.tree_map(lambda *ts: torch.stack(ts).sum(0) if isinstance(ts[0], torch.Tensor)
+                                            else ts[-1], *outs)
+    if len(outs) == 1:
+        return outs[0]
+    flat = [torch.utils._pytree.tree_flatten(o) for o in outs]
+    merged = []
+    for i, v in enumerate(flat[0][0]):
+        vals = [f[0][i] for f in flat]
+        if isinstance(v, torch.Tensor):
+            merged.append(torch.cat(vals) if v.dim() else torch.stack(vals))
+        else:
+            merged.append(v)
+    return torch.utils._pytree.tree_unflatten(merged, flat[0][1])
+
+
+class PoplarExecutor:
+    """A model compiled for IPUs (what ``trainingModel`` / ``inferenceModel`` return); call it like the model.
+
+    The first call fixes the combined batch (``micro x gradientAccumulation x replicationFactor x
+    deviceIterations`` samples) and compiles the program; every call then runs ``deviceIterations`` steps.
+    """
+
+    def __init__(self, model: nn.Module, options: Options | None, optimizer: torch.optim.Optimizer | None,
+                 training: bool) -> None:
+        if not isinstance(model, nn.Module):
+            raise PopTorchError(f"PopTorch wraps an nn.Module, not {type(model).__name__}", fix="pass the model object")
+        if training and optimizer is None:
+            optimizer = torch.optim.SGD(model.parameters(), lr=DEFAULT_LR)
+        self.model = model
+        self.options = options if options is not None else Options()
+        self.optimizer = optimizer if training else None
+        self._share_rounding(self.optimizer)
+        self._anchored_grads: dict[str, torch.Tensor] = {}  # Gradient___<param> -> the last step's gradient
+        if training and self.optimizer is not None:
+            self.optimizer.register_step_post_hook(self._keep_anchored_grads)
+        self.training = training
+        self.pipeline: PipelinePlan = pipeline_plan(model, self.options.block_ipus())
+        self._session: Session | None = None
+        self._bound: BoundKeywords | None = None  # the first call's keyword layout, when it used keywords
+        self._combined_batch: int | None = None
+        self._example: tuple[Any, ...] | None = None  # one device iteration's inputs, for the program
+        self._compiled_shown = False  # PopTorch's "Graph compilation" bar, printed once per model
+
+    def _share_rounding(self, optimizer: torch.optim.Optimizer | None) -> None:
+        """A poptorch.optim optimizer stores fp16 weights and state with the options' rounding (stochastic or not)."""
+        if optimizer is not None and hasattr(optimizer, "stochastic_rounding"):
+            optimizer.stochastic_rounding = bool(self.options.Precision.stochastic_rounding)  # type: ignore[attr-defined]
+
+    # ---- the session behind the calls ----------------------------------------------------------
+    @property
+    def chips(self) -> int:
+        """IPUs the program runs on: the pipeline's IPUs x the replicas."""
+        return self.pipeline.ipus * self.options.replication_factor
+
+    def _compile_with_bar(self, session: Session, example: tuple[Any, ...]) -> CompiledProgram:
+        """Compile for ``example`` (once; later calls reuse the program) and, the first time, print PopTorch's
+        ``Graph compilation: 100%|...| 100/100 [mm:ss<00:00]`` bar in a script's output (stdout; none in a notebook,
+        where a time measured on this machine would change every run); the time in it is
+        this machine's (accelkit's compile), not the IPU compiler's, which the report models."""
+        t0 = time.perf_counter()
+        program = session.program(example, training=session.optimizer is not None)
+        if not self._compiled_shown and not _in_notebook():  # a script's output, not a notebook's
+            self._compiled_shown = True
+            mins, secs = divmod(round(time.perf_counter() - t0), 60)
+            bar = "\u2588" * 10
+            print(f"Graph compilation: 100%|{bar}| 100/100 [{mins:02d}:{secs:02d}<00:00]", flush=True)
+        return program
+
+    def _session_for(self, args: tuple[Any, ...]) -> Session:
+        first = next((t for t in args if isinstance(t, torch.Tensor) and t.dim()), None)
+        if first is None:
+            raise PopTorchError("the inputs have no batched tensor", fix="pass tensors with a batch dimension first")
+        n = int(first.shape[0])
+        if self._session is not None:
+            if n != self._combined_batch:
+                raise PopTorchError(f"this model was compiled for batches of {self._combined_batch} samples, got {n} "
+                                    "(an IPU program has fixed shapes)",
+                                    fix="use poptorch.DataLoader(options, dataset, batch_size=micro), which drops "
+                                        "the last partial batch, or build a new model for the new shape")
+            return self._session
+        o = self.options
+        ga = o.Training.gradient_accumulation if self.training else 1
+        factor = o.combined_batch_factor(self.training)
+        if n % factor:
+            raise PopTorchError(
+                f"a batch of {n} samples does not split into deviceIterations ({o.device_iterations}) x "
+                f"replicationFactor ({o.replication_factor})"
+                + (f" x gradientAccumulation ({ga})" if self.training else "") + f" = {factor} micro-batches",
+                fix=f"use batches of a multiple of {factor} samples: poptorch.DataLoader(options, dataset, "
+                    "batch_size=micro) builds them")
+        step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
+        runs: nn.Module = self._bound if self._bound is not None else self.model
+        if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
+            blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0], o.block_ipus())
+            if blocks and max(ipu for _, ipu in blocks) > 0:
+                on = {ipu: [u or "Block" for u, i in blocks if i == ipu] for ipu in sorted({i for _, i in blocks})}
+                self.pipeline = PipelinePlan(tuple(PipelineStage(ipu, ", ".join(dict.fromkeys(uids)), ())
+                                                   for ipu, uids in on.items()))
+        r, ipus = o.replication_factor, self.pipeline.ipus
+        scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
+        self._session = Session(
+            LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
+            precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
+            chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
+            synthetic_data=bool(getattr(o, "synthetic_data", False)))
+        self._combined_batch = n
+        facade_log.register_run(repr(self), self.report)
+        return self._session
+
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """The call's inputs as positional tensors. Keyword calls (``model(input_ids=ids, return_dict=False)``,
+        as Graphcore's BERT tutorial makes them) are bound to ``forward``'s signature; the first call fixes
+        which arguments are tensors and the values of the others, as the compiled program does."""
+        if not kwargs and self._bound is None:
+            return args
+        import inspect
+
+        sig = inspect.signature(self.model.forward)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise PopTorchError(f"the call does not match {type(self.model).__name__}.forward: {exc}",
+                                fix="call the PopTorch model with the arguments its forward takes") from None
+        given: dict[str, Any] = {}
+        for k, v in bound.arguments.items():
+            kind = sig.parameters[k].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                given.update(v)  # forward(..., **kwargs): e.g. transformers' return_dict
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                raise PopTorchError(f"{type(self.model).__name__}.forward takes *{k}; keyword calls need named "
+                                    "arguments", fix="call the model positionally, or give forward named arguments")
+            else:
+                given[k] = v
+        names = tuple(k for k, v in given.items() if isinstance(v, torch.Tensor))
+        constants = {k: v for k, v in given.items() if not isinstance(v, torch.Tensor)}
+        if self._bound is None:
+            self._bound = BoundKeywords(self.model, names, constants)
+        elif (names, constants) != (self._bound.names, self._bound.constants):
+            raise PopTorchError(
+                f"this model was compiled for tensors {list(self._bound.names)} and settings {self._bound.constants}, "
+                f"this call passes tensors {list(names)} and settings {constants} (an IPU program is fixed at its "
+                "first call)", fix="call it the same way every time, or wrap the model again for the new call")
+        return tuple(given[k] for k in names)
+    # ---- calls ----------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run ``deviceIterations`` steps on this batch; keyword arguments go to the model's ``forward``.
+        What comes back follows ``options.outputMode``: by default (``OutputMode.Default``) a training model
+        returns the last iteration's outputs (e.g. ``(output, loss)``) and an inference model every
+        iteration's, concatenated; ``All``, ``Final``, ``Sum`` and ``EveryN`` are honoured as PopTorch does."""
+        if getattr(self, "_destroyed", False):
+            raise PopTorchError(f"this {'trainingModel' if self.training else 'inferenceModel'} was destroyed "
+                                "(poptorch_model.destroy())",
+                                fix="wrap the model again: poptorch.trainingModel(model, opts, optimizer) or "
+                                    "poptorch.inferenceModel(model, opts)")
+        args = self._positional(args, kwargs)
+        kind = "trainingModel" if self.training else "inferenceModel"
+        try:
+            # the first call runs the model (counting its Blocks, compiling): PyTorch's errors there name this call
+            with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+                session = self._session_for(args)
+                chunks = _chunks(args, self.options.device_iterations)
+                self._example = chunks[0]
+                self._compile_with_bar(session, chunks[0])
+                steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
+        except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
+            if isinstance(exc.__cause__, PopTorchError):
+                raise exc.__cause__ from None
+            raise
+        outs = [s.outputs[1] if self.training else s.outputs for s in steps]
+        mode = self.options.output_mode
+        if mode == OutputMode.Default:
+            mode = OutputMode.Final if self.training else OutputMode.All
+        if mode == OutputMode.Final:
+            out = outs[-1]
+        elif mode == OutputMode.EveryN:
+            out = _merge(outs[self.options.output_return_period - 1::self.options.output_return_period])
+        else:
+            out = _merge(outs, mode)
+        return torch.utils._pytree.tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out)
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledProgram:
+        """Compile for these inputs without running a step (``PoplarExecutor.compile``); returns the program."""
+        args = self._positional(args, kwargs)
+        session = self._session_for(args)
+        self._example = _chunks(args, self.options.device_iterations)[0]
+        return self._compile_with_bar(session, self._example)
+
+    def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
+        """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""
+        if not self.training:
+            raise PopTorchError("an inferenceModel has no optimizer", fix="use setOptimizer on the trainingModel")
+        self.optimizer = optimizer
+        self._share_rounding(optimizer)
+        if self._session is not None:
+            self._session.optimizer = optimizer
+            if isinstance(self._session.model, LossFirst):
+                self._session.model.loss_scaling = float(getattr(optimizer, "loss_scaling", 1.0))
+
+    def _keep_anchored_grads(self, optimizer: Any, *_: Any) -> None:
+        """After each optimizer step (before the gradients are cleared): copy the anchored gradients."""
+        params = dict(self.model.named_parameters())
+        for long_name in self.options.anchored.values():
+            p = params.get(long_name.removeprefix("Gradient___")) if long_name.startswith("Gradient___") else None
+            if p is not None and p.grad is not None:
+                self._anchored_grads[long_name] = p.grad.detach().clone()
+
+    def getTensorNames(self) -> list[str]:  # noqa: N802 - PopTorch's name
+        """The program's tensor names that ``opts.anchorTensor`` can ask for here: each parameter and, for a
+        training model, its gradient ``Gradient___<parameter>`` (PopART's naming). PopART's other internal
+        tensors (activations, optimizer state) have no name in accelkit's program."""
+        names = [n for n, _ in self.model.named_parameters()]
+        return names + ([f"Gradient___{n}" for n in names] if self.training else [])
+
+    def getAnchoredTensor(self, short_name: str) -> torch.Tensor:  # noqa: N802 - PopTorch's name
+        """The value of the tensor anchored as ``short_name`` (``opts.anchorTensor``) after the last call: a
+        weight, or the last step's gradient of one (unscaled, as the optimizer used it)."""
+        long_name = self.options.anchored.get(short_name)
+        if long_name is None:
+            raise PopTorchError(f"no tensor is anchored as {short_name!r}",
+                                fix=f"call opts.anchorTensor({short_name!r}, <tensor name>) before building the model; "
+                                    "anchored: " + (", ".join(self.options.anchored) or "none"))
+        params = dict(self.model.named_parameters())
+        grad = long_name.startswith("Gradient___")
+        param = params.get(long_name.removeprefix("Gradient___"))
+        if param is None or (grad and not self.training):
+            raise PopTorchError(f"opts.anchorTensor(..., {long_name!r}): accelkit's program has no tensor of that name",
+                                fix="anchor a parameter or its Gradient___ name; poptorch_model.getTensorNames() lists them")
+        if not grad:
+            return param.detach().clone()
+        if long_name not in self._anchored_grads:
+            raise PopTorchError(f"{long_name} has no value yet: the model has not run a training step",
+                                fix="read anchored gradients after calling the trainingModel")
+        return self._anchored_grads[long_name].clone()
+
+    def copyWeightsToHost(self) -> None:  # noqa: N802 - PopTorch's name
+        """PopTorch copies the trained weights from the IPUs to the host model. The simulated IPUs train the
+        host model's own parameters, so there is nothing to copy."""
+
+    def detachFromDevice(self) -> None:  # noqa: N802 - PopTorch's name
+        """Release the IPUs (PopTorch). Nothing is held here."""
+
+    def attachToDevice(self) -> None:  # noqa: N802 - PopTorch's name
+        """Attach the IPUs again after :meth:`detachFromDevice` (PopTorch). Nothing is held here."""
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802 - PopTorch's name
+        return not getattr(self, "_destroyed", False)
+
+    def destroy(self) -> None:
+        """Free the IPUs and the compiled program (PopTorch): the host model keeps its trained weights, and a
+        later call on this wrapper is refused, as PopTorch refuses it. The modelled report of the steps run so
+        far stays readable."""
+        self._destroyed = True
+
+    # ---- results --------------------------------------------------------------------------------
+    @property
+    def simulated_time_s(self) -> float:
+        """Modelled time on the IPUs of every step so far (not measured)."""
+        return self._session.simulated_time_s if self._session is not None else 0.0
+
+    @property
+    def program(self) -> CompiledProgram | None:
+        """The compiled program (memory plan, placement, ``parallel``), once the first call compiled it."""
+        if self._session is None or self._example is None:
+            return None
+        return self._session.program(self._example, training=self.training)
+
+    def report(self) -> SessionReport:
+        """Modelled totals (labelled MODELLED) and measured host time, with the IPU layout."""
+        if self._session is None:
+            raise PopTorchError("the model has not run yet", fix="call it on a batch first")
+        rep = self._session.report()
+        o = self.options
+        rep.notes.insert(0, f"{self.pipeline}; x {o.replication_factor} replica(s) = {self.chips} IPU(s); "
+                            f"deviceIterations {o.device_iterations}"
+                            + (f", gradientAccumulation {o.Training.gradient_accumulation}" if self.training else ""))
+        return rep
+
+    def __repr__(self) -> str:
+        kind = "trainingModel" if self.training else "inferenceModel"
+        return f"{kind}({type(self.model).__name__} on {self.chips} x {self.options.target})"
+
+
+def trainingModel(model: nn.Module, options: Options | None = None,  # noqa: N802 - PopTorch's name
+                  optimizer: torch.optim.Optimizer | None = None) -> PoplarExecutor:
+    """``poptorch.trainingModel``: each call runs forward, loss, backward and the optimizer step on the IPUs.
+    ``model.forward`` must compute and return the loss (see :func:`~accelkit.facades.poptorch.blocks.find_loss`);
+    without ``optimizer``, SGD with lr=0.01 (PopTorch's default)."""
+    return PoplarExecutor(model, options, optimizer, training=True)
+
+
+def inferenceModel(model: nn.Module, options: Options | None = None) -> PoplarExecutor:  # noqa: N802
+    """``poptorch.inferenceModel``: each call runs the forward pass on the IPUs (no gradients)."""
+    return PoplarExecutor(model, options, None, training=False)
+
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (an IPython shell talking to a notebook)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+__all__ = ["PoplarExecutor", "inferenceModel", "precision_of", "trainingModel"]
