@@ -21,7 +21,7 @@ help:
 	@echo "make hub    - set up, then a workshop room: JupyterHub serving the notebooks to a class (root)"
 	@echo "make hub-room / hub-release-solutions - the room's progress / let attendees apply the solutions"
 	@echo "make tour   - set up, then the whole workflow headless on one zoo model"
-	@echo "make test   - set up, then lint, unit tests and every notebook"
+	@echo "make test   - set up, then ruff, mypy, the unit tests and every notebook"
 	@echo "make bench  - set up, then the benchmarks (prints figures)"
 	@echo "make test-fast / test-browser - unit tests without the slow ones / the JupyterLab browser test"
 	@echo "make clean-notebooks - strip execution counts and stray metadata from notebooks/"
@@ -84,9 +84,14 @@ lint: setup
 # papermill (default parameters, solutions applied), its golden cells compared with nbval's rules, its exercises
 # checked and its figures drawn in JupyterLab, all from that run. A test file, or a notebook's run, stays on one
 # worker, the long ones first (conftest.py); the cache starts empty, as a learner's does.
+# mypy (half a minute on one core) runs beside the tests' first minute and its verdict counts; the notebooks'
+# hygiene is a test of its own (tests/test_notebooks.py), so `make lint`'s nbclean check is not repeated here.
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
-test: setup lint
-	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) tests
+test: setup
+	$(VENV)/bin/ruff check accelkit tests benchmarks conftest.py
+	$(VENV)/bin/mypy > .mypy.log 2>&1 & mypy=$$!; \
+	OMP_NUM_THREADS=1 ACCELKIT_CACHE_DIR=$$(mktemp -d) $(PYTEST) tests; rc=$$?; \
+	wait $$mypy || { echo "mypy found problems:"; rc=1; }; cat .mypy.log; rm -f .mypy.log; exit $$rc
 
 # The quick loop while developing: no notebooks, no slow tests.
 test-fast: setup

@@ -304,3 +304,16 @@ def test_a_checkpoint_path_must_be_a_path(path: Any) -> None:
         session().save_checkpoint(path)
     with pytest.raises(CheckpointError, match="must be a folder path"):
         session().load_checkpoint(path)
+
+
+def test_a_save_finishing_beside_another_does_not_break_its_listing(tmp_path: Path, monkeypatch) -> None:
+    """Two saves of one checkpoint in flight: one lists the temporary folders beside the path while the other
+    removes its own; the one that vanished is skipped, not a FileNotFoundError."""
+    from accelkit.runtime import checkpoint
+
+    kept = tmp_path / ".ck.tmp-1-aaa"
+    kept.mkdir()
+    gone = tmp_path / ".ck.tmp-2-bbb"  # listed, then removed before its time is read
+    real = Path.iterdir
+    monkeypatch.setattr(Path, "iterdir", lambda self: iter([*real(self), gone]))
+    assert checkpoint._siblings(tmp_path / "ck", "tmp") == [kept]

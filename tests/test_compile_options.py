@@ -158,3 +158,34 @@ def test_one_serve_call_checks_and_looks_up_once(tiny_llama: nn.Module, kwargs: 
             p.stop()
     assert again.latency_s == expected.latency_s  # the same figures, counted
     assert counts == Counter({"options checked": 1, "spec": 1, "family": 1, "rates": 1}), counts
+
+
+def test_one_search_for_what_fits_more_chips_or_a_smaller_chunk() -> None:
+    from accelkit.compiler.memory import ModeError
+
+    tried: list[int] = []
+
+    def attempt(n: int) -> str:
+        tried.append(n)
+        if n < 3:
+            raise ModeError(f"{n} chips hold nothing", target="tsp", chips=n, chips_needed=3)
+        return f"on {n}"
+
+    assert compiling.first_that_fits(attempt, 1, compiling.more_chips) == "on 3" and tried == [1, 3]
+    with pytest.raises(ModeError, match="1 chips"):  # nothing left to try: the ModeError itself
+        compiling.first_that_fits(attempt, 1, lambda n, e: None)
+
+
+def test_chips_auto_compiles_on_as_many_chips_as_the_model_needs() -> None:
+    from accelkit.compiler.memory import ModeError
+
+    with torch.device("meta"):  # 8 x 16.8 M weights: 268 MB in fp16, more than one TSP's SRAM holds
+        model = nn.Sequential(*[nn.Linear(4096, 4096) for _ in range(8)])
+    x = torch.zeros(1, 4096, device="meta")
+    with pytest.raises(ModeError) as refused:
+        ak.compile(model, (x,), target="tsp", precision="fp16")
+    prog = ak.compile(model, (x,), target="tsp", precision="fp16", chips="auto")
+    assert prog.chips == refused.value.chips_needed > 1
+    assert ak.compile(_mlp()[0], _mlp()[1], target="tsp", precision="fp16", chips="auto").chips == 1
+    with pytest.raises(CompileError, match="chips"):
+        ak.compile(model, (x,), target="tsp", precision="fp16", chips="many")

@@ -107,10 +107,10 @@ class CompileOptions:
                    synthetic_data=synthetic_data, family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
-        """The same options with ``batch_size``, ``micro_batch``, ``parallel`` or ``training`` changed (each
-        checked; None is a value: ``but(micro_batch=None)`` drops the micro-batch). The chip, its family and its
-        rates are not looked up again: the copy shares them."""
-        unknown = sorted(set(changes) - {"batch_size", "micro_batch", "parallel", "training"})
+        """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed
+        (each checked; None is a value: ``but(micro_batch=None)`` drops the micro-batch). The chip, its family and
+        its rates are not looked up again: the copy shares them."""
+        unknown = sorted(set(changes) - {"batch_size", "micro_batch", "parallel", "training", "chips"})
         if unknown:
             raise CompileError(f"CompileOptions.but cannot change {unknown}",
                                fix="check new options with CompileOptions.check(...) instead")
@@ -119,13 +119,19 @@ class CompileOptions:
                 maybe_whole(name, changes[name], example=f"{name}=8", error=CompileError)
         if "training" in changes:
             flag("training", changes["training"])
-        par = changes.get("parallel")
+        if "chips" in changes:
+            whole("chips", changes["chips"], example="chips=4", error=CompileError)
+            if self.spec.max_chips is not None and changes["chips"] > self.spec.max_chips:
+                raise CompileError(f"{changes['chips']} chips is more than the largest {self.spec.name} system "
+                                   f"({self.spec.max_chips})", fix=f"use at most {self.spec.max_chips} chips")
+        chips = changes.get("chips", self.chips)
+        par = changes.get("parallel", self.parallel if "chips" in changes else None)
         if par is not None:
             instance("parallel", par, Parallel, takes="an ak.Parallel", example="parallel=ak.Parallel(data=2)",
                      error=CompileError)
-            if par.chips != self.chips:
-                raise CompileError(f"parallel={par} uses {par.chips} chips but chips={self.chips}",
-                                   fix=f"use a split whose factors multiply to {self.chips}")
+            if par.chips != chips:
+                raise CompileError(f"parallel={par} uses {par.chips} chips but chips={chips}",
+                                   fix=f"use a split whose factors multiply to {chips}")
         out = replace(self, **changes)
         _divides(out.batch_size, out.micro_batch)
         if "rates" in self.__dict__:  # computed already: the copy, just built, shares it (same chip and precision)

@@ -71,8 +71,14 @@ def _siblings(path: Path, kind: str) -> list[Path]:
     prefix = f".{path.name}.{kind}-"
     if not path.parent.is_dir():
         return []
-    found = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
-    return sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    found = []
+    for p in path.parent.iterdir():
+        if p.name.startswith(prefix):
+            try:
+                found.append((p.stat().st_mtime_ns, p))
+            except FileNotFoundError:  # another save of the same path finished and removed it meanwhile
+                continue
+    return [p for _, p in sorted(found, key=lambda t: t[0], reverse=True)]
 
 
 def _abandoned(tmp: Path) -> bool:

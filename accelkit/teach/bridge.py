@@ -71,6 +71,10 @@ CEREBRAS = Vendor(
         Command("train", "python run.py CSX --mode train --params configs/params.yaml --model_dir out/",
                 "accelkit vendor-run examples/vendor/cstorch_loop.py",
                 "the current API: cstorch.backend, cstorch.compile, @cstorch.trace, DataExecutor"),
+        Command("check on CPU", "python run.py CPU --mode train --params configs/params.yaml",
+                "accelkit vendor-run examples/vendor/cstorch_gpt.py --backend CPU",
+                "cstorch's CPU backend (gigaGPT: backend: \"CPU\"): the same script in fp32 on the host, timed "
+                "there; nothing of the wafer is modelled"),
         Command("YAML", "train_input: {batch_size: 256}; model: {...}; optimizer: {...}; runconfig: {...}",
                 "ak.Session(model, target='wse2', batch_size=256, ...)"),
     ),

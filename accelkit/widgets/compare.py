@@ -29,7 +29,6 @@ from torch import nn
 
 from accelkit import hardware
 from accelkit.compiler import CompiledProgram
-from accelkit.compiler.memory import ModeError
 from accelkit.errors import AccelkitError
 from accelkit.hardware.spec import fmt_sig
 from accelkit.sim.report import PerfReport, fmt_s
@@ -117,15 +116,9 @@ class CompareTargets:
         for name in names:
             spec = hardware.get(name)
             prec = default_precision(spec) if precision == AUTO else precision
-            try:
-                try:
-                    self.programs[name] = ak_compile(model, example_inputs, target=name, chips=chips or 1,
-                                                     batch_size=batch_size, precision=prec)
-                except ModeError as exc:  # chips=None: as many chips as the model needs (a TSP holds 231 MB)
-                    if chips is not None or exc.chips_needed is None:
-                        raise
-                    self.programs[name] = ak_compile(model, example_inputs, target=name, chips=exc.chips_needed,
-                                                     batch_size=batch_size, precision=prec)
+            try:  # chips=None: as many chips as the model needs (a TSP holds 231 MB)
+                self.programs[name] = ak_compile(model, example_inputs, target=name, batch_size=batch_size,
+                                                 chips=chips if chips is not None else "auto", precision=prec)
             except Exception as exc:  # shown in the table, not raised
                 self.errors[name] = exc
         self._rows = [self._row(name) for name in names]

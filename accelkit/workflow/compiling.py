@@ -2,15 +2,19 @@
 and memory plans, each candidate modelled once.
 
     prog = ak.compile(model, inputs, target="sn40l", chips=4)   # the fastest split and plan that hold
+    prog = ak.compile(model, inputs, target="tsp", chips="auto")  # on as many chips as the model needs
 
 The compiler builds one program for one split and one plan (:func:`accelkit.compiler.program.build`); choosing
 among them needs the performance model, which sits above the compiler's values, so the choice lives here, in one
-function that lists the candidates (:func:`candidates`) and scores them (:func:`fastest`).
+function that lists the candidates (:func:`candidates`) and scores them (:func:`fastest`). What to try when
+nothing holds (more chips, a smaller chunk of the batch) is one search too, :func:`first_that_fits`, which
+``chips="auto"``, GroqFlow's build, the compare widget and serve's prefill share.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from torch import nn
 
@@ -57,6 +61,33 @@ def fastest(programs: list[CompiledProgram]) -> CompiledProgram:
     return min(programs, key=lambda prog: (prog.report.step_time_s, prog.parallel.model_shards))
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+MAX_TRIES = 8  # a ModeError names the chips that hold the model, so a second try almost always fits
+
+
+def first_that_fits(attempt: Callable[[T], R], start: T, after: Callable[[T, ModeError], T | None]) -> R:
+    """``attempt(start)``; where that raises :class:`ModeError` (nothing holds), ``attempt`` again on what
+    ``after(value, error)`` proposes, until one holds. ``after`` returning None means nothing is left to try: the
+    last ModeError is raised, as it is after ``MAX_TRIES`` tries."""
+    value = start
+    for _ in range(MAX_TRIES - 1):
+        try:
+            return attempt(value)
+        except ModeError as exc:
+            proposed = after(value, exc)
+            if proposed is None:
+                raise
+            value = proposed
+    return attempt(value)
+
+
+def more_chips(chips: int, error: ModeError) -> int | None:
+    """The chip count a ModeError says would hold the model, when it is more than ``chips``; else None."""
+    need = error.chips_needed
+    return need if need is not None and need > chips else None
+
+
 def compile_with(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions) -> CompiledProgram:
     """:func:`compile` for options already checked (a Session's, serve's): nothing is checked or looked up again."""
     lowered = lower(model, example_inputs, options)
@@ -71,7 +102,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     batch_size: int | None = None,
     micro_batch: int | None = None,
     precision: str = "bf16",
-    chips: int = 1,
+    chips: int | Literal["auto"] = 1,
     mode: str = "auto",
     training: bool = False,
     parallel: Parallel | None = None,
@@ -89,7 +120,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``batch_size / micro_batch`` micro-batches. ``parallel`` splits ``chips`` into data, tensor and
     pipeline parallelism (their product must equal ``chips``); without it, ``chips`` replicate the
     model (data parallel) when one chip holds it, else split it into pipeline stages.
-    ``mode="auto"`` picks the fastest execution mode that holds; naming one forces it.
+    ``chips="auto"`` compiles on one chip, else on as many as the model needs (the count each
+    :class:`ModeError` names). ``mode="auto"`` picks the fastest execution mode that holds; naming one forces it.
     ``fusion`` is the RDU's level: ``"o0"`` one op per section, ``"o1"`` one layer per section.
     ``fallback="host"`` runs the ops the target refuses on the host CPU instead of refusing them: the graph is
     split into device and host partitions, the host's are timed on the host (the measured ``"host"`` spec) and
@@ -103,11 +135,15 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     round trip is paid once. ``synthetic_data=True`` makes the inputs on the device (Graphcore's
     ``enableSyntheticData``): nothing crosses the link, which shows the chip's own speed.
     """
+    auto = chips == "auto"
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
-                                   chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
-                                   fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
-                                   synthetic_data=synthetic_data)
-    return compile_with(model, example_inputs, options)
+                                   chips=1 if auto else chips, mode=mode, training=training, parallel=parallel,
+                                   recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
+                                   device_iterations=device_iterations, synthetic_data=synthetic_data)
+    if not auto:
+        return compile_with(model, example_inputs, options)
+    return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),
+                           1, more_chips)
 
 
-__all__ = ["candidates", "compile", "compile_with", "fastest", "splits"]
+__all__ = ["candidates", "compile", "compile_with", "fastest", "first_that_fits", "more_chips", "splits"]

@@ -31,7 +31,7 @@ from accelkit.errors import AccelkitError
 from accelkit.hardware.capacity import holding_tiers, usable_bytes
 from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes, fmt_sig
-from accelkit.workflow.compiling import compile_with
+from accelkit.workflow.compiling import compile_with, first_that_fits
 
 
 @dataclass(frozen=True)
@@ -263,15 +263,20 @@ def _in_waves(spill: ServingEstimate, holds: int, serve_batch: Callable[[int], S
 def _prefill(model: nn.Module, prompt: Any, batch: int, options: CompileOptions) -> tuple[CompiledProgram, int]:
     """The prefill program and how many times it runs: the whole batch at once, or (when its activations do not
     fit beside the weights) the largest chunk of sequences that does, run one chunk after another."""
-    chunk = batch
-    while True:
-        try:
-            inputs = prompt if isinstance(prompt, dict) else (prompt,)
-            return compile_with(model, inputs, options.but(batch_size=chunk)), math.ceil(batch / chunk)
-        except ModeError:
-            if chunk <= options.chips:
-                raise
-            chunk = max(1, chunk // 2)
+    inputs = prompt if isinstance(prompt, dict) else (prompt,)
+
+    def halve(chunk: int, _error: ModeError) -> int | None:
+        return None if chunk <= options.chips else max(1, chunk // 2)
+
+    chunk_used: list[int] = []
+
+    def attempt(chunk: int) -> CompiledProgram:
+        prog = compile_with(model, inputs, options.but(batch_size=chunk))
+        chunk_used.append(chunk)
+        return prog
+
+    prog = first_that_fits(attempt, batch, halve)
+    return prog, math.ceil(batch / chunk_used[-1])
 
 
 def _kv_home(decode: Any, prefill: Any, batch: int, per_sequence: float) -> tuple[str, int, int]:

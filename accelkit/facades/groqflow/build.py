@@ -44,7 +44,6 @@ TARGET = "tsp"
 REBUILD = ("if_needed", "always", "never")
 STATE_FILE = "state.json"
 ARTIFACT = "program.akp"
-MAX_CHIP_RETRIES = 4  # each retry compiles for the chip count the last ModeError named
 
 
 @dataclass
@@ -155,20 +154,11 @@ def _stale_reason(state: BuildState, key: str, version: str) -> str | None:
 
 def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips: int | None) -> Any:
     """Compile for the TSP; without ``num_chips``, on the chips the model needs (a TSP holds the model in
-    its 231 MB of SRAM, so a big one spreads over several): each ModeError's ``chips_needed`` is the count to try."""
-    from accelkit.compiler.memory import ModeError
+    its 231 MB of SRAM, so a big one spreads over several): ``chips="auto"``, accelkit's one search."""
     from accelkit.workflow.compiling import compile
 
-    chips = num_chips or 1
-    for _ in range(MAX_CHIP_RETRIES):
-        try:
-            return compile(model, named, target=TARGET, precision=precision, chips=chips)
-        except ModeError as exc:
-            need = exc.chips_needed
-            if num_chips is not None or need is None or need <= chips:
-                raise
-            chips = need
-    return compile(model, named, target=TARGET, precision=precision, chips=chips)
+    return compile(model, named, target=TARGET, precision=precision,
+                   chips=num_chips if num_chips is not None else "auto")
 
 
 # the monitor lines GroqFlow prints per stage of its default PyTorch sequence (groqflow/justgroqit/ignition.py
