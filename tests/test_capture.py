@@ -112,6 +112,20 @@ def test_repeated_blocks_are_replicated_exactly():
     assert any(names[a].module.startswith("transformer.h.3") for a in first4.args if a in names)
 
 
+def test_threads_capturing_one_model_at_once_each_get_the_whole_model():
+    """A threaded Dask sweep's workers capture the same model object at once; a capture shortens the model's stack
+    of blocks while it traces, so without the lock one thread could trace the other's two-block model."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = _gpt2(n_layer=5)
+    ids = torch.randint(0, 500, (1, 16))
+    alone = ak.capture(model, (ids,))
+    with ThreadPoolExecutor(4) as pool:
+        graphs = list(pool.map(lambda _: ak.capture(model, (ids,)), range(4)))
+    assert all([n.op for n in g.nodes] == [n.op for n in alone.nodes] for g in graphs)
+    assert len(model.transformer.h) == 5  # the model is whole again
+
+
 def test_repeated_blocks_are_replicated_in_backward_and_optimizer_too():
     """A training capture traces two blocks' backward and optimizer step and replicates them: the same ops, modules
     (the backward runs the last block first) and costs as tracing every block, and the same modelled step."""

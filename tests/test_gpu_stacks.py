@@ -9,9 +9,9 @@ from torch import nn
 
 import accelkit as ak
 from accelkit.cost.gemm import GemmShape, gemm_fit
-from accelkit.errors import CompileError
+from accelkit.errors import CompileError, UnknownNameError
 from accelkit.families import model_for
-from accelkit.sim.measured import measured_rows, validate_measured
+from accelkit.sim.measured import MORE_CSV, measured_rows, validate_measured
 
 
 class Mlp(nn.Module):
@@ -116,6 +116,55 @@ def test_the_h100_file_has_every_workload_the_checks_name() -> None:
     rows = measured_rows()
     assert len(rows) == 49
     assert {r["workload"] for r in rows} == {"gemm", "train", "infer", "prefill"}
+
+
+def test_the_unseen_file_runs_other_models_stacks_and_a_gpu_outside_the_catalog() -> None:
+    """The second file: an H200 (loaded from its own spec, not in the catalog) and the torch.compile stack; the
+    rows it repeats from the first file are kept for the spread between machines but left out of the check."""
+    rows = measured_rows(MORE_CSV)
+    assert {r["target"] for r in rows} == {"h100", "h200"} and {r["stack"] for r in rows} == {"eager", "compiled"}
+    seen = [r for r in rows if r["seen"] == "yes"]
+    assert seen and all(r["case"] in {m["case"] for m in measured_rows()} for r in seen)
+    assert "h200" not in ak.hardware.names()
+    result = validate_measured(["prefill-llama3.2-1b-b32-p128", "compiled-infer-resnet50-b1"], file="unseen")
+    assert {(r.target, r.stack) for r in result.rows} == {("h100", "eager"), ("h200", "eager"),
+                                                          ("h100", "compiled"), ("h200", "compiled")}
+    # the H200 has the H100's compute and more HBM bandwidth: never slower on the same row
+    by = {(r.case, r.target): r.modelled_s for r in result.rows}
+    assert by[("prefill-llama3.2-1b-b32-p128", "h200")] <= by[("prefill-llama3.2-1b-b32-p128", "h100")]
+    assert "h200" in result.table() and "compiled" in result.table()
+    with pytest.raises(UnknownNameError, match="unseen"):
+        validate_measured(file="h300")
+
+
+def test_the_measured_unet_is_the_zoo_unet_at_the_papers_widths() -> None:
+    from accelkit.sim.measured import _UNet
+    from accelkit.zoo.unet2d import UNet2D
+
+    ours, zoo = _UNet(), UNet2D(in_channels=3, classes=4, width=64, depth=4)
+    assert {k: v.shape for k, v in ours.state_dict().items()} == {k: v.shape for k, v in zoo.state_dict().items()}
+    ours.load_state_dict(zoo.state_dict())
+    x = torch.randn(1, 3, 32, 32)
+    torch.testing.assert_close(ours.eval()(x), zoo.eval()(x))
+
+
+def test_an_unaligned_vocabulary_runs_its_gemms_on_slower_kernels() -> None:
+    """GPT-2's 50,257-word head (odd rows: 2-byte alignment in bf16) against the same head padded to 50,304, as
+    nanoGPT pads it: 0.1% more FLOPs, several times faster."""
+    from accelkit.cost.gemm import GemmShape, alignment
+    from accelkit.families.gpu import unaligned_share
+
+    assert alignment(50257, 768) == 1 and alignment(30522, 768) == 2 and alignment(50304, 768) == 16
+    assert unaligned_share(GemmShape(8192, 50304, 768), "bf16") == 1.0
+    assert unaligned_share(GemmShape(8192, 30522, 768, aligned=2), "bf16") > unaligned_share(
+        GemmShape(8192, 50257, 768, aligned=1), "bf16")
+    assert unaligned_share(GemmShape(8192, 30522, 768, aligned=4), "fp32") == 1.0  # 16 bytes in fp32
+
+    def head_s(vocab: int) -> float:
+        m = nn.Linear(768, vocab, bias=False)
+        return ak.compile(m, (torch.randn(2048, 768),), target="h100", stack="eager").report.step_time_s
+
+    assert head_s(50257) > 2 * head_s(50304)
 
 
 def test_gemm_rows_memory_and_compute_bound_are_within_the_goal() -> None:

@@ -9,7 +9,11 @@ losses follow from the shape alone, and this module models each, bounded by the 
 - **wave quantization**: the last wave of blocks leaves SMs idle (192 tiles on 132 SMs run in two waves, the
   second 45% full), which libraries soften by choosing a smaller tile or splitting ``K`` (split-K);
 - **the main loop's fill and drain**: each block spends a few ``K`` steps loading its first operands and
-  writing its result, so a thin ``K`` (a convolution with few input channels) runs below the rate.
+  writing its result, so a thin ``K`` (a convolution with few input channels) runs below the rate;
+- **the operands' alignment**: the fastest kernels load whole 16-byte vectors (Hopper's tensor-memory
+  accelerator requires every row stride to be a multiple of 16 bytes), so a matrix whose rows hold a number of
+  elements that isn't a multiple of 16 bytes (GPT-2's 50,257-word vocabulary, BERT's 30,522) runs on older,
+  narrower kernels (:attr:`GemmShape.aligned`; the GPU family's ``GPU_GEMM_UNALIGNED`` rates).
 
 The library picks, for each shape, the tile (and split) that runs it fastest, as cuBLAS's heuristics do; the
 result is a fraction of the chip's **achievable** matmul rate (``AcceleratorSpec.matmul_efficiency``: the
@@ -38,6 +42,7 @@ class GemmShape:
     n: int
     k: int
     batch: int = 1
+    aligned: int = 16  # elements the operands' row strides are a multiple of (a power of two, at most 16)
 
     @property
     def flops(self) -> int:
@@ -52,6 +57,15 @@ class GemmFit:
     split_k: int
     waves: int
     efficiency: float  # of the chip's achievable matmul rate (<= 1)
+
+
+def alignment(*strides: int) -> int:
+    """The largest power of two, at most 16, that divides every one of ``strides`` (elements)."""
+    a = 16
+    for s in strides:
+        while a > 1 and s % a:
+            a //= 2
+    return a
 
 
 def gemm_fit(shape: GemmShape, units: int) -> GemmFit:
@@ -83,4 +97,4 @@ def attention_waves(batch_heads: int, queries: int, units: int, tile: int = 128)
     return blocks / (math.ceil(blocks / max(1, units)) * max(1, units))
 
 
-__all__ = ["GemmFit", "GemmShape", "attention_waves", "gemm_fit"]
+__all__ = ["GemmFit", "GemmShape", "alignment", "attention_waves", "gemm_fit"]

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from accelkit.cost.gemm import GemmShape
+from accelkit.cost.gemm import GemmShape, alignment
 from accelkit.cost.kernel import Kernel
 from accelkit.graph.cost import GATHER_OPS, MATMUL_KINDS, VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES, Node
@@ -109,11 +109,16 @@ def gemm_of(n: Node, scale: float, param_shapes: set[tuple[int, ...]]) -> GemmSh
     m, nn_, k, b = d
     out = tuple(n.outputs[0].shape) if n.outputs else ()
     weight_grad = n.section == "bckwd" and (out in param_shapes or tuple(reversed(out)) in param_shapes)
-    if weight_grad:  # dW = dY^T X: the tokens are the contraction
-        return GemmShape(m, nn_, max(1, round(k * scale)), b)
+    conv = n.kind in CONV_KINDS  # cuDNN pads a convolution's channels itself
+    if weight_grad:  # dW = dY^T X: the tokens are the contraction; the rows are the weight's two sides
+        return GemmShape(m, nn_, max(1, round(k * scale)), b, 16 if conv else alignment(m, nn_))
+    aligned = 16 if conv else alignment(nn_, k)  # the token count is never a row stride
     if b > 1:  # a batched matmul (attention's): the sequences multiply the batch
-        return GemmShape(m, nn_, k, max(1, round(b * scale)))
-    return GemmShape(max(1, round(m * scale)), nn_, k, b)
+        return GemmShape(m, nn_, k, max(1, round(b * scale)), aligned)
+    return GemmShape(max(1, round(m * scale)), nn_, k, b, aligned)
+
+
+CONV_KINDS = frozenset({"conv1d", "conv2d", "conv3d", "convolution", "_convolution", "convolution_backward"})
 
 
 def _traffic(n: Node, scale: float, param_shapes: set[tuple[int, ...]]) -> tuple[float, float, float]:

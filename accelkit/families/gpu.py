@@ -16,7 +16,7 @@ from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue
-from accelkit.graph.cost import MATMUL_KINDS
+from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
 from accelkit.graph.ir import DTYPE_BYTES
 from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec
@@ -107,6 +107,36 @@ GEMM_OF_MAXIMUM = register(
              "GEMMs of 1,024-16,384 tokens there ran at 632-740 TFLOP/s", False, (FAMILY,)),
 )[0]
 
+UNALIGNED = register(
+    Constant("GPU_GEMM_UNALIGNED", ((4, 0.36), (2, 0.21)),
+             "a GEMM whose operands' row strides are not a multiple of 16 bytes cannot use the fastest kernels "
+             "(Hopper's tensor-memory accelerator requires 16-byte strides) and runs on narrower, older ones: at "
+             "4-15 bytes of alignment (a 16-bit matrix with an even row, e.g. BERT's 30,522-word vocabulary) 36% of "
+             "the large-GEMM rate, at 2 bytes (an odd row: GPT-2's 50,257) 21%",
+             "measured: torch.profiler on an H100 SXM5 (benchmarks/gpu/profile_compiled.py, 2026-11-26): BERT's "
+             "masked-LM head GEMMs (0.77 TFLOP each) ran on CUTLASS sm80 align2 kernels at 245-265 TFLOP/s, GPT-2's "
+             "tied LM head (0.63 TFLOP) on an sm75 align1 kernel at 148 TFLOP/s, against the 706 of an aligned "
+             "large GEMM; NVIDIA's Matrix Multiplication Background User's Guide (dimensions multiples of 16 bytes "
+             "for Tensor Cores); CUDA driver API, cuTensorMapEncodeTiled (globalStrides multiples of 16); "
+             "nanoGPT's vocabulary padded from 50,257 to 50,304 for about 25% speed (Karpathy, 2023). Eager PyTorch "
+             "only: torch.compile pads such matrices itself (torch._inductor.config.shape_padding) and serving engines "
+             "pad the vocabulary (vLLM's ParallelLMHead, to a multiple of 64)",
+             False, (FAMILY,)),
+)[0]
+
+LIBRARY_GEMMS = register(
+    Constant("GPU_COMPILED_LIBRARY_GEMMS", True,
+             "torch.compile (its default mode) runs each matmul as a library call (cuBLAS) and fuses only the "
+             "pointwise ops around it, into kernels of their own: a GEMM's output goes to memory and is read back "
+             "by its epilogue, which costs a second launch. A serving engine fuses bias, activation and residual "
+             "into the GEMM (the 'engine' stack keeps them in one kernel)",
+             "PyTorch Inductor: aten.mm and addmm lower to extern_kernels (cuBLAS) unless max_autotune selects a "
+             "Triton template, and only templates take epilogue fusion (torch._inductor.config.max_autotune, "
+             "epilogue_fusion); seen on an H100 (benchmarks/gpu/profile_compiled.py): cuBLAS nvjet kernels beside "
+             "Triton 'triton_poi_fused_gelu' and 'fused__to_copy_add_native_layer_norm' kernels; TensorRT's and "
+             "cuBLASLt's GEMM epilogues (bias, GELU) for the engine", False, (FAMILY,)),
+)[0]
+
 KV_PER_QUERY_HEAD = register(
     Constant("GPU_DECODE_KV_PER_QUERY_HEAD", True,
              "a serving engine's decode attention runs one thread block per query head, so a key/value head shared by "
@@ -140,7 +170,8 @@ register(  # the GEMM shape model's constants (accelkit.cost.gemm reads them)
 STACKS = (
     ("eager", "PyTorch eager: one kernel per op, issued by the host one by one; under a 16-bit precision, "
               "autocast over fp32 weights (casts, fp32 master weights and optimizer)"),
-    ("compiled", "torch.compile: elementwise ops fused into their neighbours, the step launched as one CUDA graph"),
+    ("compiled", "torch.compile: elementwise ops fused together, each matmul a library call (its pointwise "
+                 "neighbours a kernel of their own), the step launched as one CUDA graph"),
     ("engine", "a tuned serving engine (TensorRT-LLM, vLLM): fused kernels and CUDA graphs, weights converted "
                "to the serving precision"),
 )
@@ -155,14 +186,57 @@ def matmul_rate(spec: AcceleratorSpec, precision: str) -> float:
 
 
 def _shape_rate(spec: AcceleratorSpec, precision: str, gemm: GemmShape | None,
-                attention: tuple[int, int] | None, conv: bool = False) -> float:
+                attention: tuple[int, int] | None, conv: bool = False, padded: bool = True) -> float:
+    """FLOP/s a GEMM (or attention) kernel of this shape reaches. ``padded``: the stack pads a matrix's rows to a
+    multiple of 16 bytes (torch.compile's ``shape_padding``, a serving engine's padded vocabulary); eager PyTorch
+    runs the shapes as they are, on the kernels their alignment allows."""
     base = matmul_rate(spec, precision)
     if attention is not None:
         return base * ATTENTION_FRACTION.value * attention_waves(attention[0], attention[1], spec.compute_units)
     if gemm is None:
         # no shape: the generic efficiency
         return base * value("COMPUTE_EFFICIENCY") / (MATMUL_FRACTION.value * float(GEMM_OF_MAXIMUM.value))
-    return base * gemm_fit(gemm, spec.compute_units).efficiency * (CONV_FRACTION.value if conv else 1.0)
+    return (base * gemm_fit(gemm, spec.compute_units).efficiency * (CONV_FRACTION.value if conv else 1.0)
+            * (1.0 if padded else unaligned_share(gemm, precision)))
+
+
+def unaligned_share(gemm: GemmShape, precision: str) -> float:
+    """The share of its rate a GEMM keeps on the kernels its operands' alignment allows (1.0 when aligned)."""
+    aligned_bytes = gemm.aligned * element_bytes(precision)
+    if aligned_bytes >= 16:
+        return 1.0
+    for at_least, share in UNALIGNED.value:
+        if aligned_bytes >= at_least:
+            return float(share)
+    return float(UNALIGNED.value[-1][1])
+
+
+def boundary_bytes(k: Kernel, nodes: dict[str, Any], scale: float, param_shapes: set[tuple[int, ...]],
+                   elem: int = 2) -> float:
+    """Bytes a fused kernel's GEMM sends through memory when the GEMM runs as a library call and the pointwise ops
+    fused with it as a kernel of their own: the GEMM's output written and read back, and an input that a
+    neighbour in the kernel produced, the same."""
+    inside = [nodes[n] for n in k.nodes if n in nodes]
+    mm = next((n for n in inside if n.kind in MATMUL_KINDS and n.kind not in ATTENTION_KINDS), None)
+    if mm is None:
+        return 0.0
+    names = {n.name for n in inside}
+    neighbours = [n for n in inside if n is not mm and n.kind not in VIEW_OPS and n.kind not in MATMUL_KINDS]
+    if not neighbours:
+        return 0.0
+
+    def nbytes(t: Any) -> float:  # a floating tensor at the program's precision (``elem`` bytes)
+        size = t.numel * elem if t.dtype.startswith(("float", "bfloat")) else t.nbytes
+        return float(size) * (1.0 if tuple(t.shape) in param_shapes else scale)
+
+    moved = 0.0
+    if any(mm.name in n.args for n in neighbours) or any(mm.name in n.args for n in inside if n.kind in VIEW_OPS):
+        moved += 2 * sum(nbytes(t) for t in mm.outputs)
+    flags = mm.param_inputs or [False] * len(mm.inputs)
+    for producer, t, is_param in zip(mm.args, mm.inputs, flags, strict=False):
+        if not is_param and producer in names:
+            moved += 2 * nbytes(t)
+    return moved
 
 
 def _kernel_shape(k: Kernel, nodes: dict[str, Any], scale: float,
@@ -242,15 +316,23 @@ class GpuModel(ExecutionModel):
         nodes = {n.name: n for n in graph.nodes} if graph is not None else {}
         param_shapes = {tuple(m.shape) for m in graph.params.values()} if graph is not None else set()
         precision = prog.precision if prog is not None else "bf16"
+        library_gemms = self.stack(getattr(prog, "stack", None) or None) == "compiled" and LIBRARY_GEMMS.value
         out = []
         for k in kernels:
             c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
+            apart = 0.0  # the time of the pointwise neighbours a library GEMM leaves to a kernel of their own
             if k.kind == "matmul" and k.flops and nodes:
                 gemm, attention = _kernel_shape(k, nodes, ctx.scale, param_shapes)
                 conv = any(op in CONVOLUTIONS for op in k.ops)
                 rate = _shape_rate(spec, precision, gemm, attention, conv) * k.efficiency
                 c = k.flops / ctx.tensor / rate
-            out.append(kernel_time(k, units, c, m, 0.0, r.launch_s, ctx.peak * ctx.tensor))
+                if library_gemms and attention is None:
+                    apart = boundary_bytes(k, nodes, ctx.scale, param_shapes, element_bytes(precision)) / r.tier_bw[a]
+            if apart:
+                out.append(kernel_time(k, units, c, m + apart, 0.0, 2 * r.launch_s, ctx.peak * ctx.tensor,
+                                       time=max(c, m) + apart + 2 * r.launch_s))
+            else:
+                out.append(kernel_time(k, units, c, m, 0.0, r.launch_s, ctx.peak * ctx.tensor))
         return out
 
     # ---- eager: every op its own kernel, issued by the host
@@ -278,7 +360,8 @@ class GpuModel(ExecutionModel):
 
         def parts(op: EagerOp) -> tuple[float, float]:
             if op.flops and (op.gemm is not None or op.attention is not None):
-                c = op.flops / t_ / _shape_rate(spec, precision, op.gemm, op.attention, op.kind in CONVOLUTIONS)
+                c = op.flops / t_ / _shape_rate(spec, precision, op.gemm, op.attention, op.kind in CONVOLUTIONS,
+                                                padded=False)
             else:
                 c = op.flops / t_ / r.vector_flops
             return c, op.act_bytes / t_ / act_bw + weights_s(op.param_bytes / t_)

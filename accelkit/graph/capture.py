@@ -16,6 +16,7 @@ import io
 import logging
 import os
 import re
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -628,6 +629,18 @@ def capture(
         raise AccelkitError(f"capture needs an nn.Module, not {type(model).__name__}",
                             fix="pass the model object (e.g. MyNet()), not its class or a function")
     boundary.flag("training", training)
+    with _ONE_AT_A_TIME:
+        return _capture(model, example_inputs, training, optimizer, dedupe_blocks)
+
+
+_ONE_AT_A_TIME = threading.RLock()
+"""Captures run one at a time in a process: torch.export keeps global state, and a capture shortens a model's
+stack of blocks while it traces, so two threads (a threaded Dask sweep's workers) capturing one model at once
+would each see the other's half-changed model."""
+
+
+def _capture(model: nn.Module, example_inputs: Any, training: bool,
+             optimizer: str | Callable[..., torch.optim.Optimizer], dedupe_blocks: bool) -> Graph:
     args, kwargs = _normalize_inputs(example_inputs)
     t0 = time.perf_counter()
     modes = {m: m.training for m in model.modules()}  # restored exactly, even mixed train/eval

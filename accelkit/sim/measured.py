@@ -25,44 +25,122 @@ from typing import Any
 import torch
 from torch import nn
 
+from accelkit.hardware.spec import AcceleratorSpec
 from accelkit.sim.goals import MEASURED_H100
 
 MEASURED_CSV = Path(__file__).with_name("reference") / "gpu_measured_h100.csv"
+MORE_CSV = Path(__file__).with_name("reference") / "gpu_measured_more.csv"
+H200_TOML = Path(__file__).with_name("reference") / "h200.toml"  # not in the catalog: a GPU the model never saw
 GOAL_MEDIAN_ABS_ERROR = MEASURED_H100.median_abs_error
 GOAL_MAX_RATIO = MEASURED_H100.max_ratio
 SOURCE = ("measured on one NVIDIA H100 SXM5 (80 GB HBM3), PyTorch 2.11.0+cu130, transformers 5.17.0, "
           "2026-11-26: median of 7-10 repetitions, CUDA events")
+SOURCE_MORE = ("measured on one NVIDIA H100 SXM5 and one H200 SXM, PyTorch 2.11.0+cu130, transformers 5.17.0, "
+               "2026-11-26, by benchmarks/gpu/measure_more.py: median of 15 repetitions after 5 warm-ups, CUDA events")
 
 
 # the models the rows name, on the meta device (torchvision's ResNet-50 has transformers' ResNet-50's layers)
-def _gpt2(training: bool) -> nn.Module:
+def _gpt2(training: bool, medium: bool = False) -> nn.Module:
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    size = dict(n_embd=1024, n_layer=24, n_head=16) if medium else {}  # GPT-2 medium (355M) or small (124M)
     with torch.device("meta"):
-        return GPT2LMHeadModel(GPT2Config(use_cache=False)).train(training)
+        return GPT2LMHeadModel(GPT2Config(use_cache=False, **size)).train(training)
 
 
-def _bert(mlm: bool, training: bool) -> nn.Module:
+def _bert(mlm: bool, training: bool, large: bool = False) -> nn.Module:
     from transformers import BertConfig, BertForMaskedLM, BertModel
 
+    size = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096) if large else {}
     with torch.device("meta"):
-        return (BertForMaskedLM if mlm else BertModel)(BertConfig()).train(training)
+        return (BertForMaskedLM if mlm else BertModel)(BertConfig(**size)).train(training)
 
 
 def _resnet50(training: bool) -> nn.Module:
     from transformers import ResNetConfig, ResNetForImageClassification
 
     with torch.device("meta"):
-        return ResNetForImageClassification(ResNetConfig()).train(training)
+        return ResNetForImageClassification(ResNetConfig(num_labels=1000)).train(training)
+
+
+def _vit_base(training: bool) -> nn.Module:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    with torch.device("meta"):
+        return ViTForImageClassification(ViTConfig(num_labels=1000)).train(training)  # ViT-B/16, 224x224
+
+
+class _SegmentationLoss(nn.Module):
+    """A U-Net and its per-pixel cross-entropy, as the measured training step ran them."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.net(x), mask)
+
+
+def _double_conv(c_in: int, c_out: int) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True),
+        nn.Conv2d(c_out, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True),
+    )
+
+
+class _UNet(nn.Module):
+    """The measured U-Net: accelkit.zoo.unet2d.UNet2D's layers (the zoo sits in a layer above this module, so the
+    network is written out here; tests/test_gpu_stacks.py checks the two are the same network), at Ronneberger
+    et al.'s widths, 64 to 1,024."""
+
+    def __init__(self, in_channels: int = 3, classes: int = 4, width: int = 64, depth: int = 4) -> None:
+        super().__init__()
+        widths = [width * 2**i for i in range(depth + 1)]
+        self.down = nn.ModuleList()
+        c = in_channels
+        for w in widths[:-1]:
+            self.down.append(_double_conv(c, w))
+            c = w
+        self.pool = nn.MaxPool2d(2)
+        self.bottleneck = _double_conv(widths[-2], widths[-1])
+        self.up = nn.ModuleList(nn.ConvTranspose2d(lo, w, kernel_size=2, stride=2)
+                                for lo, w in zip(widths[:0:-1], widths[-2::-1], strict=False))
+        self.up_conv = nn.ModuleList(_double_conv(2 * w, w) for w in widths[-2::-1])
+        self.head = nn.Conv2d(widths[0], classes, kernel_size=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        skips = []
+        for block in self.down:
+            x = block(x)
+            skips.append(x)
+            x = self.pool(x)
+        x = self.bottleneck(x)
+        for up, conv, skip in zip(self.up, self.up_conv, reversed(skips), strict=True):
+            x = conv(torch.cat([up(x), skip], dim=1))
+        return self.head(x)
+
+
+def _unet(training: bool) -> nn.Module:
+    with torch.device("meta"):
+        net = _UNet()
+    return (_SegmentationLoss(net) if training else net).train(training)
+
+
+def _llama(cfg: dict[str, Any]) -> nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    with torch.device("meta"):
+        return LlamaForCausalLM(LlamaConfig(**cfg, use_cache=False)).eval().to(BF16)  # bf16 weights, no autocast
 
 
 def _llama3_8b() -> nn.Module:
-    from transformers import LlamaConfig, LlamaForCausalLM
+    return _llama(dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                       intermediate_size=14336, vocab_size=128256))
 
-    cfg = LlamaConfig(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                      intermediate_size=14336, vocab_size=128256, use_cache=False)  # Llama-3-8B
-    with torch.device("meta"):
-        return LlamaForCausalLM(cfg).eval().to(BF16)  # the rows ran a bf16 model (bf16 weights, no autocast)
+
+def _llama32_1b() -> nn.Module:
+    return _llama(dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                       intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True))
 
 
 BF16 = torch.bfloat16
@@ -83,6 +161,7 @@ class MeasuredRow:
     measured_s: float
     modelled_s: float
     bound: str  # what bounds the modelled step: "host" (eager issue), "compute", "memory", ...
+    target: str = "h100"
 
     @property
     def error(self) -> float:
@@ -123,14 +202,14 @@ class MeasuredValidation:
         return all(self.goals.values())
 
     def table(self) -> str:
-        lines = [f"{'case':<32} {'stack':<8} {'measured':>10} {'modelled':>10} {'error':>7}  bound"]
+        lines = [f"{'case':<38} {'chip':<5} {'stack':<8} {'measured':>10} {'modelled':>10} {'error':>7}  bound"]
         for r in self.rows:
-            lines.append(f"{r.case:<32} {r.stack:<8} {r.measured_s * 1e3:>8.3f}ms {r.modelled_s * 1e3:>8.3f}ms "
+            lines.append(f"{r.case:<38} {r.target:<5} {r.stack:<8} {r.measured_s * 1e3:>8.3f}ms {r.modelled_s * 1e3:>8.3f}ms "
                          f"{r.error:>+6.0%}  {r.bound}")
         lines.append("")
         for w, (n, med, worst) in self.per_workload.items():
-            lines.append(f"  {w:<8} {n:>3} rows  median |error| {med:.0%}  worst {worst:.2f}x")
-        lines.append(f"  all      {len(self.rows):>3} rows  median |error| {self.median_abs_error:.1%}  "
+            lines.append(f"  {w:<22} {n:>3} rows  median |error| {med:.0%}  worst {worst:.2f}x")
+        lines.append(f"  {'all':<22} {len(self.rows):>3} rows  median |error| {self.median_abs_error:.1%}  "
                      f"worst {self.max_ratio:.2f}x  ({self.source})")
         return "\n".join(lines)
 
@@ -144,16 +223,50 @@ def measured_rows(path: Path = MEASURED_CSV) -> list[dict[str, str]]:
 
 
 def _stack_of(row: dict[str, str]) -> str:
-    return "eager"  # every row of the H100 file ran in eager PyTorch (its runtime column)
+    return row.get("stack") or "eager"  # the first file's rows all ran in eager PyTorch (its runtime column)
+
+
+def _target_of(row: dict[str, str]) -> str | AcceleratorSpec:
+    from accelkit.hardware import load
+
+    target = row.get("target") or "h100"
+    return load(H200_TOML) if target == "h200" else target
+
+
+def _workload_model(row: dict[str, str], model: Callable[[str, Callable[[], nn.Module]], nn.Module]
+                    ) -> tuple[nn.Module, Any]:
+    """The model a train/infer/prefill row ran, and its inputs at batch 1."""
+    workload, which = row["workload"], row["model"].lower()
+    training = workload == "train"
+    seq = int(row["seq"]) if row["seq"] else 1
+    ids = torch.zeros(1, seq, dtype=torch.long, device="meta")
+    if workload == "prefill":
+        m = model(which, _llama32_1b if "3.2-1b" in which else _llama3_8b)
+        return m, {"input_ids": ids, "logits_to_keep": 1}
+    if which.startswith(("gpt2", "bert")):
+        if which.startswith("gpt2"):
+            m = model(f"{which}-{training}", lambda: _gpt2(training, medium="medium" in which))
+        else:  # a training row ran BERT's masked-LM head, an inference row the bare encoder
+            m = model(f"{which}-{training}", lambda: _bert(training, training, large="large" in which))
+        return m, ({"input_ids": ids, "labels": ids} if training else (ids,))
+    if which == "unet":
+        side = int(row["seq"] or 256)
+        px = torch.zeros(1, 3, side, side, device="meta")
+        mask = torch.zeros(1, side, side, dtype=torch.long, device="meta")
+        return model(f"unet-{training}", lambda: _unet(training)), ((px, mask) if training else (px,))
+    m = model(f"{which}-{training}", lambda: (_vit_base if which.startswith("vit") else _resnet50)(training))
+    px = torch.zeros(1, 3, 224, 224, device="meta")
+    labels = torch.zeros(1, dtype=torch.long, device="meta")
+    return m, ({"pixel_values": px, "labels": labels} if training else (px,))
 
 
 def _run(row: dict[str, str], models: dict[str, nn.Module]) -> tuple[float, str]:
     import accelkit as ak
 
-    # measure.py makes every tensor on the GPU and times with CUDA events: nothing crosses the host link
-    kw: dict[str, Any] = {"target": "h100", "precision": "bf16", "stack": _stack_of(row), "synthetic_data": True}
+    # the scripts make every tensor on the GPU and time with CUDA events: nothing crosses the host link
+    kw: dict[str, Any] = {"target": _target_of(row), "precision": "bf16", "stack": _stack_of(row),
+                          "synthetic_data": True}
     workload, batch = row["workload"], int(row["batch"])
-    seq = int(row["seq"]) if row["seq"] else None
 
     def model(key: str, make: Callable[[], nn.Module]) -> nn.Module:
         if key not in models:
@@ -170,36 +283,30 @@ def _run(row: dict[str, str], models: dict[str, nn.Module]) -> tuple[float, str]
             m = model(name, lambda: nn.Linear(k_in, n_out, bias=False, device="meta", dtype=BF16))
             x = torch.zeros(batch, k_in, device="meta", dtype=BF16)
         prog = ak.compile(m.eval(), (x,), **kw)
-    elif workload == "prefill":
-        m = model("llama3-8b", _llama3_8b)
-        ids = torch.zeros(1, seq or 1, dtype=torch.long, device="meta")
-        prog = ak.compile(m, {"input_ids": ids, "logits_to_keep": 1}, batch_size=batch, **kw)
     else:
-        training = workload == "train"
-        which = row["model"]
-        if which.startswith("gpt2"):
-            m = model(f"gpt2-{training}", lambda: _gpt2(training))
-            ids = torch.zeros(1, seq or 1, dtype=torch.long, device="meta")
-            inputs: Any = {"input_ids": ids, "labels": ids} if training else (ids,)
-        elif which.startswith("bert"):
-            m = model(f"{which}-{training}", lambda: _bert(which.endswith("mlm"), training))
-            ids = torch.zeros(1, seq or 1, dtype=torch.long, device="meta")
-            inputs = {"input_ids": ids, "labels": ids} if training else (ids,)
-        else:
-            m = model(f"resnet50-{training}", lambda: _resnet50(training))
-            px = torch.zeros(1, 3, 224, 224, device="meta")
-            labels = torch.zeros(1, dtype=torch.long, device="meta")
-            inputs = {"pixel_values": px, "labels": labels} if training else (px,)
-        prog = ak.compile(m, inputs, batch_size=batch, training=training, **kw)
+        m, inputs = _workload_model(row, model)
+        prog = ak.compile(m, inputs, batch_size=batch, training=workload == "train", **kw)
     rep = prog.report
     bound = max(rep.breakdown.parts_s.items(), key=lambda kv: kv[1])[0]
     return rep.step_time_s, bound
 
 
-def validate_measured(cases: Iterable[str] | None = None, *, progress: bool = False) -> MeasuredValidation:
-    """Model every measured row (or those named in ``cases``) and compare with the real GPU's timing."""
+FILES = {"h100": MEASURED_CSV, "unseen": MORE_CSV}
+"""``validate_measured(file=...)``: ``"h100"`` the first 49 rows, ``"unseen"`` the models, sizes, stacks and the
+GPU (an H200) that no constant was ever checked against (the rows it repeats from the first file left out)."""
+
+
+def validate_measured(cases: Iterable[str] | None = None, *, progress: bool = False,
+                      file: str = "h100") -> MeasuredValidation:
+    """Model every measured row of ``file`` (or those named in ``cases``) and compare with the real GPU's timing."""
+    if file not in FILES:
+        from accelkit.errors import UnknownNameError
+
+        raise UnknownNameError(f"no measured file called {file!r}", fix=f"one of {', '.join(FILES)}")
     t0 = time.perf_counter()
-    rows = measured_rows()
+    rows = measured_rows(FILES[file])
+    if file == "unseen":
+        rows = [r for r in rows if r.get("seen") != "yes"]
     if cases is not None:
         wanted = set(cases)
         rows = [r for r in rows if r["case"] in wanted]
@@ -209,15 +316,17 @@ def validate_measured(cases: Iterable[str] | None = None, *, progress: bool = Fa
         modelled, bound = _run(r, models)
         out.append(MeasuredRow(r["case"], r["workload"], r["model"], int(r["batch"]),
                                int(r["seq"]) if r["seq"] else None, _stack_of(r), float(r["measured_s"]),
-                               modelled, bound))
+                               modelled, bound, r.get("target") or "h100"))
         if progress:
             print(f"  {r['case']:<32} modelled {modelled * 1e3:9.3f} ms  measured {float(r['measured_s']) * 1e3:9.3f} ms",
                   flush=True)
     per: dict[str, tuple[int, float, float]] = {}
-    for w in dict.fromkeys(r.workload for r in out):
-        sel = [r for r in out if r.workload == w]
+    for w in dict.fromkeys(f"{r.target} {r.workload} {r.stack}" if file == "unseen" else r.workload for r in out):
+        sel = [r for r in out if (f"{r.target} {r.workload} {r.stack}" if file == "unseen" else r.workload) == w]
         per[w] = (len(sel), statistics.median(abs(r.error) for r in sel), max(r.ratio for r in sel))
-    return MeasuredValidation(out, seconds=time.perf_counter() - t0, per_workload=per)
+    targets = ", ".join(dict.fromkeys(r.target for r in out)) or "h100"
+    return MeasuredValidation(out, target=targets, seconds=time.perf_counter() - t0, per_workload=per,
+                              source=SOURCE if file == "h100" else SOURCE_MORE)
 
 
-__all__ = ["MEASURED_CSV", "MeasuredRow", "MeasuredValidation", "measured_rows", "validate_measured"]
+__all__ = ["FILES", "MEASURED_CSV", "MORE_CSV", "MeasuredRow", "MeasuredValidation", "measured_rows", "validate_measured"]

@@ -120,8 +120,10 @@ def _bert_large_nvidia(head: str) -> nn.Module:
     ``"pretraining"`` (masked LM and next sentence) or ``"squad"`` (a span head for question answering)."""
     from transformers import BertConfig, BertForPreTraining, BertForQuestionAnswering
 
+    # run_pretraining.py and run_squad.py pad the vocabulary to a multiple of 8 ("Padding for divisibility by 8"):
+    # 30,522 -> 30,528, so the masked-LM head's GEMMs run on aligned kernels
     cfg = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
-                     vocab_size=30522)
+                     vocab_size=30528)
     cfg._attn_implementation = "eager"  # transformers' own attention, op by op (its default is fused SDPA)
     with torch.device("meta"):
         return BertForPreTraining(cfg) if head == "pretraining" else BertForQuestionAnswering(cfg)
