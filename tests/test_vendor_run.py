@@ -1088,3 +1088,32 @@ def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_r
     with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:
         hf_datasets.cached_path("https://example.org/imagenette2-320.tgz")
     assert "local path" in (err.value.fix or "")
+
+
+def test_torch_hub_load_of_torchvision_is_answered_offline_and_other_downloads_are_refused_by_name(tmp_path):
+    """GroqFlow's computer-vision proof points load torchvision's models through torch.hub: under --synthetic-data
+    the model is built here (random weights, said once); another repository or a URL is refused, naming it."""
+    from accelkit.vendor import run_script, torch_hub
+
+    script = tmp_path / "hub_classifier.py"
+    script.write_text("import torch\n"
+                      "model = torch.hub.load('pytorch/vision:v0.10.0', 'resnet18', weights='ResNet18_Weights.DEFAULT')\n"
+                      "print('parameters', sum(p.numel() for p in model.eval().parameters()))\n"
+                      "print('logits', tuple(model(torch.ones(1, 3, 32, 32)).shape))\n"
+                      "torch.hub.load('facebookresearch/dino:main', 'dino_vits16')\n")
+    real_load = torch.hub.load
+    run = run_script(script, synthetic_data=True, quiet=True)
+    assert "parameters 11689512" in (run.output or "")  # torchvision's resnet18, 1000 classes
+    assert "logits (1, 1000)" in (run.output or "")
+    assert any("torch.hub.load('pytorch/vision:v0.10.0', 'resnet18') is torchvision.models.resnet18 built here" in s
+               for s in run.substitutions)
+    assert any("RANDOM weights" in s for s in run.substitutions)
+    assert run.exit_code == 1 and "hub_classifier.py:5" in (run.error or "")  # the other repository: its line
+    assert "facebookresearch/dino's hubconf.py" in (run.error or "") and "source='local'" in (run.error or "")
+    assert torch.hub.load is real_load  # PyTorch's own again after the run
+
+    with torch_hub.installed():
+        with pytest.raises(torch_hub.HubError, match="(?s)no 'vgg11'.*use one of .*resnet50"):
+            torch.hub.load("pytorch/vision", "vgg11")
+        with pytest.raises(torch_hub.HubError, match="https://example.org/w.pth"):
+            torch.hub.load_state_dict_from_url("https://example.org/w.pth")

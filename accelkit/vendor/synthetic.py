@@ -24,6 +24,8 @@ downloaded here (no network in a workshop), so for one run this module stands in
 - **Hugging Face datasets** (``import datasets`` / ``evaluate``, where they are not installed): small text sets
   with the real columns and splits (SST-2, SST, IMDB, WikiText, SQuAD) made from accelkit's corpus, and the
   common metrics computed here (:mod:`accelkit.vendor.hf_datasets`).
+- **torch.hub** ``torch.hub.load("pytorch/vision[:tag]", name, ...)``: torchvision's model built here, random
+  weights; another repository or a URL download is refused by name (:mod:`accelkit.vendor.torch_hub`).
 - **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
   BPE learned here from accelkit's own corpus (:mod:`accelkit.vendor.bpe`): any text encodes and decodes
   back exactly, ``<|endoftext|>`` keeps the real id, the ordinary ids are not the real merges'.
@@ -46,6 +48,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from accelkit.vendor import torch_hub
 from accelkit.vendor.notices import reset as _reset_notices
 from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitutions is public here
 
@@ -460,9 +463,11 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
     transformers would take the stand-in for the real package and import parts of it that it lacks;
     ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
-    ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics)."""
+    ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics; ``torch.hub``
+    always)."""
     _reset_notices()
-    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()), (
+    with torch_hub.installed(), (_hf_hub() if hf else contextlib.nullcontext()), (
+            _torchvision() if vision else contextlib.nullcontext()), (
             _tiktoken() if tiktoken else contextlib.nullcontext()), (
             _hf_datasets() if datasets else contextlib.nullcontext()):
         yield
