@@ -1117,3 +1117,31 @@ def test_torch_hub_load_of_torchvision_is_answered_offline_and_other_downloads_a
             torch.hub.load("pytorch/vision", "vgg11")
         with pytest.raises(torch_hub.HubError, match="https://example.org/w.pth"):
             torch.hub.load_state_dict_from_url("https://example.org/w.pth")
+
+
+def test_speech_commands_stand_in_has_the_real_words_and_clip_shapes_and_is_said(tmp_path):
+    """GroqFlow's M5 keyword-spotting proof point reads Speech Commands through torchaudio: where torchaudio is not
+    installed, --synthetic-data answers it with generated clips of the real 35 words, at most a second at 16 kHz."""
+    from accelkit.vendor import run_script
+
+    if importlib.util.find_spec("torchaudio") is not None:
+        pytest.skip("torchaudio is installed: its sets are a download, and the stand-in steps aside")
+    script = tmp_path / "keywords.py"
+    script.write_text(
+        "import torch\nimport torchaudio\n"
+        "data = torchaudio.datasets.SPEECHCOMMANDS('./data', download=True, subset='testing')\n"
+        "labels = sorted(set(d[2] for d in data))\n"
+        "print('clips', len(data), 'labels', len(labels), labels[:3], 'rate', data[0][1])\n"
+        "print('longest', max(d[0].shape[-1] for d in data), 'shortest', min(d[0].shape[-1] for d in data))\n"
+        "peak = [int(torch.fft.rfft(data[i][0][0, :12000]).abs().argmax()) for i in (0, 1, 10)]\n"
+        "print('same word same tone', peak[0] == peak[1], 'other word other tone', peak[0] != peak[2])\n")
+    run = run_script(script, synthetic_data=True, quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    assert "clips 350 labels 35 ['backward', 'bed', 'bird'] rate 16000" in out
+    longest, shortest = map(int, re.search(r"longest (\d+) shortest (\d+)", out).groups())
+    assert longest == 16000 and 12000 <= shortest < 16000  # padded to one second, as the proof point pads
+    assert "same word same tone True other word other tone True" in out
+    assert any("SPEECHCOMMANDS(subset='testing') is 350 generated clips" in s and "not speech" in s
+               for s in run.substitutions)
+    assert "torchaudio" not in sys.modules  # answered for the run only
