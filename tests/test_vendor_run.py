@@ -1145,3 +1145,115 @@ def test_speech_commands_stand_in_has_the_real_words_and_clip_shapes_and_is_said
     assert any("SPEECHCOMMANDS(subset='testing') is 350 generated clips" in s and "not speech" in s
                for s in run.substitutions)
     assert "torchaudio" not in sys.modules  # answered for the run only
+
+
+ZOO_SHAPED_RUNNER = '''"""A training run in the shape of the 2.0 Model Zoo's runner (run_cstorch_flow.py), on its CPU path."""
+import sys
+
+import cerebras_pytorch as cstorch
+import torch
+from cerebras_appliance.errors import ApplianceNanError
+from cerebras_appliance.run_utils import get_debug_args
+from cerebras_pytorch.core import modes
+from cerebras_pytorch.utils.nest import visit_torch_tensors
+
+runconfig = {"mode": modes.TRAIN, "num_epochs": 2, "steps_per_epoch": 30, "max_steps": 50, "checkpoint_steps": 20}
+cstorch.manual_seed(1)
+debug_args = get_debug_args(None)
+debug_args.debug_usr.worker_resource.memory_bytes = 4 << 30
+cs_config = cstorch.utils.CSConfig(num_csx=1, max_wgt_servers=2, debug_args=debug_args)
+backend = cstorch.backend(sys.argv[1], max_checkpoints=3, mixed_precision=True)
+with backend.device:
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+compiled = cstorch.compile(model, backend)
+compiled.train()
+groups = cstorch.optim.configure_param_groups(model, {"learning_rate": 0.1})
+optimizer = cstorch.optim.configure_optimizer(optimizer_type="SGD", params=groups, learning_rate=0.1, momentum=0.9)
+loss_fn = torch.nn.CrossEntropyLoss()
+
+
+def input_fn(params):
+    g = torch.Generator().manual_seed(0)
+    y = torch.randint(0, 4, (96,), generator=g)
+    x = torch.nn.functional.one_hot(y, 16).float().reshape(96, 4, 4) + 0.1 * torch.randn(96, 4, 4, generator=g)
+    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=params["batch_size"])
+
+
+dataloader = cstorch.utils.data.DataLoader(input_fn, {"batch_size": 8})
+num_steps = cstorch.utils.data.compute_num_steps(dataloader, initial_step=0, num_epochs=runconfig["num_epochs"],
+                                                 steps_per_epoch=runconfig["steps_per_epoch"],
+                                                 max_steps=runconfig["max_steps"])
+writer = cstorch.utils.tensorboard.SummaryWriter(log_dir="model_dir/train", base_step=1)
+executor = cstorch.utils.data.DataExecutor(dataloader, num_steps=num_steps,
+                                           checkpoint_steps=runconfig["checkpoint_steps"], cs_config=cs_config)
+
+
+@cstorch.trace
+def training_step(batch):
+    inputs, labels = batch
+    loss = loss_fn(compiled(inputs), labels)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+
+losses = []
+
+
+@cstorch.step_closure
+def post_training_step(loss):
+    if torch.isnan(loss).any().item():
+        raise ApplianceNanError("NaN loss")
+    losses.append(loss.item())
+
+
+@cstorch.checkpoint_closure
+def save_checkpoint(step):
+    cstorch.save({"model": model.state_dict(), "global_step": step}, f"model_dir/checkpoint_{step}.mdl")
+
+
+for step, batch in enumerate(executor, start=1):
+    post_training_step(training_step(batch))
+    save_checkpoint(step)
+print(f"device {backend.device}, is_csx {backend.is_csx}, use_cs {cstorch.use_cs()}, steps {num_steps}")
+print(f"loss dtype bf16-exact {all(torch.tensor(v).bfloat16().item() == v for v in losses)}")
+print(f"samples {executor.profiler.total_samples()}, batch size {dataloader.batch_size}")
+print(f"tensors {[(scope, tuple(t.shape)) for scope, t in visit_torch_tensors({'a': [torch.ones(2)]})]}")
+print(f"first loss {sum(losses[:5]) / 5:.4f} last loss {sum(losses[-5:]) / 5:.4f}")
+'''
+
+
+def test_cstorch_2_0_model_zoo_runner_shape_trains_on_its_cpu_path_with_the_appliance_settings_recorded(tmp_path):
+    """What the 2.0 Model Zoo's runner asks of cerebras_pytorch and the appliance client (its modes, debug settings,
+    CSConfig, param groups, compute_num_steps, the loader's batch size, the profiler's totals, the CPU backend's
+    mixed precision) answered, so `python run.py CPU --mode train --params ...` runs under accelkit vendor-run."""
+    from accelkit.facades.cerebras import CerebrasError
+    from accelkit.facades.cerebras.utils import compute_num_steps
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "zoo_runner.py"
+    script.write_text(ZOO_SHAPED_RUNNER)
+    run = run_script(script, ["CPU"], quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    falls(out)
+    assert "device CPU, is_csx False, use_cs False, steps 50" in out  # 2 epochs x 30, capped by max_steps
+    assert "loss dtype bf16-exact True" in out  # mixed_precision=True on the CPU backend: bfloat16 autocast
+    assert "samples 400, batch size 8" in out  # 50 batches of 8: the loader started again after 12
+    assert "tensors [(['a', '0'], (2,))]" in out
+    assert sorted(p.name for p in (tmp_path / "model_dir").glob("*.mdl")) == ["checkpoint_20.mdl",
+                                                                            "checkpoint_40.mdl", "checkpoint_50.mdl"]
+    recorded = " ".join(run.accepted)
+    assert "CSConfig(max_wgt_servers=2)" in recorded and "debug_usr.worker_resource.memory_bytes = 4294967296" in recorded
+    assert "cstorch.backend(max_checkpoints=3)" in recorded
+    assert any("50 traced step(s) ran on this CPU" in text for _, text in run.reports)
+
+    loader = list(range(12))
+    assert compute_num_steps(loader, num_epochs=2) == 24  # an epoch: the loader's length
+    assert compute_num_steps(loader, initial_step=30, max_steps=40) == 10
+    assert compute_num_steps(loader, num_steps=8, grad_accum_steps=2) == 16  # batches: a step is 2 of them
+    with pytest.raises(CerebrasError, match="both num_steps and num_epochs"):
+        compute_num_steps(loader, num_steps=3, num_epochs=1)
+    with pytest.raises(CerebrasError, match="0 steps"):
+        compute_num_steps(loader, initial_step=40, max_steps=40, num_steps=5)
