@@ -1257,3 +1257,19 @@ def test_cstorch_2_0_model_zoo_runner_shape_trains_on_its_cpu_path_with_the_appl
         compute_num_steps(loader, num_steps=3, num_epochs=1)
     with pytest.raises(CerebrasError, match="0 steps"):
         compute_num_steps(loader, initial_step=40, max_steps=40, num_steps=5)
+
+
+def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_the_ipu_does():
+    from torch.nn import functional as F  # noqa: N812
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    from accelkit import poptorch
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.Flatten(), torch.nn.Linear(3 * 6 * 6, 4)).half()
+    x = torch.randn(5, 2, 8, 8).half()
+    out = poptorch.inferenceModel(model)(x)
+    conv, fc = model[0], model[2]
+    hidden = F.conv2d(x.float(), conv.weight.float(), conv.bias.float()).half()  # fp32 sums, one rounding
+    assert torch.equal(out, F.linear(hidden.flatten(1).float(), fc.weight.float(), fc.bias.float()).half())
+    assert out.dtype == torch.float16 and _get_current_dispatch_mode() is None  # only inside the call
