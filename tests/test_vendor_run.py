@@ -1130,10 +1130,11 @@ def test_speech_commands_stand_in_has_the_real_words_and_clip_shapes_and_is_said
     script.write_text(
         "import torch\nimport torchaudio\n"
         "data = torchaudio.datasets.SPEECHCOMMANDS('./data', download=True, subset='testing')\n"
-        "labels = sorted(set(d[2] for d in data))\n"
-        "print('clips', len(data), 'labels', len(labels), labels[:3], 'rate', data[0][1])\n"
-        "print('longest', max(d[0].shape[-1] for d in data), 'shortest', min(d[0].shape[-1] for d in data))\n"
-        "peak = [int(torch.fft.rfft(data[i][0][0, :12000]).abs().argmax()) for i in (0, 1, 10)]\n"
+        "clips = list(data)\n"
+        "labels = sorted(set(d[2] for d in clips))\n"
+        "print('clips', len(data), 'labels', len(labels), labels[:3], 'rate', clips[0][1])\n"
+        "print('longest', max(d[0].shape[-1] for d in clips), 'shortest', min(d[0].shape[-1] for d in clips))\n"
+        "peak = [int(torch.fft.rfft(clips[i][0][0, :12000]).abs().argmax()) for i in (0, 1, 10)]\n"
         "print('same word same tone', peak[0] == peak[1], 'other word other tone', peak[0] != peak[2])\n")
     run = run_script(script, synthetic_data=True, quiet=True, cwd=tmp_path)
     out = run.output or ""
