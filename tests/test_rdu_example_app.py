@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +33,14 @@ def _losses(out: str) -> tuple[float, float]:
     return float(m.group(1)), float(m.group(2))
 
 
-def test_inference_app_compiles_then_runs(tmp_path):
-    out = _app(tmp_path, "compile", "-b", "32", "--inference", "-p", "out/classifier_inf.pef")
-    assert "inference" in out
+def test_inference_app_compiles_then_runs(tmp_path, monkeypatch, capsys):
+    # the compile in this process (as `python app.py compile ...` runs it: its __main__, its argv), the run as its own
+    # program: one interpreter start, not two
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(APP), "compile", "-b", "32", "--inference", "-p", "out/classifier_inf.pef"])
+    runpy.run_path(str(APP), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "inference" in out and (tmp_path / "out" / "classifier_inf.pef" / "manifest.json").is_file()
     out = _app(tmp_path, "run", "-b", "32", "--inference", "-p", "out/classifier_inf.pef")
     _losses(out)  # forward only: the loss is reported, the weights do not move
     assert "MODELLED on sn40l" in out and "bckwd" not in out

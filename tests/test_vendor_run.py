@@ -1,7 +1,12 @@
 """``accelkit vendor-run``: programs written for the vendors' SDKs, in the shape of their first tutorials
-(examples/vendor/, nothing in them names accelkit), run unchanged as subprocesses. Each runs to the end,
-its loss falls, and the launcher prints the modelled time and report. Also: the vendor names never shadow
-a real SDK, an error inside a vendor call names the call and the fix."""
+(examples/vendor/, nothing in them names accelkit), run unchanged. Each runs to the end, its loss falls, and the
+launcher prints the modelled time and report. Also: the vendor names never shadow a real SDK, an error inside a
+vendor call names the call and the fix.
+
+One script per vendor runs as its README documents it, ``accelkit vendor-run ...`` in a fresh interpreter
+(:func:`vendor_run`); the others run in this process through the launcher's Python entry point
+:func:`accelkit.vendor.run_script`, which the command calls (:func:`in_process`): the same import hook, stand-ins
+and report, without an interpreter start and a fresh import of torch for each."""
 
 from __future__ import annotations
 
@@ -23,17 +28,34 @@ SCRIPTS = Path(__file__).parents[1] / "examples" / "vendor"
 LOSSES = re.compile(r"first loss (\d+\.\d+) last loss (\d+\.\d+)")
 
 
-def vendor_run(tmp_path: Path, script: str, *args: str, synthetic: bool = True, module: bool = False,
+def vendor_run(tmp_path: Path, script: str, *args: str, synthetic: bool = True,
                ok: bool = True) -> subprocess.CompletedProcess[str]:
-    """Copy ``script`` into ``tmp_path`` (apps write their PEFs beside themselves) and launch it."""
+    """Copy ``script`` into ``tmp_path`` (apps write their PEFs beside themselves) and launch it as its README
+    says, ``accelkit vendor-run [--synthetic-data] script [args]``, in a fresh interpreter."""
     shutil.copy(SCRIPTS / script, tmp_path / script)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "GROQFLOW_CACHE_DIR": str(tmp_path / "groqflow-cache")}
-    launcher = ["-m", "accelkit.vendor"] if module else ["-m", "accelkit.cli", "vendor-run"]
-    cmd = [sys.executable, *launcher, *(["--synthetic-data"] if synthetic else []), script, *args]
+    cmd = [sys.executable, "-m", "accelkit.cli", "vendor-run", *(["--synthetic-data"] if synthetic else []), script,
+           *args]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     if ok:
         assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
     return proc
+
+
+def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: str,
+               *args: str, synthetic: bool = True, stderr: bool = False) -> str:
+    """Copy ``script`` into ``tmp_path`` and run it there through :func:`accelkit.vendor.run_script`, as
+    `accelkit vendor-run` does; its stdout (then its stderr, with ``stderr=True``)."""
+    from accelkit.vendor import run_script
+
+    if not (tmp_path / script).is_file():
+        shutil.copy(SCRIPTS / script, tmp_path / script)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / script, args, synthetic_data=synthetic)
+    captured = capsys.readouterr()
+    out = captured.out + (captured.err if stderr else "")
+    assert run.exit_code == 0, f"{script}: {run.error}\n{out}"
+    return out
 
 
 def falls(out: str) -> tuple[float, float]:
@@ -45,22 +67,25 @@ def falls(out: str) -> tuple[float, float]:
 
 
 # ---- SambaNova SambaFlow --------------------------------------------------------------------------
-def test_sambaflow_logreg_compiles_then_trains_on_mnist(tmp_path):
+def test_sambaflow_logreg_compiles_then_trains_on_mnist(tmp_path, monkeypatch, capsys):
     out = vendor_run(tmp_path, "samba_logreg.py", "compile", "-b", "32", "-p", "out/logreg/logreg.pef").stdout
     assert "compiled 'logreg'" in out and (tmp_path / "out/logreg/logreg.pef/manifest.json").is_file()
     assert "sambaflow.samba.utils.argparser" in out  # answered by accelkit, for this run only
-    proc = vendor_run(tmp_path, "samba_logreg.py", "run", "-b", "32", "-p", "out/logreg/logreg.pef",
-                      "--num-steps", "40")
-    falls(proc.stdout)
-    assert "Test Accuracy" in proc.stdout
-    assert "SambaFlow app on out/logreg/logreg.pef" in proc.stdout and "MODELLED on sn40l" in proc.stdout
-    assert "40 steps" in proc.stdout
-    assert "torchvision.datasets.MNIST" in proc.stdout and "nothing downloaded" in proc.stdout
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "run", "-b", "32",
+                     "--pef=out/logreg/logreg.pef", "--num-steps", "40", "--log-level=error")
+    falls(out)
+    assert "Test Accuracy" in out
+    assert "SambaFlow app on out/logreg/logreg.pef" in out and "MODELLED on sn40l" in out
+    assert "40 steps" in out
+    assert "torchvision.datasets.MNIST" in out and "nothing downloaded" in out
+    log = re.search(r"\]: sn_create_session: PEF File: out/logreg/logreg.pef\nLog ID initialized to: .* at (.+)\n", out)
+    assert log and "simulated" in Path(log.group(1)).read_text()  # the runtime's lines name a log that exists
+    assert "[info    ]" not in out  # --log-level=error keeps SambaFlow's info lines quiet, as on the real machine
 
 
 # ---- Cerebras -------------------------------------------------------------------------------------
-def test_cbtorch_seed_session_with_model_optimizer_criterion_trains_then_evaluates(tmp_path):
-    out = vendor_run(tmp_path, "cbtorch_seed.py", synthetic=False).stdout
+def test_cbtorch_seed_session_with_model_optimizer_criterion_trains_then_evaluates(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "cbtorch_seed.py", synthetic=False)
     falls(out)
     assert "cerebras.framework.torch" in out
     train, evaluate = out.split("cbtorch.Session (mode='train')")[1].split("cbtorch.Session (mode='eval')")
@@ -69,15 +94,15 @@ def test_cbtorch_seed_session_with_model_optimizer_criterion_trains_then_evaluat
     assert "execution mode on the CS-2" in out
 
 
-def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp_path):
-    out = vendor_run(tmp_path, "cstorch_loop.py", synthetic=False).stdout
+def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_loop.py", synthetic=False)
     falls(out)
     assert "checkpoint_25.mdl', 'checkpoints/checkpoint_50.mdl', 'checkpoints/checkpoint_60.mdl']" in out
     assert "last holds step 60" in out and "60 steps" in out and "MODELLED on wse2" in out
     assert "cstorch.backend(compile_dir='/tmp/compile_dir') accepted, not simulated" in out
     assert list((tmp_path / "cerebras_artifacts").glob("*.akp"))  # the compiled program, in artifact_dir
 
-    proc = vendor_run(tmp_path, "cstorch_loop.py", "--int32-labels", synthetic=False, ok=False)
+    proc = vendor_run(tmp_path, "cstorch_loop.py", "--int32-labels", synthetic=False, ok=False)  # the command line
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr  # the call, the line and the fix; not PyTorch's traceback
     assert "the @cstorch.trace step training_step() failed" in proc.stderr
@@ -87,30 +112,30 @@ def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp
 
 
 # ---- Graphcore PopTorch ---------------------------------------------------------------------------
-def test_poptorch_basics_trains_then_infers_with_output_mode_all(tmp_path):
-    proc = vendor_run(tmp_path, "poptorch_basics.py")
-    falls(proc.stdout)
-    assert float(re.search(r"accuracy (\d+\.\d+)%", proc.stdout).group(1)) > 80
-    assert "trainingModel(ClassificationModel on 1 x gc200)" in proc.stdout and "MODELLED on gc200" in proc.stdout
-    assert "inferenceModel(ClassificationModel" in proc.stdout
-    assert "FashionMNIST" in proc.stdout
+def test_poptorch_basics_trains_then_infers_with_output_mode_all(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_basics.py")
+    falls(out)
+    assert float(re.search(r"accuracy (\d+\.\d+)%", out).group(1)) > 80
+    assert "trainingModel(ClassificationModel on 1 x gc200)" in out and "MODELLED on gc200" in out
+    assert "inferenceModel(ClassificationModel" in out
+    assert "FashionMNIST" in out
 
 
-def test_poptorch_mixed_precision_honours_loss_scaling_and_fp32_accumulators(tmp_path):
-    proc = vendor_run(tmp_path, "poptorch_mixed_precision.py")
-    falls(proc.stdout)  # the script also asserts no loss is NaN
-    assert "(mode 'on-chip', fp16)" in proc.stdout
-    assert "enableStochasticRounding" not in proc.stdout  # honoured (fp16 stores round stochastically), not just noted
-    assert "DataLoader(mode=<DataLoaderMode.Async: 1>) accepted" in proc.stdout
+def test_poptorch_mixed_precision_honours_loss_scaling_and_fp32_accumulators(tmp_path, monkeypatch, capsys):
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_mixed_precision.py")
+    falls(out)  # the script also asserts no loss is NaN
+    assert "(mode 'on-chip', fp16)" in out
+    assert "enableStochasticRounding" not in out  # honoured (fp16 stores round stochastically), not just noted
+    assert "DataLoader(mode=<DataLoaderMode.Async: 1>) accepted" in out
 
 
-def test_poptorch_bert_pipeline_from_pretrained_with_keyword_calls(tmp_path):
+def test_poptorch_bert_pipeline_from_pretrained_with_keyword_calls(tmp_path, monkeypatch, capsys):
     pytest.importorskip("transformers")
-    proc = vendor_run(tmp_path, "poptorch_bert.py")
-    falls(proc.stdout)
-    assert "pipeline over 2 IPUs" in proc.stdout and "2 x gc200" in proc.stdout
-    assert "from_pretrained('bert-base-uncased') builds Bert" in proc.stdout and "RANDOM weights" in proc.stdout
-    assert "setAvailableMemoryProportion" in proc.stdout
+    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_bert.py")
+    falls(out)
+    assert "pipeline over 2 IPUs" in out and "2 x gc200" in out
+    assert "from_pretrained('bert-base-uncased') builds Bert" in out and "RANDOM weights" in out
+    assert "setAvailableMemoryProportion" in out
 
 
 def test_poptorch_optim_loss_scaling_is_exact_in_fp32_and_keeps_fp32_state_for_fp16_weights():
@@ -199,7 +224,7 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
 
 # ---- Groq GroqFlow --------------------------------------------------------------------------------
 def test_groqflow_examples_build_run_benchmark_and_reload_from_the_cache(tmp_path):
-    out = vendor_run(tmp_path, "groqflow_examples.py", synthetic=False).stdout
+    out = vendor_run(tmp_path, "groqflow_examples.py", synthetic=False).stdout  # the command line
     assert "built 'hello_world' for 1 x tsp" in out and "loaded from the cache: True" in out
     latency = float(re.search(r"benchmark latency (\d+\.\d+) us", out).group(1))
     assert latency > 0 and f"estimated latency {latency:.3f} us" in out  # benchmark is the modelled figure
@@ -232,8 +257,9 @@ def test_groqit_refuses_what_changes_the_numbers(tmp_path):
         groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=export_only)
 
 
-def test_groqflow_sequence_example_builds_fp32_through_onnxflow_stages(tmp_path):
-    out = vendor_run(tmp_path, "groqflow_sequence.py", synthetic=False).stdout
+def test_groqflow_sequence_example_builds_fp32_through_onnxflow_stages(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "groqflow-cache"))
+    out = in_process(tmp_path, monkeypatch, capsys, "groqflow_sequence.py", synthetic=False)
     assert "built 'groqflow_sequence' for 1 x tsp (fp32" in out  # no ConvertOnnxToFp16: an fp32 build
     assert "onnxflow.justbuildit.stage" in out and "groqflow.justgroqit.compile" in out  # answered for the run
     assert "groqit(sequence='onnx_sequence') accepted" in out and "MODELLED on tsp" in out
@@ -284,25 +310,30 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
     _sys.modules.pop("onnxflow", None)
 
 
-def test_python_dash_m_launcher_passes_argv_and_reports_an_unknown_option(tmp_path):
+def test_python_dash_m_launcher_passes_argv_and_reports_an_unknown_option(tmp_path, monkeypatch, capsys):
+    import runpy
+
     (tmp_path / "argv.py").write_text("import sys\nimport poptorch\nprint('argv', sys.argv[1:])\n"
                                       "poptorch.Options().setNoSuchThing(1)\n")
-    proc = subprocess.run([sys.executable, "-m", "accelkit.vendor", "argv.py", "--x", "1"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
-    assert "argv ['--x', '1']" in proc.stdout
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "argv.py:4: poptorch.Options().setNoSuchThing(1)" in proc.stderr and "not provided by accelkit" in proc.stderr
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["python -m accelkit.vendor", "argv.py", "--x", "1"])
+    with pytest.raises(SystemExit) as stop:  # `python -m accelkit.vendor argv.py --x 1`, its __main__ in this process
+        runpy.run_module("accelkit.vendor", run_name="__main__", alter_sys=True)
+    out, err = capsys.readouterr()
+    assert "argv ['--x', '1']" in out
+    assert stop.value.code == 1 and "Traceback" not in err
+    assert "argv.py:4: poptorch.Options().setNoSuchThing(1)" in err and "not provided by accelkit" in err
 
 
-def test_sambaflow_lenet_trains_with_sambaloader_then_infers_on_the_training_pef(tmp_path):
+def test_sambaflow_lenet_trains_with_sambaloader_then_infers_on_the_training_pef(tmp_path, monkeypatch, capsys):
     pef = "out/lenet/lenet.pef"
-    out = vendor_run(tmp_path, "samba_lenet.py", "compile", "-b", "32", "-p", pef).stdout
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_lenet.py", "compile", "-b", "32", "-p", pef)
     assert "training (SGD)" in out and "session.compile(squeeze_bs_dim=True) accepted, not simulated" in out
-    out = vendor_run(tmp_path, "samba_lenet.py", "run", "-b", "32", "-p", pef, "-e", "1").stdout
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_lenet.py", "run", "-b", "32", "-p", pef, "-e", "1")
     falls(out)
     assert "sambaflow.samba.sambaloader" in out and "62 steps" in out and "opt" in out
-    out = vendor_run(tmp_path, "samba_lenet.py", "run", "--inference", "-b", "32", "-p", pef,
-                     "--init-ckpt-path", "lenet_trained.pt").stdout  # the training PEF, forward only
+    out = in_process(tmp_path, monkeypatch, capsys, "samba_lenet.py", "run", "--inference", "-b", "32", "-p", pef,
+                     "--init-ckpt-path", "lenet_trained.pt")  # the training PEF, forward only
     accuracy = float(re.search(r"accuracy (\d+\.\d+)%", out).group(1))
     assert accuracy > 50  # the trained weights, loaded before trace_graph, predict
     assert "15 steps" in out and "bckwd" not in out.split("SambaFlow app on")[1]
@@ -390,21 +421,6 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
     opt.step()
     for p, q in zip(net.parameters(), reference.parameters(), strict=True):
         assert torch.equal(p, q)  # counting the Blocks ran forward without touching the weights or the step
-
-
-# ---- in one process: the launcher's Python entry point (no interpreter start per script) ------------------
-def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: str,
-               *args: str, synthetic: bool = True, stderr: bool = False) -> str:
-    """Run ``script`` through :func:`accelkit.vendor.run_script`, as `accelkit vendor-run` does; its stdout
-    (then its stderr, with ``stderr=True``)."""
-    from accelkit.vendor import run_script
-
-    monkeypatch.chdir(tmp_path)
-    run = run_script(SCRIPTS / script, args, synthetic_data=synthetic)
-    captured = capsys.readouterr()
-    out = captured.out + (captured.err if stderr else "")
-    assert run.exit_code == 0, f"{script}: {run.error}\n{out}"
-    return out
 
 
 def test_poptorch_mnist_and_pipelining_tutorials(tmp_path, monkeypatch, capsys):
@@ -636,12 +652,7 @@ def test_sambaflow_logreg_with_the_compile_arguments_its_readme_documents(tmp_pa
     assert f"[info    ] Logs are generated in {pef.parent}" in out and (pef.parent / "compile.log").is_file()
     assert "SambaFlow: --num-tiles 4 accepted, not simulated" in out
     assert "--resources-scaling-factors 0.8 0.8 0.8 accepted" in out and "--arch sn20 accepted" in out
-    out = in_process(tmp_path, monkeypatch, capsys, "samba_logreg.py", "run", "-b", "32", "--pef=out/logreg/logreg.pef",
-                     "--num-steps", "10", "--log-level=error")
-    assert "SambaFlow app on out/logreg/logreg.pef" in out and "10 steps" in out
-    log = re.search(r"\]: sn_create_session: PEF File: out/logreg/logreg.pef\nLog ID initialized to: .* at (.+)\n", out)
-    assert log and "simulated" in Path(log.group(1)).read_text()  # the runtime's lines name a log that exists
-    assert "[info    ]" not in out  # --log-level=error keeps SambaFlow's info lines quiet, as on the real machine
+    # its run line, `run --pef=out/logreg/logreg.pef --log-level=error`: test_sambaflow_logreg_compiles_then_trains_on_mnist
 
 
 def test_samba_helpers_for_test_subcommands_and_reports(tmp_path):
@@ -676,8 +687,9 @@ def test_groqflow_proof_point_binds_keywords_by_name_benchmarks_and_opens_its_vi
     assert f"cache: {tmp_path / 'cache'}" in out  # groqflow.common.build.DEFAULT_CACHE_DIR
 
 
-def test_poptorch_anchors_popart_options_popdist_and_synthetic_data(tmp_path, monkeypatch, capsys):
-    out = in_process(tmp_path, monkeypatch, capsys, "poptorch_observe.py", stderr=True)
+def test_poptorch_anchors_popart_options_popdist_and_synthetic_data(tmp_path):
+    proc = vendor_run(tmp_path, "poptorch_observe.py")  # the command line
+    out = proc.stdout + proc.stderr
     falls(out)
     assert re.search(r"^Graph compilation: 100%\|\u2588+\| 100/100 \[\d\d:\d\d<00:00\]$", out, re.M)
     assert "anchored gradient of fc2.bias: (10,), nonzero True" in out
@@ -1076,3 +1088,189 @@ def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_r
     with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:
         hf_datasets.cached_path("https://example.org/imagenette2-320.tgz")
     assert "local path" in (err.value.fix or "")
+
+
+def test_torch_hub_load_of_torchvision_is_answered_offline_and_other_downloads_are_refused_by_name(tmp_path):
+    """GroqFlow's computer-vision proof points load torchvision's models through torch.hub: under --synthetic-data
+    the model is built here (random weights, said once); another repository or a URL is refused, naming it."""
+    from accelkit.vendor import run_script, torch_hub
+
+    script = tmp_path / "hub_classifier.py"
+    script.write_text("import torch\n"
+                      "model = torch.hub.load('pytorch/vision:v0.10.0', 'resnet18', weights='ResNet18_Weights.DEFAULT')\n"
+                      "print('parameters', sum(p.numel() for p in model.eval().parameters()))\n"
+                      "print('logits', tuple(model(torch.ones(1, 3, 32, 32)).shape))\n"
+                      "torch.hub.load('facebookresearch/dino:main', 'dino_vits16')\n")
+    real_load = torch.hub.load
+    run = run_script(script, synthetic_data=True, quiet=True)
+    assert "parameters 11689512" in (run.output or "")  # torchvision's resnet18, 1000 classes
+    assert "logits (1, 1000)" in (run.output or "")
+    assert any("torch.hub.load('pytorch/vision:v0.10.0', 'resnet18') is torchvision.models.resnet18 built here" in s
+               for s in run.substitutions)
+    assert any("RANDOM weights" in s for s in run.substitutions)
+    assert run.exit_code == 1 and "hub_classifier.py:5" in (run.error or "")  # the other repository: its line
+    assert "facebookresearch/dino's hubconf.py" in (run.error or "") and "source='local'" in (run.error or "")
+    assert torch.hub.load is real_load  # PyTorch's own again after the run
+
+    with torch_hub.installed():
+        with pytest.raises(torch_hub.HubError, match="(?s)no 'vgg11'.*use one of .*resnet50"):
+            torch.hub.load("pytorch/vision", "vgg11")
+        with pytest.raises(torch_hub.HubError, match="https://example.org/w.pth"):
+            torch.hub.load_state_dict_from_url("https://example.org/w.pth")
+
+
+def test_speech_commands_stand_in_has_the_real_words_and_clip_shapes_and_is_said(tmp_path):
+    """GroqFlow's M5 keyword-spotting proof point reads Speech Commands through torchaudio: where torchaudio is not
+    installed, --synthetic-data answers it with generated clips of the real 35 words, at most a second at 16 kHz."""
+    from accelkit.vendor import run_script
+
+    if importlib.util.find_spec("torchaudio") is not None:
+        pytest.skip("torchaudio is installed: its sets are a download, and the stand-in steps aside")
+    script = tmp_path / "keywords.py"
+    script.write_text(
+        "import torch\nimport torchaudio\n"
+        "data = torchaudio.datasets.SPEECHCOMMANDS('./data', download=True, subset='testing')\n"
+        "clips = list(data)\n"
+        "labels = sorted(set(d[2] for d in clips))\n"
+        "print('clips', len(data), 'labels', len(labels), labels[:3], 'rate', clips[0][1])\n"
+        "print('longest', max(d[0].shape[-1] for d in clips), 'shortest', min(d[0].shape[-1] for d in clips))\n"
+        "peak = [int(torch.fft.rfft(clips[i][0][0, :12000]).abs().argmax()) for i in (0, 1, 10)]\n"
+        "print('same word same tone', peak[0] == peak[1], 'other word other tone', peak[0] != peak[2])\n")
+    run = run_script(script, synthetic_data=True, quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    assert "clips 350 labels 35 ['backward', 'bed', 'bird'] rate 16000" in out
+    longest, shortest = map(int, re.search(r"longest (\d+) shortest (\d+)", out).groups())
+    assert longest == 16000 and 12000 <= shortest < 16000  # padded to one second, as the proof point pads
+    assert "same word same tone True other word other tone True" in out
+    assert any("SPEECHCOMMANDS(subset='testing') is 350 generated clips" in s and "not speech" in s
+               for s in run.substitutions)
+    assert "torchaudio" not in sys.modules  # answered for the run only
+
+
+ZOO_SHAPED_RUNNER = '''"""A training run in the shape of the 2.0 Model Zoo's runner (run_cstorch_flow.py), on its CPU path."""
+import sys
+
+import cerebras_pytorch as cstorch
+import torch
+from cerebras_appliance.errors import ApplianceNanError
+from cerebras_appliance.run_utils import get_debug_args
+from cerebras_pytorch.core import modes
+from cerebras_pytorch.utils.nest import visit_torch_tensors
+
+runconfig = {"mode": modes.TRAIN, "num_epochs": 2, "steps_per_epoch": 30, "max_steps": 50, "checkpoint_steps": 20}
+cstorch.manual_seed(1)
+debug_args = get_debug_args(None)
+debug_args.debug_usr.worker_resource.memory_bytes = 4 << 30
+cs_config = cstorch.utils.CSConfig(num_csx=1, max_wgt_servers=2, debug_args=debug_args)
+backend = cstorch.backend(sys.argv[1], max_checkpoints=3, mixed_precision=True)
+with backend.device:
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+compiled = cstorch.compile(model, backend)
+compiled.train()
+groups = cstorch.optim.configure_param_groups(model, {"learning_rate": 0.1})
+optimizer = cstorch.optim.configure_optimizer(optimizer_type="SGD", params=groups, learning_rate=0.1, momentum=0.9)
+loss_fn = torch.nn.CrossEntropyLoss()
+
+
+def input_fn(params):
+    g = torch.Generator().manual_seed(0)
+    y = torch.randint(0, 4, (96,), generator=g)
+    x = torch.nn.functional.one_hot(y, 16).float().reshape(96, 4, 4) + 0.1 * torch.randn(96, 4, 4, generator=g)
+    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=params["batch_size"])
+
+
+dataloader = cstorch.utils.data.DataLoader(input_fn, {"batch_size": 8})
+num_steps = cstorch.utils.data.compute_num_steps(dataloader, initial_step=0, num_epochs=runconfig["num_epochs"],
+                                                 steps_per_epoch=runconfig["steps_per_epoch"],
+                                                 max_steps=runconfig["max_steps"])
+writer = cstorch.utils.tensorboard.SummaryWriter(log_dir="model_dir/train", base_step=1)
+executor = cstorch.utils.data.DataExecutor(dataloader, num_steps=num_steps,
+                                           checkpoint_steps=runconfig["checkpoint_steps"], cs_config=cs_config)
+
+
+@cstorch.trace
+def training_step(batch):
+    inputs, labels = batch
+    loss = loss_fn(compiled(inputs), labels)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+
+losses = []
+
+
+@cstorch.step_closure
+def post_training_step(loss):
+    if torch.isnan(loss).any().item():
+        raise ApplianceNanError("NaN loss")
+    losses.append(loss.item())
+
+
+@cstorch.checkpoint_closure
+def save_checkpoint(step):
+    cstorch.save({"model": model.state_dict(), "global_step": step}, f"model_dir/checkpoint_{step}.mdl")
+
+
+for step, batch in enumerate(executor, start=1):
+    post_training_step(training_step(batch))
+    save_checkpoint(step)
+print(f"device {backend.device}, is_csx {backend.is_csx}, use_cs {cstorch.use_cs()}, steps {num_steps}")
+print(f"loss dtype bf16-exact {all(torch.tensor(v).bfloat16().item() == v for v in losses)}")
+print(f"samples {executor.profiler.total_samples()}, batch size {dataloader.batch_size}")
+print(f"tensors {[(scope, tuple(t.shape)) for scope, t in visit_torch_tensors({'a': [torch.ones(2)]})]}")
+print(f"first loss {sum(losses[:5]) / 5:.4f} last loss {sum(losses[-5:]) / 5:.4f}")
+'''
+
+
+def test_cstorch_2_0_model_zoo_runner_shape_trains_on_its_cpu_path_with_the_appliance_settings_recorded(tmp_path):
+    """What the 2.0 Model Zoo's runner asks of cerebras_pytorch and the appliance client (its modes, debug settings,
+    CSConfig, param groups, compute_num_steps, the loader's batch size, the profiler's totals, the CPU backend's
+    mixed precision) answered, so `python run.py CPU --mode train --params ...` runs under accelkit vendor-run."""
+    from accelkit.facades.cerebras import CerebrasError
+    from accelkit.facades.cerebras.utils import compute_num_steps
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "zoo_runner.py"
+    script.write_text(ZOO_SHAPED_RUNNER)
+    run = run_script(script, ["CPU"], quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    falls(out)
+    assert "device CPU, is_csx False, use_cs False, steps 50" in out  # 2 epochs x 30, capped by max_steps
+    assert "loss dtype bf16-exact True" in out  # mixed_precision=True on the CPU backend: bfloat16 autocast
+    assert "samples 400, batch size 8" in out  # 50 batches of 8: the loader started again after 12
+    assert "tensors [(['a', '0'], (2,))]" in out
+    assert sorted(p.name for p in (tmp_path / "model_dir").glob("*.mdl")) == ["checkpoint_20.mdl",
+                                                                            "checkpoint_40.mdl", "checkpoint_50.mdl"]
+    recorded = " ".join(run.accepted)
+    assert "CSConfig(max_wgt_servers=2)" in recorded and "debug_usr.worker_resource.memory_bytes = 4294967296" in recorded
+    assert "cstorch.backend(max_checkpoints=3)" in recorded
+    assert any("50 traced step(s) ran on this CPU" in text for _, text in run.reports)
+
+    loader = list(range(12))
+    assert compute_num_steps(loader, num_epochs=2) == 24  # an epoch: the loader's length
+    assert compute_num_steps(loader, initial_step=30, max_steps=40) == 10
+    assert compute_num_steps(loader, num_steps=8, grad_accum_steps=2) == 16  # batches: a step is 2 of them
+    with pytest.raises(CerebrasError, match="both num_steps and num_epochs"):
+        compute_num_steps(loader, num_steps=3, num_epochs=1)
+    with pytest.raises(CerebrasError, match="0 steps"):
+        compute_num_steps(loader, initial_step=40, max_steps=40, num_steps=5)
+
+
+def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_the_ipu_does():
+    from torch.nn import functional as F  # noqa: N812
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    from accelkit import poptorch
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.Flatten(), torch.nn.Linear(3 * 6 * 6, 4)).half()
+    x = torch.randn(5, 2, 8, 8).half()
+    out = poptorch.inferenceModel(model)(x)
+    conv, fc = model[0], model[2]
+    hidden = F.conv2d(x.float(), conv.weight.float(), conv.bias.float()).half()  # fp32 sums, one rounding
+    assert torch.equal(out, F.linear(hidden.flatten(1).float(), fc.weight.float(), fc.bias.float()).half())
+    assert out.dtype == torch.float16 and _get_current_dispatch_mode() is None  # only inside the call

@@ -65,17 +65,28 @@ ALIASES: dict[str, str | None] = {
     "cerebras.pytorch.utils.data": "accelkit.facades.cerebras.utils",
     "cerebras.pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
     "cerebras_pytorch": "accelkit.facades.cerebras",
+    # release 2.0's name for the same package; its Model Zoo's runner imports these sub-modules
+    "cerebras_pytorch.amp": "accelkit.facades.cerebras.amp",
+    "cerebras_pytorch.metrics": "accelkit.facades.cerebras.metrics",
+    "cerebras_pytorch.distributed": "accelkit.facades.cerebras.distributed",
+    "cerebras_pytorch.optim": "accelkit.facades.cerebras.optim",
+    "cerebras_pytorch.utils": "accelkit.facades.cerebras.utils",
+    "cerebras_pytorch.utils.data": "accelkit.facades.cerebras.utils",
+    "cerebras_pytorch.utils.nest": "accelkit.facades.cerebras.utils",
+    "cerebras_pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.facades.cerebras.cbtorch",
     "cerebras.framework.torch.amp": "accelkit.facades.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
     "cerebras.framework.torch.core": "accelkit.facades.cerebras.zoo_r1",
-    # the R1.9 Model Zoo's runner: the appliance client and cerebras_pytorch's core, refused in the same words
-    "cerebras_pytorch.core": "accelkit.facades.cerebras.zoo_r1",
+    # the 2.0 Model Zoo's runner: cerebras_pytorch.core's modes, the appliance client's debug settings and NaN error
+    "cerebras_pytorch.core": "accelkit.facades.cerebras.core",
+    "cerebras_appliance.run_utils": "accelkit.facades.cerebras.appliance",
+    "cerebras_appliance.errors": "accelkit.facades.cerebras.appliance",
+    # the R1.9 Model Zoo's runner: the appliance client's protobuf stack, refused
     "cerebras_appliance": "accelkit.facades.cerebras.zoo_r1",
     "cerebras_appliance.pb": "accelkit.facades.cerebras.zoo_r1",
     "cerebras_appliance.pb.stack": "accelkit.facades.cerebras.zoo_r1",
     "cerebras_appliance.pb.stack.autogen_pb2": "accelkit.facades.cerebras.zoo_r1",
-    "cerebras_appliance.run_utils": "accelkit.facades.cerebras.zoo_r1",
     "cerebras_appliance.CSConfig": "accelkit.facades.cerebras.zoo_r1",
     # Groq GroqFlow (github.com/groq/groqflow): `from groqflow import groqit`
     "groqflow": "accelkit.facades.groqflow",

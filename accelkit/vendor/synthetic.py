@@ -24,6 +24,10 @@ downloaded here (no network in a workshop), so for one run this module stands in
 - **Hugging Face datasets** (``import datasets`` / ``evaluate``, where they are not installed): small text sets
   with the real columns and splits (SST-2, SST, IMDB, WikiText, SQuAD) made from accelkit's corpus, and the
   common metrics computed here (:mod:`accelkit.vendor.hf_datasets`).
+- **torch.hub** ``torch.hub.load("pytorch/vision[:tag]", name, ...)``: torchvision's model built here, random
+  weights; another repository or a URL download is refused by name (:mod:`accelkit.vendor.torch_hub`).
+- **torchaudio** ``datasets.SPEECHCOMMANDS`` (where torchaudio is not installed): Speech Commands' interface and 35
+  words over generated clips, tones rather than speech (:mod:`accelkit.vendor.audio`).
 - **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
   BPE learned here from accelkit's own corpus (:mod:`accelkit.vendor.bpe`): any text encodes and decodes
   back exactly, ``<|endoftext|>`` keeps the real id, the ordinary ids are not the real merges'.
@@ -46,6 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from accelkit.vendor import torch_hub
 from accelkit.vendor.notices import reset as _reset_notices
 from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitutions is public here
 
@@ -422,6 +427,27 @@ def _tiktoken() -> Iterator[None]:
         sys.modules.pop("tiktoken", None)
 
 
+# ---- torchaudio ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _torchaudio() -> Iterator[None]:
+    """``import torchaudio`` answered by :mod:`accelkit.vendor.audio`'s Speech Commands where torchaudio is not
+    installed (where it is, its sets are a download: the real one is left alone)."""
+    if importlib.util.find_spec("torchaudio") is not None:
+        yield
+        return
+    from accelkit.vendor import audio
+
+    ds = _module("torchaudio.datasets", SPEECHCOMMANDS=audio.SPEECHCOMMANDS)
+    added = {"torchaudio": _module("torchaudio", datasets=ds, __version__="0.0+accelkit.standin"),
+             "torchaudio.datasets": ds}
+    sys.modules.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            sys.modules.pop(k, None)
+
+
 # ---- Hugging Face datasets / evaluate ------------------------------------------------------------------
 @contextlib.contextmanager
 def _hf_datasets() -> Iterator[None]:
@@ -454,17 +480,21 @@ def _hf_datasets() -> Iterator[None]:
 
 @contextlib.contextmanager
 def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
-              datasets: bool = False) -> Iterator[None]:
+              datasets: bool = False, audio: bool = False) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
     transformers would take the stand-in for the real package and import parts of it that it lacks;
     ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
-    ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics)."""
+    ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics;
+    ``audio=True``: ``import torchaudio`` answered by generated Speech Commands clips where it is not installed;
+    ``torch.hub`` always)."""
     _reset_notices()
-    with (_hf_hub() if hf else contextlib.nullcontext()), (_torchvision() if vision else contextlib.nullcontext()), (
+    with torch_hub.installed(), (_hf_hub() if hf else contextlib.nullcontext()), (
+            _torchvision() if vision else contextlib.nullcontext()), (
             _tiktoken() if tiktoken else contextlib.nullcontext()), (
-            _hf_datasets() if datasets else contextlib.nullcontext()):
+            _hf_datasets() if datasets else contextlib.nullcontext()), (
+            _torchaudio() if audio else contextlib.nullcontext()):
         yield
 
 

@@ -44,10 +44,13 @@ from accelkit.facades.cerebras.cstorch import (
     compile,
     current_backend,
     load,
+    manual_seed,
     save,
     step_closure,
     summarize_scalar,
+    summarize_tensor,
     trace,
+    use_cs,
 )
 
 __all__ = [
@@ -71,12 +74,15 @@ __all__ = [
     "dataloader",
     "initialize",
     "load",
+    "manual_seed",
     "metrics",
     "module",
     "optim",
     "save",
     "step_closure",
     "summarize_scalar",
+    "summarize_tensor",
     "trace",
+    "use_cs",
     "utils",
 ]

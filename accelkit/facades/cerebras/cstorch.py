@@ -47,12 +47,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 BACKEND_TYPES = ("CSX", "CPU")
 
 
+class BackendType(str):
+    """The backend's kind, ``"CSX"`` or ``"CPU"``: a string that also has ``.name``, as cstorch's enum does."""
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+class _Device(contextlib.nullcontext):  # type: ignore[type-arg]
+    """``backend.device``: a context that changes nothing here, named by the backend's kind."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return self.kind
+
+
 class Backend(ClockResults):
     """The system a run uses (what ``cstorch.backend`` returns): the wafer, precision and execution mode."""
 
     def __init__(self, backend_type: str, *, system: str, precision: str, mode: str,
                  artifact_dir: str | None) -> None:
-        self.backend_type = backend_type
+        self.backend_type = BackendType(backend_type)
         self.target = check_system(system)
         self.precision = precision
         self.execution_mode = mode
@@ -103,9 +122,20 @@ class Backend(ClockResults):
         return self.backend_type == "CPU"
 
     @property
+    def is_csx(self) -> bool:
+        """True for ``backend("CSX")``, the simulated Cerebras system."""
+        return self.backend_type == "CSX"
+
+    @property
+    def is_gpu(self) -> bool:
+        """False: cstorch's GPU backend is refused here (there is no CUDA device)."""
+        return False
+
+    @property
     def device(self) -> contextlib.AbstractContextManager[None]:
-        """``with backend.device:`` builds the model for the system; here its weights stay on this CPU."""
-        return contextlib.nullcontext()
+        """``with backend.device:`` builds the model for the system; here its weights stay on this CPU. Printed, it
+        is the backend's kind (``CSX``, ``CPU``), as the Model Zoo's log lines show it."""
+        return _Device(self.backend_type)
 
     def cpu_report(self) -> str:
         """What a CPU backend's run was: real steps on this CPU, no modelled wafer time."""
@@ -130,6 +160,24 @@ class _DebugSettings:
 
 
 backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings()))
+
+
+def manual_seed(seed: int) -> None:
+    """``cstorch.manual_seed(seed)``: seed the model's initialization and the step's random numbers (PyTorch's
+    generator: the numerics run on this CPU)."""
+    torch.manual_seed(seed)
+
+
+def use_cs() -> bool:
+    """``cstorch.use_cs()``: True when the current backend is a Cerebras system (``"CSX"``, simulated here), False
+    for the CPU backend (the 2.0 Model Zoo's data loaders pick their dtypes by it)."""
+    return bool(_current) and not _current[0].is_cpu
+
+
+def summarize_tensor(name: str, tensor: Any) -> None:
+    """``cstorch.summarize_tensor(name, tensor)``: a tensor sent to TensorBoard from inside the traced step; kept,
+    as its mean, with :func:`summarize_scalar`'s values."""
+    summarize_scalar(name, tensor)
 
 
 def summarize_scalar(name: str, value: Any) -> None:
@@ -164,12 +212,20 @@ HARDWARE_ONLY_BACKEND_OPTIONS = {
                       "ClusterConfig); the simulated run is one system",
     "retrace_every_iteration": "re-traces the step each iteration on the real system; here every step runs "
                                "eagerly anyway",
+    "max_checkpoints": "how many of the newest checkpoints the appliance keeps; every checkpoint the script saves is "
+                       "written here",
+    "use_cs_grad_accum": "lets the system split a batch into micro-batches and accumulate their gradients on the "
+                         "wafer; the simulated step computes the whole batch, with the same result",
+    "micro_batch_size": "the micro-batch the system's gradient accumulation uses; the simulated step computes the "
+                        "whole batch, with the same result",
+    "drop_data": "drops the input data on the appliance (to time the system without the host's input pipeline); "
+                 "accelkit still computes on the script's batches",
 }
 
 
 def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
             validate_only: bool = False, system: str = "wse2", precision: str | None = None, mode: str = "auto",
-            **kwargs: Any) -> Backend:
+            mixed_precision: bool = False, **kwargs: Any) -> Backend:
     """Create the backend a run uses (``cstorch.backend(backend_type, *args, **kwargs)``, docs.cerebras.net
     "cerebras.pytorch.backend"); it becomes the current backend.
 
@@ -182,8 +238,10 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
     ``mode``: ``auto`` (the compiler picks), ``weight-streaming`` or ``pipelined``. ``artifact_dir``: where
     each compiled program is saved (``CompiledProgram.save``), as cstorch keeps its compile artifacts.
     CSX options that only matter on the appliance (``compile_dir``, ``cluster_config``,
-    ``retrace_every_iteration``) are accepted and recorded; ``compile_only`` / ``validate_only`` (compile
-    or check without training) change what runs and are refused when true.
+    ``retrace_every_iteration``, and the 2.0 Model Zoo's ``max_checkpoints``, ``use_cs_grad_accum``,
+    ``micro_batch_size``, ``drop_data``) are accepted and recorded; ``compile_only`` / ``validate_only`` (compile
+    or check without training) change what runs and are refused when true. ``mixed_precision=True`` on the CPU
+    backend runs the model under ``torch.autocast`` in bfloat16 on this CPU, as cstorch's CPU backend does.
     """
     if backend_type not in BACKEND_TYPES:
         raise CerebrasError(f"backend type {backend_type!r} is not simulated here" + (
@@ -208,7 +266,8 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
     b = Backend(backend_type, system=system, precision=precision or half_precision() or "fp32", mode=mode,
                 artifact_dir=artifact_dir)
     if b.is_cpu:
-        b.precision = precision or "fp32"  # cstorch's half dtype applies to the system, not the CPU backend
+        # cstorch's half dtype applies to the system, not the CPU backend; its own mixed_precision is bfloat16 autocast
+        b.precision = precision or ("bf16" if mixed_precision else "fp32")
         facade_log.register_run("cstorch.backend('CPU')", b.cpu_report)
     _current[:] = [b]
     return b
@@ -358,6 +417,15 @@ class DataLoader:
     def __len__(self) -> int:
         return len(self.loader)  # type: ignore[arg-type]
 
+    @property
+    def batch_size(self) -> int | None:
+        """The batch size of the loader ``input_fn`` built (None when it has none)."""
+        return getattr(self.loader, "batch_size", None)
+
+    # cstorch 2.0's restartable loaders save their position in a checkpoint; this one starts again from the
+    # beginning (the 2.0 Model Zoo's runner asks before saving or loading that state)
+    is_restartable = False
+
 
 def _release_workers(loader: Any) -> None:
     """A torch ``DataLoader(persistent_workers=True)`` (gigaGPT's) keeps its worker processes for a next pass. The
@@ -403,7 +471,7 @@ class DataExecutor:
         self.num_steps = num_steps
         self.user_iteration = 0  # steps yielded so far
         self.samples = 0  # samples in the batches yielded so far
-        self.profiler = SimpleNamespace(rate_tracker=_RateTracker(self))
+        self.profiler = _Profiler(self)
 
     @property
     def on_final_iteration(self) -> bool:
@@ -465,7 +533,7 @@ class _RateTracker:
         b = _current[0] if _current else None
         if b is not None and b.is_cpu:  # measured: the CPU backend's steps on this CPU
             return self.executor.samples / b.cpu_seconds if b.cpu_seconds > 0 else 0.0
-        seconds = b.clock.session.simulated_time_s if b is not None and b.clock is not None else 0.0
+        seconds = _run_seconds()
         if seconds > 0 and not _said_rate:
             _said_rate.append(True)
             print("accelkit: the executor's Rate / GlobalRate are MODELLED samples/s (the wafer's modelled clock), "
@@ -475,9 +543,40 @@ class _RateTracker:
     rate = global_rate
 
 
+def _run_seconds() -> float:
+    """The current backend's time so far: measured on this CPU for the CPU backend, else the wafer's modelled."""
+    b = _current[0] if _current else None
+    if b is not None and b.is_cpu:
+        return b.cpu_seconds
+    return b.clock.session.simulated_time_s if b is not None and b.clock is not None else 0.0
+
+
+class _Profiler:
+    """``executor.profiler``: gigaGPT reads ``rate_tracker.rate`` / ``.global_rate``; the 2.0 Model Zoo's runner calls
+    ``rate()``, ``global_rate()``, ``total_samples()`` and ``total_time()`` (seconds: MODELLED on the wafer, measured
+    on this CPU for the CPU backend)."""
+
+    def __init__(self, executor: DataExecutor) -> None:
+        self.rate_tracker = _RateTracker(executor)
+        self.executor = executor
+
+    def rate(self) -> float:
+        return self.rate_tracker.rate
+
+    def global_rate(self) -> float:
+        return self.rate_tracker.global_rate
+
+    def total_samples(self) -> int:
+        return self.executor.samples
+
+    def total_time(self) -> float:
+        return _run_seconds()
+
+
 _said_rate: list[bool] = []
 facade_log.reset_with_each_run(_said_rate.clear)
 
 
 __all__ = ["Backend", "CompiledModel", "DataExecutor", "DataLoader", "backend", "checkpoint_closure", "compile",
+           "manual_seed", "summarize_tensor", "use_cs",
            "current_backend", "load", "save", "step_closure", "summarize_scalar", "trace"]

@@ -43,4 +43,27 @@ def num_streamers() -> int:
     return 1
 
 
-__all__ = ["ClusterConfig", "get_streaming_rank", "is_streamer", "num_streamers"]
+def get_streaming_batch_size(effective_batch_size: int) -> int:
+    """The batch one streamer reads: the whole effective batch, read by the run's single process (on a cluster of
+    several systems, each streamer reads its share)."""
+    return int(effective_batch_size)
+
+
+def num_tasks() -> int:
+    """One task: the simulated run is a single process."""
+    return 1
+
+
+def get_ordinal() -> int:
+    """This process's ordinal among the run's tasks: 0, the only one."""
+    return 0
+
+
+def is_master_ordinal() -> bool:
+    """True: the single process of the simulated run is the one that downloads and writes (the 2.0 Model Zoo's
+    loaders download only there)."""
+    return True
+
+
+__all__ = ["ClusterConfig", "get_ordinal", "get_streaming_batch_size", "get_streaming_rank", "is_master_ordinal", "is_streamer", "num_streamers",
+           "num_tasks"]

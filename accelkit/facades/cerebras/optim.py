@@ -110,6 +110,19 @@ def configure_optimizer(optimizer_type: str, params: Iterable[Any], **kwargs: An
                             fix=f"pass only {cls.__name__}'s own arguments (and learning_rate)") from None
 
 
+def configure_param_groups(model: torch.nn.Module, optimizer_params: dict[str, Any]) -> list[dict[str, Any]]:
+    """``cstorch.optim.configure_param_groups(model, optimizer_params)`` (the 2.0 Model Zoo's runner): the
+    parameter groups the optimizer is built with. Here one group, every parameter that trains. Settings that
+    would split the groups (the Model Zoo's per-layer ``param_group_tags`` / muP ``adjust_learning_rate``) are
+    refused, naming them."""
+    for key in ("param_group_tags", "adjust_learning_rate"):
+        if optimizer_params.get(key):
+            raise CerebrasError(f"cstorch.optim.configure_param_groups: the optimizer setting {key!r} splits the "
+                                "parameters into groups with their own settings, which accelkit's cerebras.pytorch "
+                                "does not", fix=f"leave {key} out of the params' optimizer section")
+    return [{"params": [p for p in model.parameters() if p.requires_grad]}]
+
+
 SCHEDULERS: dict[str, type[_Schedule]] = {"constant": ConstantLR, "linear": LinearLR, "cosinedecay": CosineDecayLR}
 
 
@@ -159,4 +172,5 @@ def configure_lr_scheduler(optimizer: torch.optim.Optimizer, learning_rate: Any,
 lr_scheduler = type("lr_scheduler", (), {"ConstantLR": ConstantLR, "LinearLR": LinearLR,
                                          "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR})
 
-__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "configure_lr_scheduler", "configure_optimizer", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]
+__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "configure_lr_scheduler", "configure_optimizer",
+           "configure_param_groups", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]

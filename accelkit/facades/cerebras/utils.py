@@ -1,4 +1,5 @@
-"""``cerebras.pytorch.utils``: ``data`` (the loader and executor) and ``tensorboard`` (a summary writer).
+"""``cerebras.pytorch.utils``: ``data`` (the loader and executor, ``compute_num_steps``), ``tensorboard`` (a summary
+writer), ``nest`` (``visit_torch_tensors``) and ``CSConfig`` (the cluster's settings, recorded).
 
 ``from cerebras.pytorch.utils.tensorboard import SummaryWriter`` (gigaGPT) gets PyTorch's own writer when
 the ``tensorboard`` package is installed, else :class:`ScalarWriter`, which keeps the same ``add_scalar``
@@ -8,12 +9,79 @@ calls as CSV lines in ``<log_dir>/scalars.csv``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-from accelkit.facades.cerebras.cstorch import DataExecutor, DataLoader
+import torch
 
-data = SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader)
+from accelkit.facades.cerebras.clock import CerebrasError
+from accelkit.facades.cerebras.cstorch import DataExecutor, DataLoader
+from accelkit.runtime import facade_log
+
+
+def compute_num_steps(dataloader: Any, initial_step: int = 0, num_steps: int | None = None,
+                      max_steps: int | None = None, num_epochs: int | None = None,
+                      steps_per_epoch: int | None = None, grad_accum_steps: int = 1) -> int:
+    """``cstorch.utils.data.compute_num_steps``: how many steps a run takes, from the Model Zoo's ``runconfig``
+    (``num_steps``; else ``num_epochs`` x ``steps_per_epoch``, an epoch being the loader's length when not given;
+    else ``max_steps``), never past ``max_steps`` counted from ``initial_step``. A step is ``grad_accum_steps``
+    batches. The executor starts the loader again when it runs out, so an epoch may be longer than the loader."""
+    if num_steps is not None and num_epochs is not None:
+        raise CerebrasError("runconfig sets both num_steps and num_epochs", fix="keep one of them")
+    if num_steps is not None:
+        steps = num_steps
+    elif num_epochs is not None:
+        per_epoch = steps_per_epoch if steps_per_epoch is not None else len(dataloader) // max(grad_accum_steps, 1)
+        steps = num_epochs * per_epoch
+    elif max_steps is not None:
+        steps = max_steps - initial_step
+    else:
+        raise CerebrasError("runconfig sets none of num_steps, num_epochs and max_steps",
+                            fix="set num_steps (or num_epochs, or max_steps) in the params' runconfig")
+    if max_steps is not None:
+        steps = min(steps, max_steps - initial_step)
+    if steps <= 0:
+        raise CerebrasError(f"this run would take {steps} steps (initial step {initial_step}, max_steps {max_steps})",
+                            fix="raise max_steps, or start from an earlier checkpoint")
+    return steps * max(grad_accum_steps, 1)
+
+
+data = SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader, compute_num_steps=compute_num_steps)
+
+
+def visit_torch_tensors(data: Any, scope: list[str] | None = None) -> Iterator[tuple[list[str], torch.Tensor]]:
+    """``cstorch.utils.nest.visit_torch_tensors``: each tensor in nested lists, tuples and dicts, with the keys and
+    indices that lead to it."""
+    scope = scope or []
+    if isinstance(data, torch.Tensor):
+        yield scope, data
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            yield from visit_torch_tensors(v, [*scope, str(k)])
+    elif isinstance(data, (list, tuple)):
+        for i, v in enumerate(data):
+            yield from visit_torch_tensors(v, [*scope, str(i)])
+
+
+nest = SimpleNamespace(visit_torch_tensors=visit_torch_tensors)
+
+
+class CSConfig:
+    """``cstorch.utils.CSConfig(num_csx=..., max_wgt_servers=..., mgmt_address=..., ...)``: the Wafer-Scale
+    Cluster's settings for a job (systems, weight and activation servers, the management address). Each setting
+    given is recorded as a hardware-only option: the simulated run is one CS system's either way."""
+
+    def __init__(self, **settings: Any) -> None:
+        for name, value in settings.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if isinstance(value, (str, int, float, list, tuple)) and not isinstance(value, bool) and value != 0:
+            facade_log.accept("Cerebras", f"CSConfig({name}={value!r})",
+                              "configures the Wafer-Scale Cluster the job runs on (systems, servers, addresses); the "
+                              "simulated run is one system's")
 
 
 class ScalarWriter:
@@ -36,14 +104,25 @@ class ScalarWriter:
 
 
 def _summary_writer() -> Any:
+    base: Any
     try:
-        from torch.utils.tensorboard import SummaryWriter as TorchWriter
+        from torch.utils.tensorboard import SummaryWriter as base
     except ImportError:
-        return ScalarWriter
-    return TorchWriter
+        base = ScalarWriter
+
+    class SummaryWriter(base):  # type: ignore[misc, valid-type]
+        """cstorch's writer: PyTorch's (or :class:`ScalarWriter`), with cstorch's ``base_step`` (the step a resumed
+        run starts counting from) kept as an attribute."""
+
+        def __init__(self, *args: Any, base_step: int = 0, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.base_step = base_step
+
+    return SummaryWriter
 
 
 SummaryWriter = _summary_writer()  # cerebras.pytorch.utils.tensorboard.SummaryWriter
 tensorboard = SimpleNamespace(SummaryWriter=SummaryWriter)
 
-__all__ = ["DataExecutor", "DataLoader", "ScalarWriter", "SummaryWriter", "data", "tensorboard"]
+__all__ = ["CSConfig", "DataExecutor", "DataLoader", "ScalarWriter", "SummaryWriter", "compute_num_steps", "data",
+           "nest", "tensorboard", "visit_torch_tensors"]

@@ -22,6 +22,7 @@ numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` mode
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from typing import Any
@@ -40,6 +41,7 @@ from accelkit.facades.poptorch.blocks import (
     pipeline_plan,
 )
 from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError
+from accelkit.facades.poptorch.partials import FloatPartials, wants_float_partials
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
 
@@ -230,7 +232,9 @@ class PoplarExecutor:
                 chunks = _chunks(args, self.options.device_iterations)
                 self._example = chunks[0]
                 self._compile_with_bar(session, chunks[0])
-                steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
+                # fp16 products summed in fp32 partials, as the IPU does by default (partials.py)
+                with FloatPartials() if wants_float_partials(self.model, chunks[0]) else contextlib.nullcontext():
+                    steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
         except CaptureError as exc:  # capturing the model ran our loss check: report that, not the capture
             if isinstance(exc.__cause__, PopTorchError):
                 raise exc.__cause__ from None

@@ -88,7 +88,8 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
             p.grad = grad.float()  # widened before the loss scale is divided out: a small gradient survives it
             for k, v in self.state.get(p, {}).items():
                 if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
-                    self.state[p][k] = v.float() / self._state_scale(k, v.dtype)
+                    scale = self._state_scale(k, v.dtype)  # 1 for fp32 state: kept as it is, not copied
+                    self.state[p][k] = v.float() / scale if scale != 1.0 else v.float()
         if self.loss_scaling != 1.0:
             for p in params:
                 p.grad.div_(self.loss_scaling)

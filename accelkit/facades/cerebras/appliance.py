@@ -1,0 +1,54 @@
+"""What the 2.0 Model Zoo's runner reads from the appliance client, ``cerebras_appliance``: its debug settings
+(``run_utils.get_debug_args``) and its NaN error (``errors.ApplianceNanError``).
+
+The appliance client sends a compiled program to a Cerebras cluster and streams its data; accelkit simulates the
+system behind it, so the client's settings are kept and listed at the end of the run (they tune the cluster's
+coordinator, workers and memory), and change nothing in what is computed. Release 1.9's runner reaches the client's
+protobuf stack itself (``cerebras_appliance.pb``): that stays refused (:mod:`accelkit.facades.cerebras.zoo_r1`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelkit.runtime import facade_log
+
+
+class ApplianceNanError(Exception):
+    """``cerebras_appliance.errors.ApplianceNanError``: the runner raises it when a loss is NaN or infinite."""
+
+
+class DebugArgs:
+    """``DebugArgs``, the appliance's debug settings message: any field can be read (an empty sub-message) or set
+    (recorded as a hardware-only option), as a protobuf message's can."""
+
+    def __init__(self, path: str = "debug_args") -> None:
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_fields", {})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fields = object.__getattribute__(self, "_fields")
+        if name not in fields:
+            fields[name] = DebugArgs(f"{object.__getattribute__(self, '_path')}.{name}")
+        return fields[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_fields")[name] = value
+        facade_log.accept("Cerebras", f"{object.__getattribute__(self, '_path')}.{name} = {value!r}",
+                          "sets the appliance's resources (coordinator, worker, activation and weight servers' memory) "
+                          "for the job on the cluster; the simulated run is the same")
+
+
+def get_debug_args(debug_args_path: str | None = None) -> DebugArgs:
+    """``cerebras_appliance.run_utils.get_debug_args(path)``: the appliance's debug settings (a file of them, when
+    given, is recorded, not read: it only tunes the cluster)."""
+    if debug_args_path:
+        facade_log.accept("Cerebras", f"get_debug_args({debug_args_path!r})",
+                          "reads the appliance's debug settings for the job on the cluster; the simulated run is the "
+                          "same")
+    return DebugArgs()
+
+
+__all__ = ["ApplianceNanError", "DebugArgs", "get_debug_args"]
