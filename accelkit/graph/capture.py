@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from accelkit import boundary
+from accelkit.cache import CACHE
 from accelkit.errors import AccelkitError, CaptureError, ModelError, notebook_cell, source_label
 from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
 from accelkit.graph.ir import Graph, Node, TensorMeta
@@ -726,3 +727,40 @@ def _output_type(arg: Any) -> str:
         return "" if value is None else type(value).__name__
     return {"SymIntArgument": "int", "SymFloatArgument": "float", "SymBoolArgument": "bool"}.get(name, name)
 
+
+# ------------------------------------------------------------------------------------------
+# the cache: one capture per model, input shapes and structure (ak.compile and ak.check share it)
+# ------------------------------------------------------------------------------------------
+_GRAPHS = CACHE.graphs  # ak.cache's captured graphs: model -> {(inputs, training, structure): graph}
+
+
+def _input_key(example_inputs: Any) -> Any:
+    leaves = torch.utils._pytree.tree_flatten(example_inputs)[0]
+    return tuple((tuple(t.shape), t.dtype, str(t.device)) if isinstance(t, torch.Tensor) else repr(t)
+                 for t in leaves)
+
+
+def _structure_key(model: nn.Module) -> tuple[Any, ...]:
+    """What a captured graph depends on besides the inputs: every submodule (its object, class, forward and
+    train/eval flag) and every parameter and buffer (object, shape, dtype). Replacing a layer, swapping its
+    forward, or re-creating or resizing a weight changes the key, so the workshop's "modify, then compile
+    again" never reuses a stale graph. Weight values are not in it: a graph holds shapes, not values, so a
+    training step (which updates weights in place) keeps the capture."""
+    modules = tuple((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training)
+                    for name, m in model.named_modules())
+    tensors = tuple((name, id(t), tuple(t.shape), t.dtype)
+                    for name, t in (*model.named_parameters(), *model.named_buffers()))
+    return modules, tensors
+
+
+def captured(model: nn.Module, example_inputs: Any, training: bool) -> Graph:
+    """The model's graph for these input shapes, captured once and reused by later compiles of the same,
+    unchanged model (see :func:`_structure_key`)."""
+    structure = _structure_key(model)
+    key = (_input_key(example_inputs), training, structure)
+    cache = _GRAPHS.setdefault(model, {})
+    if key not in cache:
+        for stale in [k for k in cache if k[2] != structure]:  # graphs of the model before it changed
+            del cache[stale]
+        cache[key] = capture(model, example_inputs, training=training)
+    return cache[key]

@@ -547,13 +547,13 @@ def _capture_or_findings(model: nn.Module, example_inputs: Any, training: bool, 
                          spec: Any) -> tuple[Graph | None, list[_Hit]]:
     """The model's graph, or (where it cannot be captured) None and the findings that say why, each an error:
     ``ak.compile`` needs the graph, so what stops the capture stops the compile."""
-    from accelkit.graph.capture import capture
+    from accelkit.graph.capture import captured
 
     hits: list[_Hit] = []
     try:
         with warnings.catch_warnings():  # nn.LSTM's flat-weights export warning says nothing to a learner
             warnings.filterwarnings("ignore", message="The tensor attributes .* were assigned during export")
-            return capture(model, example_inputs, training=training), []
+            return captured(model, example_inputs, training), []  # ak.compile's cache: one capture per model
     except CaptureError as err:
         if err.kind in ("unsupported", "dynamic-shape"):
             hits += _data_dependent_shape_hits(model, example_inputs, table)
