@@ -232,3 +232,33 @@ def test_an_address_with_no_scheduler_is_a_clear_error(monkeypatch: pytest.Monke
     with pytest.raises(SweepError, match="no Dask scheduler answers"):
         sweep({"mlp": _mlp()}, ["a100"], progress=False)
     assert time.perf_counter() - t0 < 30
+
+
+def test_a_capture_that_fails_once_is_tried_again_and_a_real_failure_is_kept(monkeypatch):
+    """A threaded sweep once saw one model's capture fail and every one of its rows refused; a capture that
+    fails once and then works is not cached as a failure, one that fails twice is."""
+    from torch import nn
+
+    from accelkit.errors import CaptureError
+    from accelkit.workflow import evaluate as ev
+
+    calls = []
+
+    def flaky(model, inputs, training):
+        calls.append(training)
+        if len(calls) == 1:
+            raise CaptureError("a one-off", kind="unsupported")
+        return None
+
+    monkeypatch.setattr(ev, "captured", flaky)
+    built = ev.Built(nn.Linear(2, 2), (torch.zeros(1, 2),))
+    assert built.capture(False)[0] is None and len(calls) == 2
+    assert built.capture(False) == (None, 0.0) and len(calls) == 2  # kept after it worked
+
+    def broken(model, inputs, training):
+        calls.append(training)
+        raise CaptureError("always", kind="unsupported")
+
+    monkeypatch.setattr(ev, "captured", broken)
+    error, _ = ev.Built(nn.Linear(2, 2), (torch.zeros(1, 2),)).capture(True)
+    assert isinstance(error, CaptureError) and calls[-2:] == [True, True]

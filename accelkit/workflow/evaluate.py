@@ -55,11 +55,13 @@ class Built:
                 return self.captures[training], 0.0
             assert self.model is not None
             t0 = time.perf_counter()
-            try:
-                captured(self.model, self.inputs, training)
-                self.captures[training] = None
-            except Exception as exc:  # a model that fails capture refuses its rows, not the sweep
-                self.captures[training] = exc
+            for _ in range(2):  # a failure is kept only if it happens again: never cache a one-off
+                try:
+                    captured(self.model, self.inputs, training)
+                    self.captures[training] = None
+                    break
+                except Exception as exc:  # a model that fails capture refuses its rows, not the sweep
+                    self.captures[training] = exc
             self.capture_s[training] = time.perf_counter() - t0
             return self.captures[training], self.capture_s[training]
 
