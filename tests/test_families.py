@@ -168,6 +168,33 @@ def test_a_tpu_matmul_runs_at_the_share_of_the_128_wide_mxu_its_layer_fills() ->
     assert tpu.tile_fill(k, tensor=2) == pytest.approx(64 / 128 * 100 / 128)  # each chip holds half the outputs
 
 
+def test_a_gaudi_all_reduce_runs_on_the_ports_that_join_the_cards_it_spans() -> None:
+    """Inside a Gaudi server each pair of cards shares 3 of the 24 RoCE ports: 2 cards all-reduce over 3 ports (an
+    eighth of the card's bandwidth), 8 cards over 21; beyond one server the scale-out ports add a ring. A compiled
+    data-parallel program charges exactly this for its gradient all-reduce, and the 2-card all-reduce is slower than
+    a ring over all 24 ports would be."""
+    from accelkit.cost.rates import allreduce_s
+
+    spec = ak.hardware.get("gaudi3")
+    model = families.model_for(spec.family)
+    r = model.rates(spec, "bf16")
+    gb = 1e9
+    port = spec.chip_to_chip_Bps / 2 / 24  # one 200 GbE port, one direction
+    fixed = 2 * r.hop_s + r.collective_s
+    two, eight = model.allreduce_s(gb, 2, r, spec), model.allreduce_s(gb, 8, r, spec)
+    assert two == pytest.approx(2 * 1 / 2 * gb / (3 * port) + fixed)
+    assert eight == pytest.approx(2 * 7 / 8 * gb / (21 * port) + fixed)
+    assert two > 3 * eight and two > 5 * allreduce_s(gb, 2, r)  # the ring over every port is what it was before
+    sixteen = model.allreduce_s(gb, 16, r, spec)
+    assert sixteen == pytest.approx(eight + 2 * 1 / 2 * (gb / 8) / (3 * port) + 2 * r.hop_s)
+    assert model.allreduce_s(gb, 1, r, spec) == 0.0
+    m = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    prog = ak.compile(m, (torch.randn(64, 256),), target="gaudi3", training=True, chips=2,
+                      parallel=ak.Parallel(data=2))
+    want = model.allreduce_s(prog.memory_plan.gradient_bytes, 2, r, spec)
+    assert prog.report.sections_s["comm"] == pytest.approx(want)
+
+
 def test_a_tpu_all_reduce_runs_rings_along_the_torus_axes_the_slice_spans() -> None:
     """8 chips of a 3-D torus (2 x 2 x 2) use all six links; 4 chips (2 x 2 x 1) leave the third axis idle, so
     they take longer for the same bytes; a 2-D torus splits 8 chips as 4 x 2. A compiled data-parallel program

@@ -4,7 +4,8 @@ programmable Tensor Processor Cores (TPC, VLIW SIMD) does everything else. The H
 graph (lazy mode or torch.compile's hpu_backend), fuses the TPC ops, and launches it as one compiled recipe, so a step
 pays one launch, not one per kernel as eager mode would. A matmul fills the MMEs as far as its shape allows (the
 256 x 256 output-stationary array); a kernel is bound by its engine's rate or by HBM. Chips talk over on-die RoCE
-(RDMA over Ethernet) ports, the same Ethernet inside a server and across racks. Ops the PyTorch bridge has no kernel
+(RDMA over Ethernet) ports, the same Ethernet inside a server and across racks: inside a server of 8 cards each pair
+is joined by 3 of the 24 ports, so a collective's bandwidth grows with the cards it spans. Ops the PyTorch bridge has no kernel
 for run on the host CPU, as ``ak.compile(..., fallback="host")`` models."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ FAMILY = "gaudi"
 _WHITE_PAPER = ("Intel Gaudi 3 AI Accelerator White Paper (2024) and Hot Chips 2024 talk (R. Kaplan, 'Intel Gaudi 3 AI "
                 "Accelerator: Architected for Gen AI Training and Inference')")
 
-MME_WIDTH, TPC_FLOPS, RECIPE_LAUNCH, COLLECTIVE, HOP = register(
+MME_WIDTH, TPC_FLOPS, RECIPE_LAUNCH, COLLECTIVE, HOP, PORTS, PORTS_PER_PEER, SERVER_CARDS = register(
     Constant("GAUDI_MME_WIDTH", 256,
              "a Gaudi matrix engine (MME) is a 256 x 256 array of multiply-accumulate cells: a layer whose "
              "contraction or output features do not fill whole 256-wide tiles leaves the rest of the array idle",
@@ -52,7 +53,43 @@ MME_WIDTH, TPC_FLOPS, RECIPE_LAUNCH, COLLECTIVE, HOP = register(
              "a hop between Gaudis over an on-die RoCE port costs 3 µs",
              "no published figure; RoCE v2 port-to-port latency through the NIC pipeline and an Ethernet PHY is a "
              "few µs", True, (FAMILY,), when="multi-chip"),
+    Constant("GAUDI_NIC_PORTS", 24,
+             "a Gaudi card has 24 on-die RoCE ports (100 GbE on Gaudi 2, 200 GbE on Gaudi 3); the spec's chip-to-chip "
+             "bandwidth is all 24 together, so one port carries 1/24 of it",
+             "Intel, Hot Chips 2024: Gaudi 2 '24 x 100 GbE RoCE', Gaudi 3 'Networking 1200 GB/s bidirectional "
+             "(24 x 200 GbE RoCE)'", False, (FAMILY,), when="multi-chip"),
+    Constant("GAUDI_PORTS_PER_PEER", 3,
+             "inside an 8-card server each card joins every other card by 3 ports of its own (21 ports all-to-all, "
+             "the other 3 go to the scale-out network): a collective over n cards of one server runs on the 3(n-1) "
+             "ports that join them, so 2 cards share 3 ports' bandwidth, not 24; a collective beyond one server "
+             "crosses the 3 scale-out ports",
+             "Intel Gaudi 3 AI Accelerator White Paper (2024) and Intel Gaudi docs, HLS-Gaudi2 / HLS-Gaudi3 server "
+             "topology: 'in each Gaudi, 21 of the 24 NICs are dedicated to an all-to-all connectivity within the "
+             "system, with 3 NICs to each other Gaudi; 3 NICs per Gaudi go to the scale-out'", False, (FAMILY,),
+             when="multi-chip"),
+    Constant("GAUDI_SERVER_CARDS", 8,
+             "a Gaudi server (HLS-Gaudi2, HLS-Gaudi3) holds 8 cards, joined all-to-all",
+             "Intel Gaudi docs, HLS-Gaudi2 and HLS-Gaudi3 system descriptions: eight OAM cards per server", False,
+             (FAMILY,), when="multi-chip"),
 )
+
+
+def a2a_allreduce_s(nbytes: float, n: int, r: Rates, spec: AcceleratorSpec) -> float:
+    """An all-reduce of ``nbytes`` over ``n`` Gaudis: inside a server the cards are joined all-to-all, 3 ports per
+    pair, so a reduce-scatter then an all-gather each send ``(n-1)/n`` of the data spread over the ``3 (n-1)`` ports
+    that join the n cards (two RoCE hops); beyond one server each card's shard (1/8 of the data) is all-reduced in a
+    ring over its 3 scale-out ports."""
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    port_Bps = float(spec.chip_to_chip_Bps or value("DEFAULT_LINK_BPS")) / 2 / value("GAUDI_NIC_PORTS")
+    peer = value("GAUDI_PORTS_PER_PEER")
+    cards = int(value("GAUDI_SERVER_CARDS"))
+    inside = min(n, cards)
+    seconds = 2 * (inside - 1) / inside * nbytes / ((inside - 1) * peer * port_Bps) + 2 * r.hop_s + r.collective_s
+    servers = -(-n // cards)
+    if servers > 1:  # each card's 1/8 of the data, in a ring over the servers on the scale-out ports
+        seconds += 2 * (servers - 1) / servers * (nbytes / cards) / (peer * port_Bps) + 2 * (servers - 1) * r.hop_s
+    return seconds
 
 
 def _engine(k: Kernel) -> str:
@@ -86,6 +123,9 @@ class GaudiModel(ExecutionModel):
 
     def lane(self, k: KernelTime) -> str:
         return k.units.split(" x")[0]
+
+    def allreduce_s(self, nbytes: float, n: int, r: Rates, spec: AcceleratorSpec) -> float:
+        return a2a_allreduce_s(nbytes, n, r, spec)
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         """Graph mode: the pass is one recipe, launched once; each kernel runs on its engine (a matmul on the MMEs
