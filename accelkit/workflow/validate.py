@@ -73,6 +73,7 @@ LLAMA_SHAPES: dict[str, tuple[int, int, int, int, int, int]] = {
     "llama31-405b": (16384, 126, 128, 8, 53248, 128256),
     "llama2-70b": (8192, 80, 64, 8, 28672, 32000),
     "llama-7b": (4096, 32, 32, 32, 11008, 32000),  # LLaMA-7B and Llama-2-7B (Touvron et al. 2023, Table 2 each)
+    "mistral-7b": (4096, 32, 32, 8, 14336, 32000),  # Mistral 7B (Jiang et al. 2023, arXiv 2310.06825, Table 1)
 }
 
 
@@ -441,6 +442,58 @@ CASES: dict[str, Case] = {
         "llama31-405b", "sn40l", 16, 1, 128, 512,
         "16 sockets is the row's own assumption (one SN40L node); " + _SHORT_LONG),
 }
+
+
+# Intel's throughput tables list each model at four lengths (128 or 2,048 tokens in, 128 or 2,048 out), each with the
+# batch Intel ran; the rows at 128 in and 128 out have their own cases above (their names are kept)
+_INTEL_LENGTHS: tuple[tuple[str, int, str, str, int, int, int], ...] = (
+    ("gaudi2", 1, "llama-7b", "llama2-7b", 163, 128, 2048),
+    ("gaudi2", 1, "llama-7b", "llama2-7b", 94, 2048, 128),
+    ("gaudi2", 1, "llama-7b", "llama2-7b", 81, 2048, 2048),
+    ("gaudi2", 4, "llama2-70b", "llama2-70b", 327, 128, 2048),
+    ("gaudi2", 2, "llama2-70b", "llama2-70b", 95, 2048, 128),
+    ("gaudi2", 2, "llama2-70b", "llama2-70b", 78, 2048, 2048),
+    ("gaudi2", 1, "mistral-7b", "mistral-7b", 896, 128, 128),
+    ("gaudi2", 1, "mistral-7b", "mistral-7b", 120, 128, 2048),
+    ("gaudi2", 1, "mistral-7b", "mistral-7b", 120, 2048, 128),
+    ("gaudi2", 1, "mistral-7b", "mistral-7b", 44, 2048, 2048),
+    ("gaudi2", 1, "llama3-8b", "llama31-8b", 289, 128, 2048),
+    ("gaudi2", 1, "llama3-8b", "llama31-8b", 179, 2048, 128),
+    ("gaudi2", 1, "llama3-8b", "llama31-8b", 155, 2048, 2048),
+    ("gaudi3", 1, "llama-7b", "llama2-7b", 217, 128, 2048),
+    ("gaudi3", 1, "llama-7b", "llama2-7b", 153, 2048, 128),
+    ("gaudi3", 1, "llama-7b", "llama2-7b", 75, 2048, 2048),
+    ("gaudi3", 2, "llama2-70b", "llama2-70b", 1750, 128, 128),
+    ("gaudi3", 2, "llama2-70b", "llama2-70b", 512, 128, 2048),
+    ("gaudi3", 2, "llama2-70b", "llama2-70b", 231, 2048, 128),
+    ("gaudi3", 2, "llama2-70b", "llama2-70b", 240, 2048, 2048),
+    ("gaudi3", 1, "llama3-8b", "llama31-8b", 768, 128, 2048),
+    ("gaudi3", 1, "llama3-8b", "llama31-8b", 256, 2048, 128),
+    ("gaudi3", 1, "llama3-8b", "llama31-8b", 364, 2048, 2048),
+    ("gaudi3", 2, "llama3-70b", "llama31-70b", 450, 128, 2048),
+    ("gaudi3", 2, "llama3-70b", "llama31-70b", 223, 2048, 128),
+    ("gaudi3", 2, "llama3-70b", "llama31-70b", 175, 2048, 2048),
+    ("gaudi3", 8, "llama3-70b", "llama31-70b", 600, 128, 2048),
+    ("gaudi3", 8, "llama3-70b", "llama31-70b", 400, 2048, 128),
+    ("gaudi3", 8, "llama3-70b", "llama31-70b", 600, 2048, 2048),
+    ("gaudi3", 1, "mistral-7b", "mistral-7b", 896, 128, 128),
+    ("gaudi3", 1, "mistral-7b", "mistral-7b", 120, 128, 2048),
+    ("gaudi3", 1, "mistral-7b", "mistral-7b", 120, 2048, 128),
+    ("gaudi3", 1, "mistral-7b", "mistral-7b", 44, 2048, 2048),
+)
+
+
+def _intel(target: str, chips: int, model: str, batch: int, prompt: int, output: int) -> Case:
+    said = _OH_FP8_GAUDI2 if target == "gaudi2" else _OH_FP8
+    if chips > 1:
+        return _serve(model, target, chips, batch, prompt, output,
+                      said + f"; DeepSpeed's tensor parallelism over the {chips} cards: modelled as "
+                      f"Parallel(tensor={chips})", precision="fp8", parallel=Parallel(tensor=chips))
+    return _serve(model, target, chips, batch, prompt, output, said, precision="fp8")
+
+
+CASES.update({f"{t}x{c}-{slug}-{i}-{o}-b{b}": _intel(t, c, model, b, i, o)
+              for t, c, model, slug, b, i, o in _INTEL_LENGTHS})
 """Case name (the CSV's ``case`` column) -> how accelkit runs it."""
 
 METRICS: dict[str, tuple[str, str]] = {
