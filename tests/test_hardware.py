@@ -467,3 +467,14 @@ def test_extends_reads_the_base_beside_the_file(tmp_path):
                                         'bf16 = { value = 624e12, source = "what if: twice the peak" }\n')
     fast = hw.load(tmp_path / "fast.toml")
     assert fast.name == "fast" and fast.peak("bf16") == 624e12 and fast.peak("fp32") == 19.5e12
+
+
+def test_a_capacity_is_shown_as_its_maker_counts_it():
+    """HBM stacks and SRAMs come in powers of two: a capacity of whole GiB (Gaudi 2's "96 GB", which hl-smi reports
+    as 98304 MiB) reads in GiB, whole MiB in MiB, anything else in decimal units; a chip's description uses it."""
+    from accelkit.hardware.spec import fmt_capacity
+
+    assert fmt_capacity(96 * 2**30) == "96 GiB" and fmt_capacity(220 * 2**20) == "220 MiB"
+    assert fmt_capacity(80e9) == "80 GB" and fmt_capacity(48e6) == "48 MB" and fmt_capacity(2**30 + 1) == "1.07 GB"
+    assert "hbm 96 GiB" in ak.hardware.get("gaudi2").describe()
+    assert "hbm 80 GB" in ak.hardware.get("h100").describe()

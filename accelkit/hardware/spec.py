@@ -148,7 +148,7 @@ class MemoryTier:
     bandwidth_Bps: float
 
     def __str__(self) -> str:
-        return f"{self.name} {fmt_bytes(self.capacity_bytes)} @ {fmt_si(self.bandwidth_Bps, 'B/s')}"
+        return f"{self.name} {fmt_capacity(self.capacity_bytes)} @ {fmt_si(self.bandwidth_Bps, 'B/s')}"
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ class AcceleratorSpec:
             f"{fmt_si(self.on_chip_bandwidth_Bps, 'B/s')}{mark('on_chip_bandwidth_Bps')}"
             f" ({fmt_bytes(self.memory_per_unit_bytes)}{mark('memory_per_unit_bytes')} per {per_unit})",
             "  memory:    " + " | ".join(
-                f"{t.name} {fmt_bytes(t.capacity_bytes)}{mark(f'memory_tiers.{t.name}.capacity_bytes')} @ "
+                f"{t.name} {fmt_capacity(t.capacity_bytes)}{mark(f'memory_tiers.{t.name}.capacity_bytes')} @ "
                 f"{fmt_si(t.bandwidth_Bps, 'B/s')}{mark(f'memory_tiers.{t.name}.bandwidth_Bps')}"
                 for t in self.memory_tiers),
         ]
@@ -673,6 +673,16 @@ def _dtypes(values: dict[str, Any], origin: str, where: str | None) -> tuple[str
 def fmt_bytes(n: float) -> str:
     """Bytes in decimal SI units, as vendors quote them: ``fmt_bytes(520e6) == "520 MB"``."""
     return fmt_si(n, "B")
+
+
+def fmt_capacity(n: float) -> str:
+    """A memory's capacity as its maker counts it: a whole number of GiB or MiB in binary units (HBM stacks and
+    SRAMs come in powers of two: Gaudi 2's "96 GB" is 96 GiB, ``fmt_capacity(96 * 2**30) == "96 GiB"``), anything
+    else in decimal SI units (``fmt_capacity(80e9) == "80 GB"``)."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size and float(n) % size == 0:
+            return f"{n / size:,.0f} {unit}"
+    return fmt_bytes(n)
 
 
 def fmt_sig(x: float, digits: int = 3) -> str:
