@@ -392,9 +392,12 @@ CASES: dict[str, Case] = {
         {"target": "bow", "chips": 1, "precision": "fp32", "device_iterations": 50}, inputs=(8, 1, 28, 28),
         assumption="Graphcore's MNIST tutorial as ALCF runs it (srun --ipus=1 on the Bow-Pod64): trainingModel with SGD, "
                    "batch 8, deviceIterations 50 (400 images per call), fp32, outputMode All (every batch's predictions "
-                   "and loss come back); images/s = the 60,000 training images over an epoch's wall time, host included "
-                   "(the tutorial's loop computes a loss mean and an accuracy on the host after every call: not "
-                   "modelled)"),
+                   "and loss come back); images/s = the 60,000 training images over an epoch's wall time, host included: "
+                   "tqdm's 7.71 s per epoch is the 10 epochs' 77 s, and the script compiles the model at its first "
+                   "call, inside the first epoch (no training_model.compile() before the loop), so unless ALCF's "
+                   "machine had the executable cached the figure includes PopTorch's compile; the DataLoader has no "
+                   "workers (every image is read and transformed in the training process) and the loop computes a loss "
+                   "mean and an accuracy on the host after every call: none of this is modelled"),
     "tsp1-groqflow-hello-world": Case(
         "linear-10-5", "infer", {"target": "tsp", "chips": 1, "precision": "fp16"}, inputs=(10,),
         assumption="GroqFlow's hello_world example: a Linear(10, 5) on one input of 10 values (one sample); GroqFlow "
