@@ -94,12 +94,13 @@ def test_every_chip_loads_with_legal_values_and_a_source_per_figure(name: str) -
     ("tpu-v5e", lambda s: (s.compute_units, s.functional_slices["MXU"], s.peak("bf16"), s.tier("hbm").bandwidth_Bps,
                            s.max_chips, s.torus_dims, s.chip_to_chip_Bps), (1, 4, 197e12, 819e9, 256, 2, 400e9)),
     # Intel, Hot Chips 2024 (Gaudi 3 talk): Gaudi 2 432 TFLOPS bf16, 96 GB at 2.46 TB/s, 600 W; Gaudi 3 8 MMEs, 64 TPCs,
-    # 1,835 TFLOPS bf16 and fp8, 128 GB at 3.67 TB/s, 96 MB SRAM, 900 W
+    # 1,835 TFLOPS bf16 and fp8, 128 GB at 3.67 TB/s, 96 MB SRAM, 900 W; HBM's GB are binary (hl-smi: 98304 MiB on an
+    # HL-225, 131072 MiB on an HL-325L)
     ("gaudi2", lambda s: (s.compute_units, s.peak("bf16"), s.tier("hbm").capacity_bytes, s.tier("hbm").bandwidth_Bps,
-                          s.power_w), (24, 432e12, 96e9, 2.46e12, 600)),
+                          s.power_w), (24, 432e12, 96 * 2**30, 2.46e12, 600)),
     ("gaudi3", lambda s: (dict(s.functional_slices), s.peak("bf16"), s.peak("fp8"), s.tier("hbm").capacity_bytes,
                           s.tier("hbm").bandwidth_Bps, s.on_chip_memory_bytes, s.power_w),
-     ({"MME": 8, "TPC": 64}, 1835e12, 1835e12, 128e9, 3.67e12, 96e6, 900)),
+     ({"MME": 8, "TPC": 64}, 1835e12, 1835e12, 128 * 2**30, 3.67e12, 96e6, 900)),
     ("mi250", lambda s: (s.compute_units, s.peak("fp16"), s.tier("hbm").capacity_bytes), (208, 362.1e12, 128e9)),
     ("mi300x", lambda s: (s.peak("bf16"), s.tier("hbm").capacity_bytes, s.tier("hbm").bandwidth_Bps),
      (1307.4e12, 192e9, 5.3e12)),
