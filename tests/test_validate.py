@@ -158,8 +158,11 @@ def test_small_models_show_the_hosts_share(result: v.ValidationResult):
     from the goals (the dataflow chips' small kernels are not yet modelled well enough to meet them)."""
     small = {r.case: r for r in result.small}
     assert set(small) == {r["case"] for r in v.reference_rows("small-model")}
-    real, synthetic = small["gc200x1-data-loading-real"], small["gc200x1-data-loading-synthetic"]
-    assert real.predicted < synthetic.predicted  # real data crosses the host link every iteration
+    for replicas in (1, 2):
+        real, synthetic = small[f"gc200x{replicas}-data-loading-real"], small[f"gc200x{replicas}-data-loading-synthetic"]
+        assert real.predicted < synthetic.predicted  # real data crosses the host link every iteration
+    # two replicas all-reduce the classifier's 16.7 MB of gradients every step: no faster than one, as published
+    assert small["gc200x2-data-loading-synthetic"].predicted < small["gc200x1-data-loading-synthetic"].predicted
     hello = small["tsp1-groqflow-hello-world"]
     assert hello.ratio < 1.05, hello  # GroqFlow's own estimate charges the same PCIe terms as the model
     assert "vendors' small models" in result.table() and "not counted" in result.table()
