@@ -32,7 +32,8 @@ def vendor_run(tmp_path: Path, script: str, *args: str, synthetic: bool = True,
                ok: bool = True) -> subprocess.CompletedProcess[str]:
     """Copy ``script`` into ``tmp_path`` (apps write their PEFs beside themselves) and launch it as its README
     says, ``accelkit vendor-run [--synthetic-data] script [args]``, in a fresh interpreter."""
-    shutil.copy(SCRIPTS / script, tmp_path / script)
+    if not (tmp_path / script).is_file():
+        shutil.copy(SCRIPTS / script, tmp_path / script)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "GROQFLOW_CACHE_DIR": str(tmp_path / "groqflow-cache")}
     cmd = [sys.executable, "-m", "accelkit.cli", "vendor-run", *(["--synthetic-data"] if synthetic else []), script,
            *args]
@@ -94,21 +95,29 @@ def test_cbtorch_seed_session_with_model_optimizer_criterion_trains_then_evaluat
     assert "execution mode on the CS-2" in out
 
 
-def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp_path, monkeypatch, capsys):
+def test_cstorch_loop_traces_steps_checkpoints_takes_int32_labels_and_names_the_fix_of_an_error(tmp_path, monkeypatch,
+                                                                                                 capsys):
     out = in_process(tmp_path, monkeypatch, capsys, "cstorch_loop.py", synthetic=False)
-    falls(out)
+    losses = falls(out)
     assert "checkpoint_25.mdl', 'checkpoints/checkpoint_50.mdl', 'checkpoints/checkpoint_60.mdl']" in out
     assert "last holds step 60" in out and "60 steps" in out and "MODELLED on wse2" in out
     assert "cstorch.backend(compile_dir='/tmp/compile_dir') accepted, not simulated" in out
     assert list((tmp_path / "cerebras_artifacts").glob("*.akp"))  # the compiled program, in artifact_dir
+    # int32 labels, as Cerebras' pipelines make them: the system's loss takes them, so the CSX step does too
+    # (widened to int64 on this CPU: the same values, so the very same losses)
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_loop.py", "--int32-labels", synthetic=False)
+    assert falls(out) == losses
 
-    proc = vendor_run(tmp_path, "cstorch_loop.py", "--int32-labels", synthetic=False, ok=False)  # the command line
+    # an error inside the traced step, from the command line: the call, the script's own line and the fix
+    text = (SCRIPTS / "cstorch_loop.py").read_text()
+    (tmp_path / "cstorch_loop_narrow.py").write_text(text.replace("nn.Linear(16, 64)", "nn.Linear(12, 64)"))
+    proc = vendor_run(tmp_path, "cstorch_loop_narrow.py", synthetic=False, ok=False)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr  # the call, the line and the fix; not PyTorch's traceback
     assert "the @cstorch.trace step training_step() failed" in proc.stderr
-    line = (SCRIPTS / "cstorch_loop.py").read_text().splitlines().index("    loss = loss_fn(outputs, targets)") + 1
-    assert f"cstorch_loop.py:{line}: loss = loss_fn(outputs, targets)" in proc.stderr  # the script's own line
-    assert "labels.long()" in proc.stderr
+    line = text.splitlines().index("        return self.net(x)") + 1
+    assert f"cstorch_loop_narrow.py:{line}: return self.net(x)" in proc.stderr  # the script's own line
+    assert "flatten images before a Linear layer" in proc.stderr
 
 
 # ---- Graphcore PopTorch ---------------------------------------------------------------------------
@@ -1148,7 +1157,7 @@ def test_speech_commands_stand_in_has_the_real_words_and_clip_shapes_and_is_said
     assert "torchaudio" not in sys.modules  # answered for the run only
 
 
-ZOO_SHAPED_RUNNER = '''"""A training run in the shape of the 2.0 Model Zoo's runner (run_cstorch_flow.py), on its CPU path."""
+ZOO_SHAPED_RUNNER = '''"""A training run in the shape of the 2.0 Model Zoo's runner (run_cstorch_flow.py), on its CPU or CSX path."""
 import sys
 
 import cerebras_pytorch as cstorch
@@ -1177,6 +1186,8 @@ def input_fn(params):
     g = torch.Generator().manual_seed(0)
     y = torch.randint(0, 4, (96,), generator=g)
     x = torch.nn.functional.one_hot(y, 16).float().reshape(96, 4, 4) + 0.1 * torch.randn(96, 4, 4, generator=g)
+    if cstorch.use_cs():  # as the Model Zoo's loaders shape a batch for the system: float16 inputs, int32 labels
+        x, y = x.half(), y.int()
     return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=params["batch_size"])
 
 
@@ -1218,6 +1229,7 @@ for step, batch in enumerate(executor, start=1):
     post_training_step(training_step(batch))
     save_checkpoint(step)
 print(f"device {backend.device}, is_csx {backend.is_csx}, use_cs {cstorch.use_cs()}, steps {num_steps}")
+print(f"batch {batch[0].dtype} {batch[1].dtype}, weights {next(model.parameters()).dtype}")
 print(f"loss dtype bf16-exact {all(torch.tensor(v).bfloat16().item() == v for v in losses)}")
 print(f"samples {executor.profiler.total_samples()}, batch size {dataloader.batch_size}")
 print(f"tensors {[(scope, tuple(t.shape)) for scope, t in visit_torch_tensors({'a': [torch.ones(2)]})]}")
@@ -1258,6 +1270,18 @@ def test_cstorch_2_0_model_zoo_runner_shape_trains_on_its_cpu_path_with_the_appl
         compute_num_steps(loader, num_steps=3, num_epochs=1)
     with pytest.raises(CerebrasError, match="0 steps"):
         compute_num_steps(loader, initial_step=40, max_steps=40, num_steps=5)
+
+    # its CSX path: float16 inputs to the fp32 model and int32 labels, as the system takes them (mixed precision)
+    run = run_script(script, ["CSX"], quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    falls(out)
+    assert "device CSX, is_csx True, use_cs True, steps 50" in out
+    assert "batch torch.float16 torch.int32, weights torch.float32" in out
+    assert "the CSX program runs in mixed precision (fp16 arithmetic" in out
+    (label, report), = run.reports
+    assert label == "cstorch.compile(Sequential) on Backend('CSX': simulated CS-2, fp16)"  # told after the switch
+    assert "fp16): 50 steps, 400 samples" in report and "MODELLED on wse2" in report
 
 
 def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_the_ipu_does():
