@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -1094,9 +1095,83 @@ def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_r
     assert vision_ops.read_image(tmp_path / "x.png", vision_ops.ImageReadMode.GRAY).shape == (1, 2, 4)
     with pytest.raises(vision_ops.VisionStandInError, match="ImageNet"):
         vision_ops.ImageNet("/data/imagenet", split="val")
-    with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:
-        hf_datasets.cached_path("https://example.org/imagenette2-320.tgz")
+    with pytest.raises(hf_datasets.DatasetsError, match="val2017.zip.*downloads a file") as err:
+        hf_datasets.cached_path("http://images.cocodataset.org/zips/val2017.zip")
     assert "local path" in (err.value.fix or "")
+
+
+IMAGENETTE_SHAPED = '''"""The shape of GroqFlow's computer-vision proof points (demo_helpers/dataset.py's ImagenetteDataset): Imagenette
+fetched with cached_path and unpacked, ImageNet's devkit with wget, val read through torchvision's ImageNet with
+the proof points' transforms, then a small CNN built for the TSP and run on chip and on the CPU."""
+import os
+import sys
+import tarfile
+
+import torch
+import torchvision.transforms as T
+from datasets.utils.file_utils import cached_path
+from groqflow import groqit
+from torch.utils.data import DataLoader
+from torchvision.datasets import ImageNet
+
+root = sys.argv[1]
+tarfile_path = cached_path("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-320.tgz")
+with tarfile.open(tarfile_path) as f:
+    f.extractall(root)
+import wget  # noqa: E402 - where the helpers import it
+
+wget.download("https://image-net.org/data/ILSVRC/2012/ILSVRC2012_devkit_t12.tar.gz", out=os.path.join(root, "imagenette2-320"))
+normalize = T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+images = ImageNet(root=os.path.join(root, "imagenette2-320"), split="val",
+                  transform=T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), normalize]))
+first = images[0][0]
+print(f"val {len(images)} classes {len(images.classes)} first {images.classes[0][0]!r} shape {tuple(first.shape)}")
+print(f"resized {T.Resize(256)(T.ToPILImage()(torch.zeros(3, 320, 426))).size}")
+labels = [int(y) for _, y in DataLoader(images, batch_size=1)]
+print(f"labels {sorted(set(labels))} each {labels.count(0)}")
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 7, stride=8), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                            torch.nn.Flatten(), torch.nn.Linear(4, 10)).eval()
+gmodel = groqit(model, {"input": first[None]}, build_name="imagenette_cnn")
+modes = []  # the dispatch mode the convolution runs under (accelkit's fp32 partial sums, in an fp16 build)
+model[0].register_forward_hook(lambda *_: modes.append(type(torch.utils._python_dispatch._get_current_dispatch_mode())))
+out, ref = gmodel(input=first[None]), model(first[None])
+print(f"on chip {out.dtype} close {torch.allclose(out.float(), ref, atol=2e-3, rtol=1e-2)} under {modes[0].__name__}")
+'''
+
+
+def test_groqflow_imagenette_helpers_read_a_generated_archive_through_imagenet_offline(tmp_path, monkeypatch):
+    """GroqFlow's computer-vision proof points (ResNet-50 and the others) evaluate on Imagenette, which their demo
+    helpers download: under --synthetic-data cached_path gives a generated archive of Imagenette's layout (ten
+    WordNet-id folders), wget's ImageNet devkit a placeholder, and ImageNet reads the val folder as torchvision
+    does; each said once. An fp16 build's convolutions sum in fp32 and round once, as the TSP's matrix units."""
+    from accelkit.vendor import imagenette, run_script
+
+    script = tmp_path / "imagenette_eval.py"
+    script.write_text(IMAGENETTE_SHAPED)
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "groqflow-cache"))
+    archives = set(Path(tempfile.gettempdir()).glob("accelkit-imagenette-*"))
+    run = run_script(script, [str(tmp_path / "datasets")], synthetic_data=True, quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    n = imagenette.IMAGES_PER_CLASS
+    assert f"val {10 * n} classes 10 first 'tench' shape (3, 224, 224)" in out
+    assert "resized (340, 256)" in out  # Resize(int): the shorter side, the aspect kept (W, H), as torchvision
+    assert f"labels {list(range(10))} each {n}" in out  # the class folders in sorted order: targets 0..9
+    assert "on chip torch.float16 close True under FloatPartials" in out  # fp16 products, fp32 sums
+    said = " ".join(run.substitutions)
+    assert f"{n} generated images a class" in said and "not photographs" in said
+    assert "ILSVRC2012_devkit_t12.tar.gz') is a placeholder" in said
+    assert set(Path(tempfile.gettempdir()).glob("accelkit-imagenette-*")) == archives  # the archive is removed after
+    assert (tmp_path / "datasets/imagenette2-320" / imagenette.MARKER).is_file()  # said to be made here
+    assert "wget" not in sys.modules or getattr(sys.modules["wget"], "__accelkit_facade__", None) is None
+
+    from accelkit.facades.poptorch.partials import FloatPartials  # what an fp16 GroqModel call runs under
+    x, w = torch.randn(1, 3, 16, 16).half(), torch.randn(4, 3, 3, 3).half()
+    with FloatPartials():
+        got = torch.nn.functional.conv2d(x, w)
+    assert torch.equal(got, torch.nn.functional.conv2d(x.float(), w.float()).half())
+
 
 
 def test_torch_hub_load_of_torchvision_is_answered_offline_and_other_downloads_are_refused_by_name(tmp_path):
