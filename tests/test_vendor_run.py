@@ -1015,6 +1015,37 @@ def test_samba_inference_compile_without_a_name_takes_the_pef_name_else_the_mode
     assert (tmp_path / "out" / "Linear" / "Linear.pef" / "manifest.json").is_file()
 
 
+def test_poptorch_fp16_adamw_update_is_the_fp32_update_stored_once_in_buffers_kept_between_steps():
+    """--optimizer-half's AdamW on fp16 weights: each update is PyTorch's AdamW in fp32 on the unscaled gradient,
+    stored to fp16 once (the state x loss_scaling); the fp32 copies are buffers kept from step to step, not new
+    tensors (a large layer's fresh copies cost more than its update on this CPU)."""
+    from accelkit import poptorch
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(64, 8).half()
+    opt = poptorch.optim.AdamW(layer.parameters(), lr=0.01, accum_type=torch.float16, loss_scaling=1024)
+    w0 = layer.weight.detach().float().clone()
+    (layer(torch.randn(16, 64).half()).float().pow(2).mean() * 1024).backward()
+    grad = layer.weight.grad.float() / 1024
+    ref = torch.nn.Parameter(w0.clone())
+    ref.grad = grad
+    ref_opt = torch.optim.AdamW([ref], lr=0.01)
+    ref_opt.step()
+    opt.step()
+    assert layer.weight.dtype == torch.float16 and layer.weight.grad.dtype == torch.float16
+    assert torch.allclose(layer.weight.float(), ref.detach().half().float(), rtol=2 ** -10, atol=0)
+    state = opt.state[layer.weight]
+    assert state["exp_avg_sq"].dtype == torch.float16  # stored x 1024^2 in fp16, not underflowed
+    assert torch.allclose(state["exp_avg_sq"].float() / 1024 ** 2, ref_opt.state[ref]["exp_avg_sq"], rtol=2e-3,
+                          atol=0)
+    buffers = {k: t.data_ptr() for k, t in opt._wide_buffers[id(layer.weight)].items()}
+    for _ in range(2):
+        layer(torch.randn(16, 64).half()).float().sum().backward()
+        opt.step()
+        opt.zero_grad()
+    assert {k: t.data_ptr() for k, t in opt._wide_buffers[id(layer.weight)].items()} == buffers
+
+
 def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_instead_of_diverging():
     # the mixed-precision walkthrough's --execution-half --optimizer-half: model.half(), AdamW(accum_type=fp16,
     # loss_scaling=1024); Adam's squared fp16 gradients underflowed to zero unscaled and the loss went to NaN
