@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,8 @@ def vendor_run(tmp_path: Path, script: str, *args: str, synthetic: bool = True,
                ok: bool = True) -> subprocess.CompletedProcess[str]:
     """Copy ``script`` into ``tmp_path`` (apps write their PEFs beside themselves) and launch it as its README
     says, ``accelkit vendor-run [--synthetic-data] script [args]``, in a fresh interpreter."""
-    shutil.copy(SCRIPTS / script, tmp_path / script)
+    if not (tmp_path / script).is_file():
+        shutil.copy(SCRIPTS / script, tmp_path / script)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "GROQFLOW_CACHE_DIR": str(tmp_path / "groqflow-cache")}
     cmd = [sys.executable, "-m", "accelkit.cli", "vendor-run", *(["--synthetic-data"] if synthetic else []), script,
            *args]
@@ -94,21 +96,29 @@ def test_cbtorch_seed_session_with_model_optimizer_criterion_trains_then_evaluat
     assert "execution mode on the CS-2" in out
 
 
-def test_cstorch_loop_traces_steps_checkpoints_and_names_the_int32_label_fix(tmp_path, monkeypatch, capsys):
+def test_cstorch_loop_traces_steps_checkpoints_takes_int32_labels_and_names_the_fix_of_an_error(tmp_path, monkeypatch,
+                                                                                                 capsys):
     out = in_process(tmp_path, monkeypatch, capsys, "cstorch_loop.py", synthetic=False)
-    falls(out)
+    losses = falls(out)
     assert "checkpoint_25.mdl', 'checkpoints/checkpoint_50.mdl', 'checkpoints/checkpoint_60.mdl']" in out
     assert "last holds step 60" in out and "60 steps" in out and "MODELLED on wse2" in out
     assert "cstorch.backend(compile_dir='/tmp/compile_dir') accepted, not simulated" in out
     assert list((tmp_path / "cerebras_artifacts").glob("*.akp"))  # the compiled program, in artifact_dir
+    # int32 labels, as Cerebras' pipelines make them: the system's loss takes them, so the CSX step does too
+    # (widened to int64 on this CPU: the same values, so the very same losses)
+    out = in_process(tmp_path, monkeypatch, capsys, "cstorch_loop.py", "--int32-labels", synthetic=False)
+    assert falls(out) == losses
 
-    proc = vendor_run(tmp_path, "cstorch_loop.py", "--int32-labels", synthetic=False, ok=False)  # the command line
+    # an error inside the traced step, from the command line: the call, the script's own line and the fix
+    text = (SCRIPTS / "cstorch_loop.py").read_text()
+    (tmp_path / "cstorch_loop_narrow.py").write_text(text.replace("nn.Linear(16, 64)", "nn.Linear(12, 64)"))
+    proc = vendor_run(tmp_path, "cstorch_loop_narrow.py", synthetic=False, ok=False)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr  # the call, the line and the fix; not PyTorch's traceback
     assert "the @cstorch.trace step training_step() failed" in proc.stderr
-    line = (SCRIPTS / "cstorch_loop.py").read_text().splitlines().index("    loss = loss_fn(outputs, targets)") + 1
-    assert f"cstorch_loop.py:{line}: loss = loss_fn(outputs, targets)" in proc.stderr  # the script's own line
-    assert "labels.long()" in proc.stderr
+    line = text.splitlines().index("        return self.net(x)") + 1
+    assert f"cstorch_loop_narrow.py:{line}: return self.net(x)" in proc.stderr  # the script's own line
+    assert "flatten images before a Linear layer" in proc.stderr
 
 
 # ---- Graphcore PopTorch ---------------------------------------------------------------------------
@@ -1005,6 +1015,37 @@ def test_samba_inference_compile_without_a_name_takes_the_pef_name_else_the_mode
     assert (tmp_path / "out" / "Linear" / "Linear.pef" / "manifest.json").is_file()
 
 
+def test_poptorch_fp16_adamw_update_is_the_fp32_update_stored_once_in_buffers_kept_between_steps():
+    """--optimizer-half's AdamW on fp16 weights: each update is PyTorch's AdamW in fp32 on the unscaled gradient,
+    stored to fp16 once (the state x loss_scaling); the fp32 copies are buffers kept from step to step, not new
+    tensors (a large layer's fresh copies cost more than its update on this CPU)."""
+    from accelkit import poptorch
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(64, 8).half()
+    opt = poptorch.optim.AdamW(layer.parameters(), lr=0.01, accum_type=torch.float16, loss_scaling=1024)
+    w0 = layer.weight.detach().float().clone()
+    (layer(torch.randn(16, 64).half()).float().pow(2).mean() * 1024).backward()
+    grad = layer.weight.grad.float() / 1024
+    ref = torch.nn.Parameter(w0.clone())
+    ref.grad = grad
+    ref_opt = torch.optim.AdamW([ref], lr=0.01)
+    ref_opt.step()
+    opt.step()
+    assert layer.weight.dtype == torch.float16 and layer.weight.grad.dtype == torch.float16
+    assert torch.allclose(layer.weight.float(), ref.detach().half().float(), rtol=2 ** -10, atol=0)
+    state = opt.state[layer.weight]
+    assert state["exp_avg_sq"].dtype == torch.float16  # stored x 1024^2 in fp16, not underflowed
+    assert torch.allclose(state["exp_avg_sq"].float() / 1024 ** 2, ref_opt.state[ref]["exp_avg_sq"], rtol=2e-3,
+                          atol=0)
+    buffers = {k: t.data_ptr() for k, t in opt._wide_buffers[id(layer.weight)].items()}
+    for _ in range(2):
+        layer(torch.randn(16, 64).half()).float().sum().backward()
+        opt.step()
+        opt.zero_grad()
+    assert {k: t.data_ptr() for k, t in opt._wide_buffers[id(layer.weight)].items()} == buffers
+
+
 def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_instead_of_diverging():
     # the mixed-precision walkthrough's --execution-half --optimizer-half: model.half(), AdamW(accum_type=fp16,
     # loss_scaling=1024); Adam's squared fp16 gradients underflowed to zero unscaled and the loss went to NaN
@@ -1085,9 +1126,83 @@ def test_vision_ops_stand_ins_match_torchvisions_definitions_and_downloads_are_r
     assert vision_ops.read_image(tmp_path / "x.png", vision_ops.ImageReadMode.GRAY).shape == (1, 2, 4)
     with pytest.raises(vision_ops.VisionStandInError, match="ImageNet"):
         vision_ops.ImageNet("/data/imagenet", split="val")
-    with pytest.raises(hf_datasets.DatasetsError, match="imagenette2-320.tgz.*downloads a file") as err:
-        hf_datasets.cached_path("https://example.org/imagenette2-320.tgz")
+    with pytest.raises(hf_datasets.DatasetsError, match="val2017.zip.*downloads a file") as err:
+        hf_datasets.cached_path("http://images.cocodataset.org/zips/val2017.zip")
     assert "local path" in (err.value.fix or "")
+
+
+IMAGENETTE_SHAPED = '''"""The shape of GroqFlow's computer-vision proof points (demo_helpers/dataset.py's ImagenetteDataset): Imagenette
+fetched with cached_path and unpacked, ImageNet's devkit with wget, val read through torchvision's ImageNet with
+the proof points' transforms, then a small CNN built for the TSP and run on chip and on the CPU."""
+import os
+import sys
+import tarfile
+
+import torch
+import torchvision.transforms as T
+from datasets.utils.file_utils import cached_path
+from groqflow import groqit
+from torch.utils.data import DataLoader
+from torchvision.datasets import ImageNet
+
+root = sys.argv[1]
+tarfile_path = cached_path("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-320.tgz")
+with tarfile.open(tarfile_path) as f:
+    f.extractall(root)
+import wget  # noqa: E402 - where the helpers import it
+
+wget.download("https://image-net.org/data/ILSVRC/2012/ILSVRC2012_devkit_t12.tar.gz", out=os.path.join(root, "imagenette2-320"))
+normalize = T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+images = ImageNet(root=os.path.join(root, "imagenette2-320"), split="val",
+                  transform=T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), normalize]))
+first = images[0][0]
+print(f"val {len(images)} classes {len(images.classes)} first {images.classes[0][0]!r} shape {tuple(first.shape)}")
+print(f"resized {T.Resize(256)(T.ToPILImage()(torch.zeros(3, 320, 426))).size}")
+labels = [int(y) for _, y in DataLoader(images, batch_size=1)]
+print(f"labels {sorted(set(labels))} each {labels.count(0)}")
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 7, stride=8), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                            torch.nn.Flatten(), torch.nn.Linear(4, 10)).eval()
+gmodel = groqit(model, {"input": first[None]}, build_name="imagenette_cnn")
+modes = []  # the dispatch mode the convolution runs under (accelkit's fp32 partial sums, in an fp16 build)
+model[0].register_forward_hook(lambda *_: modes.append(type(torch.utils._python_dispatch._get_current_dispatch_mode())))
+out, ref = gmodel(input=first[None]), model(first[None])
+print(f"on chip {out.dtype} close {torch.allclose(out.float(), ref, atol=2e-3, rtol=1e-2)} under {modes[0].__name__}")
+'''
+
+
+def test_groqflow_imagenette_helpers_read_a_generated_archive_through_imagenet_offline(tmp_path, monkeypatch):
+    """GroqFlow's computer-vision proof points (ResNet-50 and the others) evaluate on Imagenette, which their demo
+    helpers download: under --synthetic-data cached_path gives a generated archive of Imagenette's layout (ten
+    WordNet-id folders), wget's ImageNet devkit a placeholder, and ImageNet reads the val folder as torchvision
+    does; each said once. An fp16 build's convolutions sum in fp32 and round once, as the TSP's matrix units."""
+    from accelkit.vendor import imagenette, run_script
+
+    script = tmp_path / "imagenette_eval.py"
+    script.write_text(IMAGENETTE_SHAPED)
+    monkeypatch.setenv("GROQFLOW_CACHE_DIR", str(tmp_path / "groqflow-cache"))
+    archives = set(Path(tempfile.gettempdir()).glob("accelkit-imagenette-*"))
+    run = run_script(script, [str(tmp_path / "datasets")], synthetic_data=True, quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    n = imagenette.IMAGES_PER_CLASS
+    assert f"val {10 * n} classes 10 first 'tench' shape (3, 224, 224)" in out
+    assert "resized (340, 256)" in out  # Resize(int): the shorter side, the aspect kept (W, H), as torchvision
+    assert f"labels {list(range(10))} each {n}" in out  # the class folders in sorted order: targets 0..9
+    assert "on chip torch.float16 close True under FloatPartials" in out  # fp16 products, fp32 sums
+    said = " ".join(run.substitutions)
+    assert f"{n} generated images a class" in said and "not photographs" in said
+    assert "ILSVRC2012_devkit_t12.tar.gz') is a placeholder" in said
+    assert set(Path(tempfile.gettempdir()).glob("accelkit-imagenette-*")) == archives  # the archive is removed after
+    assert (tmp_path / "datasets/imagenette2-320" / imagenette.MARKER).is_file()  # said to be made here
+    assert "wget" not in sys.modules or getattr(sys.modules["wget"], "__accelkit_facade__", None) is None
+
+    from accelkit.facades.poptorch.partials import FloatPartials  # what an fp16 GroqModel call runs under
+    x, w = torch.randn(1, 3, 16, 16).half(), torch.randn(4, 3, 3, 3).half()
+    with FloatPartials():
+        got = torch.nn.functional.conv2d(x, w)
+    assert torch.equal(got, torch.nn.functional.conv2d(x.float(), w.float()).half())
+
 
 
 def test_torch_hub_load_of_torchvision_is_answered_offline_and_other_downloads_are_refused_by_name(tmp_path):
@@ -1148,7 +1263,7 @@ def test_speech_commands_stand_in_has_the_real_words_and_clip_shapes_and_is_said
     assert "torchaudio" not in sys.modules  # answered for the run only
 
 
-ZOO_SHAPED_RUNNER = '''"""A training run in the shape of the 2.0 Model Zoo's runner (run_cstorch_flow.py), on its CPU path."""
+ZOO_SHAPED_RUNNER = '''"""A training run in the shape of the 2.0 Model Zoo's runner (run_cstorch_flow.py), on its CPU or CSX path."""
 import sys
 
 import cerebras_pytorch as cstorch
@@ -1177,6 +1292,8 @@ def input_fn(params):
     g = torch.Generator().manual_seed(0)
     y = torch.randint(0, 4, (96,), generator=g)
     x = torch.nn.functional.one_hot(y, 16).float().reshape(96, 4, 4) + 0.1 * torch.randn(96, 4, 4, generator=g)
+    if cstorch.use_cs():  # as the Model Zoo's loaders shape a batch for the system: float16 inputs, int32 labels
+        x, y = x.half(), y.int()
     return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=params["batch_size"])
 
 
@@ -1218,6 +1335,7 @@ for step, batch in enumerate(executor, start=1):
     post_training_step(training_step(batch))
     save_checkpoint(step)
 print(f"device {backend.device}, is_csx {backend.is_csx}, use_cs {cstorch.use_cs()}, steps {num_steps}")
+print(f"batch {batch[0].dtype} {batch[1].dtype}, weights {next(model.parameters()).dtype}")
 print(f"loss dtype bf16-exact {all(torch.tensor(v).bfloat16().item() == v for v in losses)}")
 print(f"samples {executor.profiler.total_samples()}, batch size {dataloader.batch_size}")
 print(f"tensors {[(scope, tuple(t.shape)) for scope, t in visit_torch_tensors({'a': [torch.ones(2)]})]}")
@@ -1258,6 +1376,18 @@ def test_cstorch_2_0_model_zoo_runner_shape_trains_on_its_cpu_path_with_the_appl
         compute_num_steps(loader, num_steps=3, num_epochs=1)
     with pytest.raises(CerebrasError, match="0 steps"):
         compute_num_steps(loader, initial_step=40, max_steps=40, num_steps=5)
+
+    # its CSX path: float16 inputs to the fp32 model and int32 labels, as the system takes them (mixed precision)
+    run = run_script(script, ["CSX"], quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    falls(out)
+    assert "device CSX, is_csx True, use_cs True, steps 50" in out
+    assert "batch torch.float16 torch.int32, weights torch.float32" in out
+    assert "the CSX program runs in mixed precision (fp16 arithmetic" in out
+    (label, report), = run.reports
+    assert label == "cstorch.compile(Sequential) on Backend('CSX': simulated CS-2, fp16)"  # told after the switch
+    assert "fp16): 50 steps, 400 samples" in report and "MODELLED on wse2" in report
 
 
 def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_the_ipu_does():

@@ -39,7 +39,7 @@ class AcceptedOption:
 
 
 _accepted: list[AcceptedOption] = []
-_runs: list[tuple[str, Callable[[], Any]]] | None = None  # only while a launcher collects: see collecting()
+_runs: list[tuple[str | Callable[[], str], Callable[[], Any]]] | None = None  # only while a launcher collects: see collecting()
 _resets: list[Callable[[], None]] = []  # a facade's module state to clear before each vendor script
 
 
@@ -62,16 +62,17 @@ def accepted() -> list[AcceptedOption]:
     return list(_accepted)
 
 
-def register_run(label: str, report: Callable[[], Any]) -> None:
-    """Register a facade object's ``report`` for the launcher's end-of-run summary. Outside
-    :func:`collecting` nothing is kept, so facade objects made in a notebook are not kept alive."""
+def register_run(label: str | Callable[[], str], report: Callable[[], Any]) -> None:
+    """Register a facade object's ``report`` for the launcher's end-of-run summary; ``label`` may be a function,
+    asked at the end (a backend's precision can change after it is registered). Outside :func:`collecting`
+    nothing is kept, so facade objects made in a notebook are not kept alive."""
     if _runs is not None:
         _runs.append((label, report))
 
 
 def runs() -> list[tuple[str, Callable[[], Any]]]:
     """The reports registered while collecting, in the order they were registered."""
-    return list(_runs or [])
+    return [(label() if callable(label) else label, report) for label, report in _runs or []]
 
 
 @contextlib.contextmanager

@@ -10,7 +10,8 @@ For that one run the vendor module names (``poptorch``, ``sambaflow``, ``sambafl
 never shadowed), and the script runs as ``__main__`` with its own ``sys.argv`` (``runpy.run_path``).
 ``--synthetic-data`` swaps the downloads tutorials make (torchvision datasets, Hugging Face
 checkpoints and ``torch.hub`` models, ``datasets``' text sets and metrics, tiktoken's encodings, torchaudio's
-Speech Commands) for data made here, and says so
+Speech Commands, the Imagenette archive and ImageNet devkit GroqFlow's demo helpers fetch) for data made here, and
+says so
 (:mod:`accelkit.vendor.synthetic`). A script written for transformers 4 that patches what transformers 5
 removed gets it back for the run (:mod:`accelkit.vendor.hf_compat`).
 
@@ -158,8 +159,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     wants_vision = any("torchvision" in text for text in sources)
     wants_tiktoken = any("tiktoken" in text for text in sources)
     wants_audio = any("torchaudio" in text for text in sources)
+    wants_wget = any(re.search(r"^\s*import wget\b", text, re.M) for text in sources)
     # Hugging Face datasets, unless the script's folder has a datasets module of its own
-    wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate) import)", text, re.M)
+    wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate)(\.\w+)* import)", text, re.M)
                          for text in sources) and not (Path(path).parent / "datasets.py").exists() \
         and not (Path(path).parent / "datasets").is_dir()
     # transformers 4 attributes the script (or a module of its own that it imports) patches: answered where gone
@@ -174,7 +176,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         with compat_cm as compat, (
                 facade_log.collecting()), aliases.installed() as finder, (
                 synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
-                                    datasets=wants_datasets, audio=wants_audio) if synthetic_data
+                                    datasets=wants_datasets, audio=wants_audio, wget=wants_wget) if synthetic_data
                 else contextlib.nullcontext()), (
                 contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
             for note in compat:
@@ -223,7 +225,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synthetic-data", action="store_true",
                         help="answer the script's downloads (torchvision MNIST/FashionMNIST/CIFAR10, Hugging Face "
                              "from_pretrained, torch.hub.load of pytorch/vision, datasets' load_dataset / load_metric, "
-                             "tiktoken's encodings, torchaudio's SPEECHCOMMANDS) with data "
+                             "tiktoken's encodings, torchaudio's SPEECHCOMMANDS, GroqFlow's Imagenette archive) with data "
                              "made on this machine; each substitution is announced")
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, print Python's full traceback as well as the call and the fix")

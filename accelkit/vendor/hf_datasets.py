@@ -449,16 +449,20 @@ class DownloadConfig:
 
 
 def cached_path(url_or_filename: Any, download_config: Any = None, **_: Any) -> str:
-    """``datasets.utils.file_utils.cached_path``: a local file is given back as it is; a URL is a download, which
-    ``--synthetic-data`` never makes, so it is refused, naming the URL (a helper that downloads its own archive,
-    e.g. GroqFlow's demo helpers for Imagenette or COCO, has no stand-in here)."""
+    """``datasets.utils.file_utils.cached_path``: a local file is given back as it is; Imagenette's archive (GroqFlow's
+    demo helpers download it) is generated here (:mod:`accelkit.vendor.imagenette`); any other URL is a download,
+    which ``--synthetic-data`` never makes, so it is refused, naming the URL (e.g. COCO's archive)."""
     import os
+
+    from accelkit.vendor import imagenette
 
     path = os.fspath(url_or_filename)
     if "://" not in path:
         if not os.path.exists(path):
             raise DatasetsError(f"cached_path: no file {path}", fix="give the path of a file that exists")
         return path
+    if imagenette.is_imagenette(path):  # GroqFlow's computer-vision proof points: an archive generated here
+        return imagenette.archive(path)
     raise DatasetsError(f"cached_path({path!r}) downloads a file: under --synthetic-data nothing is downloaded, and "
                         "accelkit makes no stand-in for that archive",
                         fix="download it on a machine with network access and pass the local path, or use a data "

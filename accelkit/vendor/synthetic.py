@@ -199,13 +199,25 @@ class Lambda:
 
 
 class Resize:
-    def __init__(self, size: int | tuple[int, int], **_: Any) -> None:
-        self.size = (size, size) if isinstance(size, int) else tuple(size)
+    """``transforms.Resize(size)``: a pair is the (height, width) made; a number is the shorter side's length, the
+    longer scaled to keep the aspect ratio, as torchvision does."""
+
+    def __init__(self, size: int | tuple[int, int] | list[int], **_: Any) -> None:
+        self.size = size if isinstance(size, int) else tuple(size)
+
+    def _output(self, h: int, w: int) -> tuple[int, int]:
+        if not isinstance(self.size, int):
+            return (self.size[0], self.size[-1])
+        short, long = (h, w) if h <= w else (w, h)
+        new_long = int(self.size * long / short)
+        return (self.size, new_long) if h <= w else (new_long, self.size)
 
     def __call__(self, x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            return torch.nn.functional.interpolate(x[None].float(), size=self.size, mode="bilinear")[0]
-        return x.resize(self.size[::-1])
+            size = self._output(x.shape[-2], x.shape[-1])
+            return torch.nn.functional.interpolate(x[None].float(), size=size, mode="bilinear")[0]
+        h, w = self._output(x.height, x.width)
+        return x.resize((w, h))
 
 
 class ConvertImageDtype:
@@ -478,9 +490,34 @@ def _hf_datasets() -> Iterator[None]:
                 sys.modules[k] = v
 
 
+# ---- wget ----------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _wget() -> Iterator[None]:
+    """``wget.download`` answered by :func:`accelkit.vendor.imagenette.download` (ImageNet's devkit, which GroqFlow's
+    demo helpers fetch beside Imagenette; any other URL refused by name): a stand-in module where wget is not
+    installed, its ``download`` swapped for the run where it is."""
+    from accelkit.vendor import imagenette
+
+    if importlib.util.find_spec("wget") is None:
+        sys.modules["wget"] = _module("wget", download=imagenette.download, __version__="0.0+accelkit.standin")
+        try:
+            yield
+        finally:
+            sys.modules.pop("wget", None)
+        return
+    import wget  # type: ignore[import-not-found]
+
+    saved = wget.download
+    wget.download = imagenette.download
+    try:
+        yield
+    finally:
+        wget.download = saved
+
+
 @contextlib.contextmanager
 def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
-              datasets: bool = False, audio: bool = False) -> Iterator[None]:
+              datasets: bool = False, audio: bool = False, wget: bool = False) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
@@ -488,14 +525,21 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
     ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
     ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics;
     ``audio=True``: ``import torchaudio`` answered by generated Speech Commands clips where it is not installed;
-    ``torch.hub`` always)."""
+    ``wget=True``: ``wget.download`` of ImageNet's devkit answered, any other URL refused; ``torch.hub`` always;
+    Imagenette's archive wherever ``cached_path`` is asked for it)."""
+    from accelkit.vendor import imagenette
+
     _reset_notices()
     with torch_hub.installed(), (_hf_hub() if hf else contextlib.nullcontext()), (
             _torchvision() if vision else contextlib.nullcontext()), (
             _tiktoken() if tiktoken else contextlib.nullcontext()), (
             _hf_datasets() if datasets else contextlib.nullcontext()), (
-            _torchaudio() if audio else contextlib.nullcontext()):
-        yield
+            _torchaudio() if audio else contextlib.nullcontext()), (
+            _wget() if wget else contextlib.nullcontext()):
+        try:
+            yield
+        finally:
+            imagenette.cleanup()
 
 
 __all__ = ["CIFAR10", "MNIST", "FashionMNIST", "installed", "substitutions"]

@@ -4,7 +4,8 @@ only where torchvision is not installed).
 
 The two box operations are computed for real, as torchvision defines them (docs.pytorch.org/vision, "torchvision.ops"):
 a detector's post-processing gives the same boxes. ImageNet is never downloaded by torchvision itself (its archives
-are placed by hand), and no stand-in of it is made here: constructing it says so.
+are placed by hand): the stand-in reads a split's class folders where they are (the generated Imagenette's,
+:mod:`accelkit.vendor.imagenette`), and says so where they are not.
 """
 
 from __future__ import annotations
@@ -95,15 +96,52 @@ def read_image(path: Any, mode: ImageReadMode = ImageReadMode.UNCHANGED) -> torc
     return torch.from_numpy(arr.copy()).permute(2, 0, 1)  # (H, W, C) -> (C, H, W)
 
 
-class ImageNet:
-    """``torchvision.datasets.ImageNet(root, split=...)``: refused when constructed (importing it is fine)."""
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")  # torchvision's
 
-    def __init__(self, root: Any = None, split: str = "train", **_: Any) -> None:
-        raise VisionStandInError(
-            f"torchvision.datasets.ImageNet(root={root!r}, split={split!r}): ImageNet's archives are placed by hand, "
-            "and --synthetic-data makes no stand-in for them",
-            fix="use CIFAR10, MNIST or FashionMNIST (made here under --synthetic-data), or run where ImageNet's "
-                "files are")
+
+class ImageNet(torch.utils.data.Dataset):  # type: ignore[type-arg]
+    """``torchvision.datasets.ImageNet(root, split="train", transform=None, target_transform=None)`` over the
+    images of ``root/split``, read as torchvision reads them once its devkit is parsed (an ``ImageFolder``: the
+    class folders in sorted order are the targets 0, 1, ...; items ``(PIL RGB image, target)``). Where that folder
+    is missing it is refused: torchvision never downloads ImageNet (its archives are placed by hand), and
+    --synthetic-data makes only Imagenette's (:mod:`accelkit.vendor.imagenette`)."""
+
+    def __init__(self, root: Any = None, split: str = "train", transform: Any = None, target_transform: Any = None,
+                 **_: Any) -> None:
+        from pathlib import Path
+
+        from accelkit.vendor.imagenette import CLASSES
+
+        folder = Path(str(root)).expanduser() / split
+        wnids = sorted(d.name for d in folder.iterdir() if d.is_dir()) if folder.is_dir() else []
+        if not wnids:
+            raise VisionStandInError(
+                f"torchvision.datasets.ImageNet(root={root!r}, split={split!r}): no class folders in {folder}; "
+                "ImageNet's archives are placed by hand, and --synthetic-data makes no stand-in for them",
+                fix="use CIFAR10, MNIST or FashionMNIST (made here under --synthetic-data), or run where ImageNet's "
+                    "files are")
+        self.root, self.split, self.transform, self.target_transform = root, split, transform, target_transform
+        self.wnids = wnids
+        self.wnid_to_idx = {w: i for i, w in enumerate(wnids)}
+        self.classes = [(CLASSES.get(w, w),) for w in wnids]
+        self.class_to_idx = {c[0]: i for i, c in enumerate(self.classes)}
+        self.samples = [(str(f), i) for i, w in enumerate(wnids) for f in sorted((folder / w).iterdir())
+                        if f.suffix.lower() in IMAGE_SUFFIXES]
+        self.imgs = self.samples
+        self.targets = [t for _, t in self.samples]
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        from PIL import Image
+
+        path, target = self.samples[index]
+        with Image.open(path) as img:
+            sample: Any = img.convert("RGB")
+        if self.transform is not None:
+            sample = self.transform(sample)
+        return sample, (self.target_transform(target) if self.target_transform is not None else target)
 
 
 __all__ = ["ImageNet", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]

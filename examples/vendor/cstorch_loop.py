@@ -3,7 +3,7 @@
 @checkpoint_closure that saves with cstorch.save, utils.data.DataLoader(input_fn, ...) and DataExecutor
 with num_steps / checkpoint_steps. Written for the real SDK; nothing here names accelkit.
 
-    python cstorch_loop.py [--int32-labels]     (int32 labels, as Cerebras' data pipelines often make them)
+    python cstorch_loop.py [--int32-labels]     (int32 labels, as Cerebras' data pipelines make them for the system)
 """
 import sys
 

@@ -49,6 +49,7 @@ class StepClock:
 
     def __init__(self, model: nn.Module, *, target: str, precision: str = "fp32", mode: str = "auto") -> None:
         self.session = Session(model, target=target, precision=precision, mode=mode)
+        self._target, self._mode = target, mode
         self.model = model
         self._example: Any = None  # the first forward's inputs in this step: a tuple, or a dict of keywords
         self._sections: set[str] = set()
@@ -57,6 +58,10 @@ class StepClock:
         self.last_program: Any = None  # the compiled program of the last step's shapes
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad)
                        for p in model.parameters() if p.requires_grad]
+
+    def use_precision(self, precision: str) -> None:
+        """Compile for ``precision`` from now on; only before the first step is counted (the caller checks)."""
+        self.session = Session(self.model, target=self._target, precision=precision, mode=self._mode)
 
     # ---- events from the user's step ----------------------------------------------------------
     def on_forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

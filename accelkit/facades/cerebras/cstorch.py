@@ -40,6 +40,7 @@ from torch import nn
 
 from accelkit.facades.cerebras.amp import half_precision, on_half_dtype
 from accelkit.facades.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.facades.cerebras.system_inputs import SystemLabels, for_capture, half_dtype_of
 from accelkit.hardware.precision import EMULATED, CpuAutocast
 from accelkit.runtime import facade_log
 
@@ -93,8 +94,7 @@ class Backend(ClockResults):
                 raise CerebrasError(f"the half dtype changed to {precision} after {clock.session.steps} step(s) ran "
                                     f"in {self.precision}", fix="call cstorch.amp.set_half_dtype(...) before the "
                                                                 "first traced step (e.g. before cstorch.compile)")
-            clock.close()
-            self.clock = StepClock(clock.model, target=self.target, precision=precision, mode=self.execution_mode)
+            clock.use_precision(precision)  # the same clock: a step being traced keeps its events
         self.precision = precision
 
     def _clock(self) -> StepClock:
@@ -295,11 +295,23 @@ class CompiledModel(nn.Module):
         self.backend = backend
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self.backend.is_csx and self.backend.precision == "fp32":
+            self._half_inputs_mean_mixed_precision(args, kwargs)
         if self.backend.tracing and self.backend.clock is not None:
-            self.backend.clock.on_forward(args, kwargs)
+            self.backend.clock.on_forward(*for_capture((args, kwargs), self.module))
         dtype = EMULATED.get(self.backend.precision)  # mixed precision: 16-bit arithmetic, as the wafer's
         with CpuAutocast(dtype):
             return self.module(*args, **kwargs)
+
+    def _half_inputs_mean_mixed_precision(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """16-bit inputs to a CSX model that set no half dtype: the program runs in that mixed precision, as the
+        system's compiler takes them (:mod:`accelkit.facades.cerebras.system_inputs`); said once."""
+        precision = half_dtype_of((args, kwargs))
+        if precision is not None:
+            self.backend.use_precision(precision)
+            print(f"cstorch: the compiled model's inputs are 16-bit ({precision}): the CSX program runs in mixed "
+                  f"precision ({precision} arithmetic, fp32 weights and accumulation), as the Cerebras system "
+                  "trains")
 
 
 def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledModel:  # noqa: A001 - cstorch's name
@@ -321,7 +333,7 @@ def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledM
                             fix="create another backend for a second model: accelkit.facades.cerebras.backend('CSX')")
     b.clock = StepClock(model, target=b.target, precision=b.precision, mode=b.execution_mode)
     _current[:] = [b]
-    facade_log.register_run(f"cstorch.compile({type(model).__name__}) on {b!r}", b.report)
+    facade_log.register_run(lambda: f"cstorch.compile({type(model).__name__}) on {b!r}", b.report)
     return CompiledModel(model, b)
 
 
@@ -341,7 +353,8 @@ def trace(fn: F) -> F:
         clock = b._clock()
         b.tracing = True
         try:
-            with clock.watching_optimizers(), facade_log.vendor_call(f"the @cstorch.trace step {fn.__name__}()"):
+            with clock.watching_optimizers(), facade_log.vendor_call(f"the @cstorch.trace step {fn.__name__}()"), \
+                    SystemLabels():  # int32 labels, as the system takes them
                 out = fn(*args, **kwargs)
         finally:
             b.tracing = False

@@ -29,4 +29,4 @@ def __getattr__(name: str) -> NoReturn:  # PEP 562: any name the zoo asks these 
         fix="run the zoo's model in a loop of your own: cbtorch.initialize / module / dataloader / Session (the CS-2 "
             "script shape, examples/vendor/cbtorch_seed.py), or cerebras.pytorch's compile / trace / DataExecutor "
             "(release 2.x, as gigaGPT's train.py and examples/vendor/cstorch_loop.py do); the 2.0 Model Zoo's runner "
-            "runs (python run.py CPU --mode train --params configs/params.yaml)")
+            "runs (python run.py CSX --mode train --params configs/params.yaml, or CPU)")

@@ -80,34 +80,74 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
         (so Adam's ``eps`` and small steps do not vanish in the arithmetic), then stored back: the weights in
         their own dtype and the optimizer state in its accumulator type (fp16 by default, fp32 with
         ``accum_type=torch.float32``). Each store rounds to nearest, or stochastically (up or down at random, with
-        the odds that make the rounding unbiased) when the options enable stochastic rounding."""
+        the odds that make the rounding unbiased) when the options enable stochastic rounding.
+
+        The fp32 copies live in buffers kept from one step to the next (:meth:`_widened`), filled and read back in
+        place: a large layer's fresh fp32 copies cost more than the update itself on this CPU (each new tensor's
+        pages are mapped and zeroed). Where every updated weight is 16-bit and the script chose neither
+        ``foreach`` nor ``fused``, Adam and AdamW run PyTorch's fused CPU kernel (the same update in one pass)."""
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
-        narrow = {p: (p.dtype, p.grad) for p in params if p.dtype in (torch.float16, torch.bfloat16)}
-        for p, (_, grad) in narrow.items():  # fp32 arithmetic: PyTorch's new state follows p's dtype
-            p.data = p.data.float()
-            p.grad = grad.float()  # widened before the loss scale is divided out: a small gradient survives it
-            for k, v in self.state.get(p, {}).items():
-                if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
-                    scale = self._state_scale(k, v.dtype)  # 1 for fp32 state: kept as it is, not copied
-                    self.state[p][k] = v.float() / scale if scale != 1.0 else v.float()
+        narrow = {p: (p.data, p.grad) for p in params if p.dtype in (torch.float16, torch.bfloat16)}
+        stored: dict[Any, dict[str, torch.Tensor]] = {}  # the 16-bit state tensors, written back after the step
+        for p, (data, grad) in narrow.items():  # fp32 arithmetic: PyTorch's new state follows p's dtype
+            wide = self._widened(p)
+            p.data = wide["param"].copy_(data)
+            p.grad = wide["grad"].copy_(grad)  # widened before the loss scale is divided out: a small gradient lives
+            stored[p] = {}
+            for k, v in list(self.state.get(p, {}).items()):
+                if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape \
+                        and v.dtype != torch.float32:
+                    stored[p][k] = v
+                    w = wide.setdefault(k, torch.empty(v.shape, dtype=torch.float32)).copy_(v)
+                    scale = self._state_scale(k, v.dtype)
+                    self.state[p][k] = w.div_(scale) if scale != 1.0 else w
         if self.loss_scaling != 1.0:
             for p in params:
                 p.grad.div_(self.loss_scaling)
         if self.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+        fuse = self._fusable(params, narrow)
         try:
+            for g in fuse:
+                g["fused"] = True
             return super().step(closure)  # type: ignore[safe-super]
         finally:
-            for p, (dtype, grad) in narrow.items():
-                p.data = round_to(p.data, dtype, self.stochastic_rounding)
-                p.grad = grad
-                keep = self._state_dtype(dtype)
-                for k, v in self.state.get(p, {}).items():
-                    if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape:
+            for g in fuse:
+                g["fused"] = None
+            for p, (data, grad) in narrow.items():
+                data.copy_(round_to(p.data, data.dtype, True) if self.stochastic_rounding else p.data)
+                p.data, p.grad = data, grad
+                keep = self._state_dtype(data.dtype)
+                for k, v in list(self.state.get(p, {}).items()):
+                    if isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == p.shape \
+                            and keep != torch.float32:
+                        self._widened(p).setdefault(k, v)  # PyTorch's new fp32 state: the buffer from now on
                         scale = self._state_scale(k, keep)
                         if scale != 1.0:  # saturates at the 16-bit maximum rather than overflow to inf
-                            v = (v * scale).clamp(max=torch.finfo(keep).max)
-                        self.state[p][k] = round_to(v, keep, self.stochastic_rounding)
+                            v.mul_(scale).clamp_(max=torch.finfo(keep).max)
+                        target = stored[p].get(k)
+                        if target is None or target.dtype != keep:
+                            target = torch.empty(v.shape, dtype=keep)
+                        self.state[p][k] = target.copy_(round_to(v, keep, True) if self.stochastic_rounding else v)
+
+    def _widened(self, p: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The fp32 buffers of 16-bit weight ``p``: its value, its gradient and its 16-bit state, by name."""
+        buffers: dict[int, dict[str, torch.Tensor]] = self.__dict__.setdefault("_wide_buffers", {})
+        if id(p) not in buffers:
+            buffers[id(p)] = {"param": torch.empty(p.shape, dtype=torch.float32),
+                              "grad": torch.empty(p.shape, dtype=torch.float32)}
+        return buffers[id(p)]
+
+    def _fusable(self, params: list[torch.Tensor], narrow: dict[Any, Any]) -> list[dict[str, Any]]:
+        """The param groups to run with PyTorch's fused CPU update this step: Adam / AdamW groups whose updated
+        weights are all 16-bit (so every update is computed in the fp32 buffers) and that left ``foreach``,
+        ``fused`` and ``differentiable`` alone; none otherwise."""
+        if not narrow or len(narrow) != len(params) or not isinstance(self, (torch.optim.Adam, torch.optim.AdamW)):
+            return []
+        groups = self.param_groups
+        if any(g.get("fused") or g.get("foreach") or g.get("differentiable") or g.get("capturable") for g in groups):
+            return []
+        return groups
 
     # optimizer state that holds gradients (power 1) or squared gradients (power 2), by PyTorch's state names
     _GRADIENT_POWER = {"exp_avg": 1, "exp_avg_sq": 2, "max_exp_avg_sq": 2, "momentum_buffer": 1,

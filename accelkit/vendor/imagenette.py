@@ -1,0 +1,145 @@
+"""Imagenette for ``accelkit vendor-run --synthetic-data``: the archive GroqFlow's computer-vision proof points
+download, made here.
+
+Their demo helpers (demo_helpers/dataset.py, ``ImagenetteDataset``) fetch fast.ai's Imagenette
+(github.com/fastai/imagenette: ten easily told ImageNet classes) with ``datasets.utils.file_utils.cached_path
+("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-320.tgz")``, unpack it, fetch ImageNet's devkit with
+``wget.download``, and read ``val`` through ``torchvision.datasets.ImageNet(root, split="val")``. Under
+``--synthetic-data`` nothing is downloaded, so:
+
+- :func:`archive` answers ``cached_path`` of an Imagenette URL (``imagenette2``, ``-160``, ``-320``) with a
+  ``.tgz`` of the real layout, ``imagenette2-320/{train,val}/<wnid>/<name>.JPEG`` over Imagenette's ten WordNet
+  ids, :data:`IMAGES_PER_CLASS` images a class and split (the real val split has 3,925), the shorter side the
+  archive's size (320 px). An image is not a photograph: each class is a colour and a stripe pattern of its own,
+  with noise, so a model trained on ImageNet scores near chance on it; what runs is the pipeline (decode, resize,
+  crop, normalise, the model on the chip and on the CPU). Said once.
+- :func:`download` answers ``wget.download`` of ImageNet's devkit (whose only use there is ``ImageNet``'s class
+  names) with a small placeholder archive, said once; any other URL is refused by name.
+- ``torchvision.datasets.ImageNet`` (:class:`accelkit.vendor.vision_ops.ImageNet`) reads such a folder as torchvision
+  does: the class folders of the split, in sorted order, are the targets 0..9.
+
+The unpacked set has fewer images a class than the helpers' own check asks (300), so a later run with network
+access finds it wanting and downloads the real one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from accelkit.errors import AccelkitError
+from accelkit.vendor.notices import say
+
+# Imagenette's ten classes: WordNet id -> name (github.com/fastai/imagenette, README)
+CLASSES = {"n01440764": "tench", "n02102040": "English springer", "n02979186": "cassette player",
+           "n03000684": "chain saw", "n03028079": "church", "n03394916": "French horn",
+           "n03417042": "garbage truck", "n03425413": "gas pump", "n03445777": "golf ball",
+           "n03888605": "parachute"}
+IMAGES_PER_CLASS = 5  # a class, in each of train and val
+REAL_VAL_SIZE = 3925  # imagenette2's validation images (fast.ai's README)
+MARKER = "ACCELKIT_GENERATED"  # a file beside the splits: the folder was made here
+URL = re.compile(r"imagenette2(-(160|320))?\.tgz$")
+DEVKIT = "ILSVRC2012_devkit_t12.tar.gz"
+
+
+class DownloadRefused(AccelkitError):
+    """A download the stand-ins do not answer."""
+
+
+def is_imagenette(url: str) -> bool:
+    return bool(URL.search(url.split("?")[0]))
+
+
+@functools.cache
+def _pattern(cls: int, short_side: int) -> np.ndarray:
+    """Class ``cls``'s own picture, (H, W, 3) uint8, 4:3: stripes of its own hue, orientation and frequency."""
+    h, w = short_side, short_side * 4 // 3
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32) / short_side
+    angle = np.pi * cls / len(CLASSES)
+    stripes = (0.5 + 0.5 * np.sin(2 * np.pi * (3 + cls) * (xx * np.cos(angle) + yy * np.sin(angle))))[..., None]
+    colour = np.array([(cls * 0.37) % 1, (cls * 0.61 + 0.3) % 1, (cls * 0.83 + 0.6) % 1], dtype=np.float32)
+    img = stripes * colour + (1 - stripes) * (1 - colour) * 0.5
+    return (img * 255).round().astype(np.uint8)
+
+
+def _image(cls: int, take: int, short_side: int) -> Any:
+    """One generated RGB image of class ``cls``: its pattern, shifted, with noise (a PIL image)."""
+    from PIL import Image
+
+    g = np.random.default_rng(100 * cls + take)
+    base = np.roll(_pattern(cls, short_side), tuple(g.integers(0, 40, 2)), axis=(0, 1))
+    noisy = base.astype(np.int16) + g.integers(-20, 21, base.shape, dtype=np.int16)
+    return Image.fromarray(noisy.clip(0, 255).astype(np.uint8), mode="RGB")
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+_made: list[str] = []  # the temporary files made this run (removed by cleanup())
+
+
+def archive(url: str) -> str:
+    """``cached_path(url)`` of an Imagenette archive: the path of a generated one (see the module docstring)."""
+    m = URL.search(url.split("?")[0])
+    if m is None:
+        raise DownloadRefused(f"{url} is not an Imagenette archive", fix="give an imagenette2[-160|-320].tgz URL")
+    top = m.group(0).removesuffix(".tgz")
+    short_side = int(m.group(2) or 320)
+    fd, path = tempfile.mkstemp(prefix="accelkit-imagenette-", suffix=".tgz")
+    os.close(fd)
+    _made.append(path)
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        _add(tar, f"{top}/{MARKER}", b"generated by accelkit vendor-run --synthetic-data; not Imagenette's images\n")
+        for split in ("train", "val"):
+            for cls, wnid in enumerate(CLASSES):
+                for take in range(IMAGES_PER_CLASS):
+                    buf = io.BytesIO()
+                    _image(cls, take + (1000 if split == "val" else 0), short_side).save(buf, format="JPEG",
+                                                                                        quality=90)
+                    name = f"ILSVRC2012_val_{cls * 100 + take:08d}" if split == "val" else f"{wnid}_{take}"
+                    _add(tar, f"{top}/{split}/{wnid}/{name}.JPEG", buf.getvalue())
+    say(f"cached_path({url!r}) is an archive of {IMAGES_PER_CLASS} generated images a class in each of train and "
+        f"val over Imagenette's {len(CLASSES)} classes ({short_side}-px shorter side; the real val split has "
+        f"{REAL_VAL_SIZE:,} photographs): colour-and-stripe patterns, not photographs, so an ImageNet model scores "
+        "near chance on them; nothing downloaded")
+    return path
+
+
+def download(url: str, out: str | None = None, bar: Any = None) -> str:
+    """``wget.download(url, out=None, bar=...)``: ImageNet's devkit is a placeholder written to ``out`` (a folder,
+    or the file's path), said once; any other URL is refused (nothing is downloaded under ``--synthetic-data``)."""
+    name = url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    if name != DEVKIT:
+        raise DownloadRefused(f"wget.download({url!r}) downloads a file: under --synthetic-data nothing is "
+                              "downloaded, and accelkit makes no stand-in for it",
+                              fix="download it on a machine with network access and give the script the local file")
+    target = Path(out) / name if out is not None and Path(out).is_dir() else Path(out or name)
+    with tarfile.open(target, "w:gz") as tar:
+        _add(tar, f"{MARKER}", b"a placeholder for ImageNet's devkit, written by accelkit vendor-run "
+                               b"--synthetic-data: it holds none of the devkit's files\n")
+    say(f"wget.download({url!r}) is a placeholder archive written to {target} (the devkit holds ImageNet's class "
+        "names; the generated Imagenette's are accelkit's table of its ten classes); nothing downloaded")
+    return str(target)
+
+
+def cleanup() -> None:
+    """Remove the archives :func:`archive` made in this run."""
+    while _made:
+        with contextlib.suppress(OSError):
+            os.remove(_made.pop())
+
+
+__all__ = ["CLASSES", "IMAGES_PER_CLASS", "MARKER", "DownloadRefused", "archive", "cleanup", "download",
+           "is_imagenette"]
