@@ -1,7 +1,7 @@
 """accelkit's caches, in one explicit object (``ak.cache``): what is kept between calls, under which key, and a
 way to forget it.
 
-    ak.cache.info()    # {'graphs': 2, 'findings': 1, 'host_timings': 2, 'op_times': 40}: entries held now
+    ak.cache.info()    # {'graphs': 2, 'findings': 1, 'passes': 3, 'host_timings': 2, 'op_times': 40}: entries held now
     ak.cache.clear()   # forget them all: the next compile captures, checks and measures afresh
 
 What it holds, and the key of each:
@@ -13,6 +13,9 @@ What it holds, and the key of each:
   values are not in it (a graph holds shapes), so a training step keeps the capture.
 - ``findings``: the porting check's report, per model (weakly), keyed by ``(id(graph), chip spec)``; each entry
   keeps its graph, so an id reused by a later graph never matches.
+- ``passes``: the compiler's pass pipeline over a graph (its nodes, kernels and pass results), per model (weakly),
+  keyed by ``(id(graph), family, fusion level, findings, host nodes)``; each entry keeps its graph, as ``findings``
+  does. A sweep that compiles one captured model for many chips of one family runs the passes once.
 - ``host_timings``: this host's measured costs that a compile for the host target reads, by name
   (``"dispatch_overhead_s"``, ``"view_op_s"``), measured once.
 - ``op_times``: each ATen op's measured time on this host, keyed by the JSON of ``[op, args, kwargs]`` (the shapes
@@ -39,6 +42,8 @@ class Cache:
     graphs: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = field(default_factory=weakref.WeakKeyDictionary)
     findings: weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, Any]]] = field(
         default_factory=weakref.WeakKeyDictionary)
+    passes: weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, Any]]] = field(
+        default_factory=weakref.WeakKeyDictionary)
     host_timings: dict[str, float] = field(default_factory=dict)
     op_times: dict[str, float] = field(default_factory=dict)
 
@@ -46,6 +51,7 @@ class Cache:
         """Forget everything (in place: every reader keeps the same containers)."""
         self.graphs.clear()
         self.findings.clear()
+        self.passes.clear()
         self.host_timings.clear()
         self.op_times.clear()
 
@@ -53,6 +59,7 @@ class Cache:
         """How many entries each part holds now."""
         return {"graphs": sum(len(v) for v in self.graphs.values()),
                 "findings": sum(len(v) for v in self.findings.values()),
+                "passes": sum(len(v) for v in self.passes.values()),
                 "host_timings": len(self.host_timings), "op_times": len(self.op_times)}
 
     def __repr__(self) -> str:
@@ -64,7 +71,7 @@ CACHE = Cache()
 
 
 def clear() -> None:
-    """Forget every captured graph, porting finding and host timing (``ak.cache.clear()``)."""
+    """Forget every captured graph, porting finding, pass pipeline and host timing (``ak.cache.clear()``)."""
     CACHE.clear()
 
 

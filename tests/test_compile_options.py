@@ -90,14 +90,39 @@ def test_one_cache_object_holds_graphs_findings_and_host_timings_and_clears() ->
     model, x = _mlp()
     first = ak.compile(model, x, target="host", precision="fp32")
     held = ak.cache.info()
-    assert held["graphs"] >= 1 and held["findings"] >= 1 and held["op_times"] >= 1
+    assert held["graphs"] >= 1 and held["findings"] >= 1 and held["passes"] >= 1 and held["op_times"] >= 1
     assert {"dispatch_overhead_s", "view_op_s"} <= set(ak.cache.CACHE.host_timings)
     assert ak.compile(model, x, target="host", precision="fp32").graph is first.graph  # kept: the same capture
     ak.cache.clear()
-    assert ak.cache.info() == {"graphs": 0, "findings": 0, "host_timings": 0, "op_times": 0}
+    assert ak.cache.info() == {"graphs": 0, "findings": 0, "passes": 0, "host_timings": 0, "op_times": 0}
     assert host._OP_TIMES is ak.cache.CACHE.op_times  # cleared in place: older readers see the same container
     again = ak.compile(model, x, target="host", precision="fp32")
     assert again.graph is not first.graph and ak.cache.info()["graphs"] == 1  # captured afresh
+
+
+def test_the_pass_pipeline_runs_once_per_graph_family_and_fusion_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelkit.compiler import program
+
+    calls: list[tuple[str, str]] = []
+    real = program.run_pipeline
+
+    def counted(graph, *, family, level, findings, host):  # type: ignore[no-untyped-def]
+        calls.append((family.family, level))
+        return real(graph, family=family, level=level, findings=findings, host=host)
+
+    monkeypatch.setattr(program, "run_pipeline", counted)
+    model, x = _mlp()
+    a = ak.compile(model, x, target="sn40l", precision="bf16")
+    b = ak.compile(model, x, target="sn40l", precision="bf16", chips=2)  # another split: the same passes
+    assert calls == [("reconfigurable-dataflow", "o1")]
+    assert [k.name for k in a.kernels] == [k.name for k in b.kernels] and a.passes == b.passes
+    o0 = ak.compile(model, x, target="sn40l", precision="bf16", fusion="o0")  # another level: run again
+    gpu = ak.compile(model, x, target="h100", precision="bf16")  # another family: run again
+    assert calls[1] == ("reconfigurable-dataflow", "o0") and calls[2][0] == "gpu"
+    assert [k.group for k in o0.kernels] != [k.group for k in a.kernels] and gpu.spec.name == "h100"  # o0: a section per op
+    model[0] = nn.Linear(16, 32)  # a modified model is captured again, and its passes run again
+    ak.compile(model, x, target="sn40l", precision="bf16")
+    assert len(calls) == 4
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ captured graph: only the cheap steps after capture run again.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -295,6 +296,28 @@ def _batches(graph: Graph, options: CompileOptions) -> tuple[int, int, int]:
     return example_batch, batch, micro
 
 
+_PASSES = CACHE.passes  # ak.cache's pass pipelines: model -> {(id(graph), family, level, findings, host): (graph, out)}
+
+
+def _pipeline(model: nn.Module | Graph, graph: Graph, options: CompileOptions, findings: list[Any],
+              host: frozenset[str]) -> tuple[list[Kernel], list[PassResult]]:
+    """The kernels and pass results of ``run_pipeline``: run once per captured graph, family, fusion level, findings
+    and host nodes (everything the passes read), then read from ``ak.cache``. Each caller gets its own lists of the
+    frozen kernels and results."""
+    key = (id(graph), options.family.family, options.fusion, tuple(findings), host)
+    cache = _PASSES.setdefault(model, {}) if isinstance(model, nn.Module) else {}
+    hit = cache.get(key)
+    if hit is None or hit[0] is not graph:
+        live = [id(g) for g in _GRAPHS.get(model, {}).values()]
+        for stale in [k for k, (g, _r) in cache.items() if id(g) not in live]:  # graphs of an earlier model
+            del cache[stale]
+        _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion,
+                                               findings=findings, host=host)
+        hit = cache[key] = (graph, (tuple(kernels), tuple(passes)))
+    kernels, passes = hit[1]
+    return list(kernels), list(passes)
+
+
 def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions) -> Lowered:
     """Capture (or reuse) the graph, check it against the chip and run the passes: everything a compile does
     before it chooses a parallel split and a memory plan."""
@@ -303,8 +326,7 @@ def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions
     example_batch, batch, micro = _batches(graph, options)
     findings = _legality_findings(model, example_inputs, graph, spec, options.fallback)
     host = host_nodes(graph, findings, spec.dtypes) if options.fallback == "host" else frozenset()
-    _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion, findings=findings,
-                                           host=host)
+    kernels, passes = _pipeline(model, graph, options, findings, host)
     if options.fallback == "host":
         kernels, res = partition(kernels, graph, host)
         passes.append(res)
@@ -312,7 +334,8 @@ def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions
     # the host holds the weights of the ops it runs; the chip holds the rest
     host_weights = sum(k.param_bytes for k in kernels if where(k) == "host" and k.section == "fwd")
     state = None
-    if isinstance(model, nn.Module):
+    if isinstance(model, nn.Module) and any(t.device.type != "meta"
+                                            for t in itertools.chain(model.parameters(), model.buffers())):
         state = {k: v for k, v in model.state_dict().items() if v.device.type != "meta"} or None
     return Lowered(
         graph=graph, passes=tuple(passes), kernels=tuple(kernels), example_batch=example_batch, batch=batch,

@@ -12,7 +12,7 @@ link). ``Kernel.extra`` is a read-only view of them under their old names, for r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -149,12 +149,18 @@ class Kernel:
         s = 1.0 if self.section == "opt" else batch
         p = self.param_bytes * byte_scale
         fr, fw = self.fixed_bytes_read * byte_scale, self.fixed_bytes_written * byte_scale
-        return replace(
-            self, flops=int(self.fixed_flops + max(0, self.flops - self.fixed_flops) * s), param_bytes=int(p),
+        # a copy of this kernel's fields with the sizes changed: what ``dataclasses.replace`` gives, without its
+        # ``__init__`` and ``__post_init__`` (every field is already a frozen value): a compile scales each kernel
+        # a few times, and a sweep compiles thousands of kernels
+        out = object.__new__(Kernel)
+        out.__dict__.update(self.__dict__)
+        out.__dict__.update(
+            flops=int(self.fixed_flops + max(0, self.flops - self.fixed_flops) * s), param_bytes=int(p),
             bytes_read=int(p + fr + max(0, self.bytes_read * byte_scale - p - fr) * s),
             bytes_written=int(fw + max(0, self.bytes_written * byte_scale - fw) * s),
             out_bytes=int(self.out_bytes * byte_scale * s), saved_bytes=int(self.saved_bytes * byte_scale * s),
             fixed_bytes_read=int(fr), fixed_bytes_written=int(fw))
+        return out
 
 
 def layers(kernels: list[Kernel]) -> list[tuple[str, list[Kernel]]]:
