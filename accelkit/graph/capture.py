@@ -746,11 +746,15 @@ def _structure_key(model: nn.Module) -> tuple[Any, ...]:
     forward, or re-creating or resizing a weight changes the key, so the workshop's "modify, then compile
     again" never reuses a stale graph. Weight values are not in it: a graph holds shapes, not values, so a
     training step (which updates weights in place) keeps the capture."""
-    modules = tuple((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training)
-                    for name, m in model.named_modules())
-    tensors = tuple((name, id(t), tuple(t.shape), t.dtype)
-                    for name, t in (*model.named_parameters(), *model.named_buffers()))
-    return modules, tensors
+    # one walk over the modules (named_parameters and named_buffers would walk them twice more: a 70 B model's
+    # key is taken at every compile); a tied weight is listed under each module that holds it
+    modules, tensors = [], []
+    for name, m in model.named_modules():
+        modules.append((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training))
+        for kind in (m._parameters, m._buffers):
+            tensors.extend((f"{name}.{k}" if name else k, id(t), tuple(t.shape), t.dtype)
+                           for k, t in kind.items() if t is not None)
+    return tuple(modules), tuple(tensors)
 
 
 def captured(model: nn.Module, example_inputs: Any, training: bool) -> Graph:
