@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -139,20 +140,49 @@ def test_the_reference_directory_comes_from_the_environment(tmp_path, monkeypatc
     assert ak.validate(["cs3-llama31-8b"], progress=False).bench is None  # naming cases runs only those
 
 
+def _bench_table(text: str) -> dict[str, list[str]]:
+    """The systems table ``BenchValidation.table()`` prints: label -> [target, rows, median, within, worst,
+    refused] (the ``all`` line without a target)."""
+    lines = text[text.index("system            accelkit"):].splitlines()[1:]
+    out = {}
+    for line in lines:
+        cells = line.split()
+        if line.startswith("all "):
+            out["all"] = cells[1:]
+            return out
+        out[" ".join(cells[:-6])] = cells[-6:]
+    raise AssertionError("no 'all' line in the systems table")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not bench.reference_files(), reason="../shared/reference/llm_inference_bench is not present")
-def test_every_row_of_the_systems_accelkit_has_meets_the_median_goal():
+def test_every_row_of_the_systems_accelkit_has_meets_the_median_goal(tmp_path_factory):
     """Issue 11's goal over the measured configurations: median |error| <= 15%, here over every configuration with
     128-token prompts, every other one in the file's order (every system, model, device count; one capture per
-    model; `make bench` and `ak.validate()` run every row of every length). The systems held apart from the goals are not served here (`make bench` and
-    `ak.validate()` serve them; the test above checks that they are served and held apart)."""
-    result = validate_bench([c for c in bench_rows() if c.n == 128][::2], progress=False, serve_held_apart=False)
-    assert len(result.rows) > 45
-    assert {s.target for s in result.per_system()} >= {"a100-40gb", "h100", "sn40l", "gh200", "gaudi2"}
-    assert {r.case.devices for r in result.counted if r.case.system.target == "gaudi2"} == {1}  # one card counts
-    assert sum(n for why, n in result.skipped.items() if "held apart" in why) > 100  # AMD's, Gaudi2's multi-card
-    assert result.median_abs_error <= bench.GOAL_MEDIAN_ABS_ERROR, result.table()
-    assert result.within > 0.85, result.table()
+    model; `make bench` and `ak.validate()` run every row of every length). The systems held apart from the goals
+    are not served here (`make bench` and `ak.validate()` serve them; the tests above check that they are served and
+    held apart). Notebook 07's section 5 serves exactly this sample at its defaults, and `make test` runs it once
+    (tests/notebook_runs.py): this test reads the table that run printed, instead of serving the rows again."""
+    from notebook_runs import RUNS, executed, notebook_path, output_text, runs_dir
+
+    source = notebook_path("07").read_text()
+    assert "BENCH_TOKENS = [128]" in source and "BENCH_EVERY = 2" in source  # the sample this test is about
+    assert "serve_held_apart=False" in source
+    text = output_text(executed("07", RUNS["07"], runs_dir(tmp_path_factory)))
+    table = _bench_table(text)
+    sampled = len([c for c in bench_rows() if c.n == 128][::2])
+    assert f"{sampled:,} sampled" in text  # the notebook served the sample this test is about
+    rows, median, within = int(table["all"][0]), float(table["all"][1].rstrip("%")), float(table["all"][2].rstrip("%"))
+    assert rows > 45
+    assert {cells[0] for label, cells in table.items() if label != "all"} >= {"a100-40gb", "h100", "sn40l", "gh200",
+                                                                              "gaudi2"}
+    gaudi = [label for label, cells in table.items() if cells[0] == "gaudi2"]
+    assert gaudi == ["Habana Gaudi2 x1"]  # one card counts; 2-8 cards are held apart
+    held = [int(m.group(1)) for m in re.finditer(r"left out: (\d+) configurations?: [^\n]*held apart", text)]
+    assert sum(held) > 100  # AMD's, Gaudi2's multi-card
+    assert median <= 100 * bench.GOAL_MEDIAN_ABS_ERROR + 0.5, text  # the table rounds to whole percent
+    assert f"median |error| <= {bench.GOAL_MEDIAN_ABS_ERROR:.0%} (met)" in text
+    assert within > 85, text
 
 
 def test_a_gpu_engine_reads_a_shared_kv_head_once_per_query_head_through_the_l2():
