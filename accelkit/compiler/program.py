@@ -304,8 +304,12 @@ def _pipeline(model: nn.Module | Graph, graph: Graph, options: CompileOptions, f
     """The kernels and pass results of ``run_pipeline``: run once per captured graph, family, fusion level, findings
     and host nodes (everything the passes read), then read from ``ak.cache``. Each caller gets its own lists of the
     frozen kernels and results."""
+    if not isinstance(model, nn.Module):  # a captured Graph passed as it is: no model to keep the passes under
+        _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion,
+                                               findings=findings, host=host)
+        return kernels, passes
     key = (id(graph), options.family.family, options.fusion, tuple(findings), host)
-    cache = _PASSES.setdefault(model, {}) if isinstance(model, nn.Module) else {}
+    cache = _PASSES.setdefault(model, {})
     hit = cache.get(key)
     if hit is None or hit[0] is not graph:
         live = [id(g) for g in _GRAPHS.get(model, {}).values()]
