@@ -3,7 +3,8 @@
 `make test` runs each notebook once, at its default parameters and with the solutions applied
 (``solutions=True``): test_notebooks.py compares its golden cells with the committed ones (nbval's rules,
 :mod:`accelkit.devtools.golden`), test_curriculum.py (test_capstone.py, test_bridge.py for 09 and 10) checks that
-every exercise passes on its shipped solution, and the browser test (test_browser.py) opens the executed copy in
+every exercise passes on its shipped solution, test_bench_validation.py reads notebook 07's table of the measured
+LLM-serving rows it served, and the browser test (test_browser.py) opens the executed copy in
 JupyterLab to draw its figures. The solutions change only what the check cells print: an answer cell's variable
 feeds its ``teach.check`` call and nothing else (test_curriculum.py checks that), so the golden cells, all outside
 the check cells, see the notebook as a learner runs it.
