@@ -318,8 +318,8 @@ def _pipeline(model: nn.Module | Graph, graph: Graph, options: CompileOptions, f
         _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion,
                                                findings=findings, host=host)
         hit = cache[key] = (graph, (tuple(kernels), tuple(passes)))
-    kernels, passes = hit[1]
-    return list(kernels), list(passes)
+    kept_kernels, kept_passes = hit[1]
+    return list(kept_kernels), list(kept_passes)
 
 
 def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions) -> Lowered:

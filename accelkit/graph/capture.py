@@ -748,7 +748,8 @@ def _structure_key(model: nn.Module) -> tuple[Any, ...]:
     training step (which updates weights in place) keeps the capture."""
     # one walk over the modules (named_parameters and named_buffers would walk them twice more: a 70 B model's
     # key is taken at every compile); a tied weight is listed under each module that holds it
-    modules, tensors = [], []
+    modules: list[tuple[Any, ...]] = []
+    tensors: list[tuple[Any, ...]] = []
     for name, m in model.named_modules():
         modules.append((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training))
         for kind in (m._parameters, m._buffers):
