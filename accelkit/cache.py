@@ -14,7 +14,7 @@ What it holds, and the key of each:
 - ``findings``: the porting check's report, per model (weakly), keyed by ``(id(graph), chip spec)``; each entry
   keeps its graph, so an id reused by a later graph never matches.
 - ``passes``: the compiler's pass pipeline over a graph (its nodes, kernels and pass results), per model (weakly),
-  keyed by ``(id(graph), family, fusion level, findings, host nodes)``; each entry keeps its graph, as ``findings``
+  keyed by ``(id(graph), family, fusion level, its generated-code efficiency, findings, host nodes)``; each entry keeps its graph, as ``findings``
   does. A sweep that compiles one captured model for many chips of one family runs the passes once.
 - ``host_timings``: this host's measured costs that a compile for the host target reads, by name
   (``"dispatch_overhead_s"``, ``"view_op_s"``), measured once.

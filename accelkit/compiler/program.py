@@ -296,19 +296,21 @@ def _batches(graph: Graph, options: CompileOptions) -> tuple[int, int, int]:
     return example_batch, batch, micro
 
 
-_PASSES = CACHE.passes  # ak.cache's pass pipelines: model -> {(id(graph), family, level, findings, host): (graph, out)}
+_PASSES = CACHE.passes  # ak.cache's pass pipelines: model -> {(id(graph), family, level, ...): (graph, out)}
 
 
 def _pipeline(model: nn.Module | Graph, graph: Graph, options: CompileOptions, findings: list[Any],
               host: frozenset[str]) -> tuple[list[Kernel], list[PassResult]]:
-    """The kernels and pass results of ``run_pipeline``: run once per captured graph, family, fusion level, findings
-    and host nodes (everything the passes read), then read from ``ak.cache``. Each caller gets its own lists of the
-    frozen kernels and results."""
+    """The kernels and pass results of ``run_pipeline``: run once per captured graph, family, fusion level, the
+    family's generated-code efficiency, findings and host nodes (everything the passes read), then read from
+    ``ak.cache``. Each caller gets its own lists of the frozen kernels and results."""
     if not isinstance(model, nn.Module):  # a captured Graph passed as it is: no model to keep the passes under
         _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion,
                                                findings=findings, host=host)
         return kernels, passes
-    key = (id(graph), options.family.family, options.fusion, tuple(findings), host)
+    family = options.family
+    eff = family.generated_efficiency.value if family.generated_efficiency is not None else None  # read by matching
+    key = (id(graph), family.family, options.fusion, eff, tuple(findings), host)
     cache = _PASSES.setdefault(model, {})
     hit = cache.get(key)
     if hit is None or hit[0] is not graph:
