@@ -13,9 +13,10 @@ What it holds, and the key of each:
   values are not in it (a graph holds shapes), so a training step keeps the capture.
 - ``findings``: the porting check's report, per model (weakly), keyed by ``(id(graph), chip spec)``; each entry
   keeps its graph, so an id reused by a later graph never matches.
-- ``passes``: the compiler's pass pipeline over a graph (its nodes, kernels and pass results), per model (weakly),
-  keyed by ``(id(graph), family, fusion level, its generated-code efficiency, findings, host nodes)``; each entry keeps its graph, as ``findings``
-  does. A sweep that compiles one captured model for many chips of one family runs the passes once.
+- ``passes``: the compiler's pass pipeline over a graph (its kernels and pass results), per model (weakly), keyed
+  by ``(id(graph), family, fusion level, its generated-code efficiency, findings, host nodes)``; each entry keeps
+  its graph, as ``findings`` does. A sweep that compiles one captured model for many chips of one family runs the
+  passes once.
 - ``host_timings``: this host's measured costs that a compile for the host target reads, by name
   (``"dispatch_overhead_s"``, ``"view_op_s"``), measured once.
 - ``op_times``: each ATen op's measured time on this host, keyed by the JSON of ``[op, args, kwargs]`` (the shapes

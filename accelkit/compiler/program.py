@@ -304,13 +304,17 @@ def _pipeline(model: nn.Module | Graph, graph: Graph, options: CompileOptions, f
     """The kernels and pass results of ``run_pipeline``: run once per captured graph, family, fusion level, the
     family's generated-code efficiency, findings and host nodes (everything the passes read), then read from
     ``ak.cache``. Each caller gets its own lists of the frozen kernels and results."""
-    if not isinstance(model, nn.Module):  # a captured Graph passed as it is: no model to keep the passes under
+    family = options.family
+    eff = family.generated_efficiency.value if family.generated_efficiency is not None else None  # read by matching
+    key: tuple[Any, ...] | None = (id(graph), family.family, options.fusion, eff, tuple(findings), host)
+    try:
+        hash(key)
+    except TypeError:  # a finding that cannot be a key: run the passes as they are
+        key = None
+    if key is None or not isinstance(model, nn.Module):  # a captured Graph passed as it is: no model to keep them
         _nodes, kernels, passes = run_pipeline(graph, family=options.family, level=options.fusion,
                                                findings=findings, host=host)
         return kernels, passes
-    family = options.family
-    eff = family.generated_efficiency.value if family.generated_efficiency is not None else None  # read by matching
-    key = (id(graph), family.family, options.fusion, eff, tuple(findings), host)
     cache = _PASSES.setdefault(model, {})
     hit = cache.get(key)
     if hit is None or hit[0] is not graph:
