@@ -74,6 +74,20 @@ MME_WIDTH, TPC_FLOPS, RECIPE_LAUNCH, COLLECTIVE, HOP, PORTS, PORTS_PER_PEER, SER
 )
 
 
+MME_OF_MAXIMUM = register(
+    Constant("GAUDI_MME_OF_MAXIMUM", 0.61,
+             "a model's matrix multiplications, run by the framework over a whole step, reach 61% of the most the "
+             "chip's matrix engines reach on the best-shaped single matmul (AcceleratorSpec.matmul_efficiency, "
+             "measured per chip); a chip whose catalog entry gives no such maximum runs at COMPUTE_EFFICIENCY of "
+             "its peak",
+             "derived from two measurements on the same chip: Narayanan et al. 2021 (arXiv 2104.04473) sustain 163 "
+             "TFLOP/s per A100 training GPT models at scale, and Stas Bekman's Maximum Achievable Matmul FLOPS table "
+             "(ml-engineering, compute/accelerator) finds 267.9 TFLOP/s on an A100 SXM: 163 / 267.9 = 0.61. The "
+             "same table measures Gaudi 2 at 418.7 of 432 TFLOP/s and Gaudi 3 at 1,243 (the ratio a datasheet's "
+             "peak alone does not show)", False, (FAMILY,)),
+)[0]
+
+
 def a2a_allreduce_s(nbytes: float, n: int, r: Rates, spec: AcceleratorSpec) -> float:
     """An all-reduce of ``nbytes`` over ``n`` Gaudis: inside a server the cards are joined all-to-all, 3 ports per
     pair, so a reduce-scatter then an all-gather each send ``(n-1)/n`` of the data spread over the ``3 (n-1)`` ports
@@ -114,12 +128,16 @@ class GaudiModel(ExecutionModel):
     lane_label = "{units}"
 
     def rates(self, spec: AcceleratorSpec, precision: str, measured: Any = None) -> Rates:
-        """The MMEs at the datasheet peak for ``precision``; the TPCs at their derived bf16 vector rate (half of it
+        """The MMEs at ``GAUDI_MME_OF_MAXIMUM`` of the chip's measured matmul maximum (the datasheet peak x
+        ``COMPUTE_EFFICIENCY`` where none is catalogued); the TPCs at their derived bf16 vector rate (half of it
         in fp32: a 2048-bit SIMD holds 64 fp32 lanes against 128 16-bit ones, TPC User Guide)."""
         r = super().rates(spec, precision, measured)
         lanes = 0.5 if precision == "fp32" else 1.0
         vec = value("GAUDI_TPC_FLOPS") * lanes * spec.compute_units * value("COMPUTE_EFFICIENCY")
-        return replace(r, vector_flops=min(r.matmul_flops, vec))
+        mme = r.matmul_flops
+        if spec.matmul_efficiency is not None:  # the chip's measured ceiling, not one share of every datasheet
+            mme = spec.peak(precision) * spec.matmul_efficiency * float(MME_OF_MAXIMUM.value)
+        return replace(r, matmul_flops=mme, vector_flops=min(mme, vec))
 
     def lane(self, k: KernelTime) -> str:
         return k.units.split(" x")[0]
