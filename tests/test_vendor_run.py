@@ -243,14 +243,57 @@ def test_groqflow_examples_build_run_benchmark_and_reload_from_the_cache(tmp_pat
     assert (tmp_path / "groqflow_cache/hello_world/state.json").is_file()
 
 
+def test_groqit_quantizes_to_int8_with_the_samples_ranges(tmp_path, capsys):
+    """GroqFlow's post-training quantization: the samples set each layer's int8 grids; the build computes on them
+    (an output on its grid, close to fp32 but not equal), is modelled at the TSP's int8 rate, says so, and other
+    samples make another build."""
+    import numpy as np
+    import torch
+
+    from accelkit.facades.groqflow import GroqFlowError, groqit
+    from accelkit.runtime import facade_log
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(10, 16), torch.nn.ReLU(), torch.nn.Linear(16, 5)).eval()
+    x = torch.rand(10)
+    samples = [np.random.default_rng(i).random((1, 10), dtype=np.float32) for i in range(50)]
+    g = groqit(model, {"input": x}, cache_dir=tmp_path, build_name="q", rebuild="always", quantization_samples=samples)
+    out = capsys.readouterr().out
+    assert "Quantizing ONNX model" in out and "Converting to FP16" not in out and "(int8," in out
+    assert g.program.precision == "int8" and repr(g).endswith("int8)")
+    assert set(g.quantization) == {"0", "2"} and all(len(r) == 4 for r in g.quantization.values())
+    ref = model(x)
+    y = g(input=x)
+    lo, hi = g.quantization["2"][2:]
+    step = (max(hi, 0) - min(lo, 0)) / 255
+    assert not torch.equal(y, ref) and torch.allclose(y, ref, atol=4 * step)
+    grid = (y - y.min()) / step  # every output sits on the last layer's int8 grid
+    assert torch.allclose(grid, grid.round(), atol=1e-3)
+    fp16 = groqit(model, {"input": x}, cache_dir=tmp_path, build_name="h", rebuild="always", monitor=False)
+    assert fp16.program.precision == "fp16" and fp16.quantization is None
+    assert g.estimate_performance().latency_s <= fp16.estimate_performance().latency_s  # int8: 4x the fp16 rate
+    assert any(a.emulated and "quantization_samples" in a.option for a in facade_log.accepted())
+    # the same samples reuse the build; others calibrate other ranges, a stale key: rebuilt
+    again = groqit(model, {"input": x}, cache_dir=tmp_path, build_name="q", quantization_samples=samples)
+    assert again.state.loaded_from_cache and again.quantization == g.quantization
+    other = groqit(model, {"input": x}, cache_dir=tmp_path, build_name="q", monitor=False,
+                   quantization_samples=[s * 3 for s in samples])
+    assert not other.state.loaded_from_cache
+    with pytest.raises(GroqFlowError, match="quantization_samples is empty"):
+        groqit(model, {"input": x}, cache_dir=tmp_path, quantization_samples=[])
+    with pytest.raises(GroqFlowError, match="sample 0 does not run"):
+        groqit(model, {"input": x}, cache_dir=tmp_path, quantization_samples=[np.zeros((1, 7), np.float32)])
+
+
 def test_groqit_refuses_what_changes_the_numbers(tmp_path):
     import torch
 
     from accelkit.facades.groqflow import GroqFlowError, groqit
 
     model = torch.nn.Linear(4, 2)
-    with pytest.raises(GroqFlowError, match="quantization_samples"):
-        groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, quantization_samples=[torch.rand(3, 4)])
+    with pytest.raises(GroqFlowError, match="quantization_samples and a custom sequence"):
+        groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, quantization_samples=[torch.rand(3, 4)],
+               sequence=["export", "compile"])
     with pytest.raises(GroqFlowError, match="sequence"):
         groqit(model, {"input": torch.rand(3, 4)}, cache_dir=tmp_path, sequence=["export", "compile"])
 

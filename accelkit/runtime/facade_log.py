@@ -33,9 +33,11 @@ class AcceptedOption:
     vendor: str  # "PopTorch", "SambaFlow", "Cerebras", "GroqFlow"
     option: str  # as the script wrote it, e.g. "groqit(groqview=True)"
     why: str  # what it does on the real machine, and why the simulation does not need it
+    emulated: bool = False  # True: the simulation does what the option asks, in its own way (``why`` says how)
 
     def __str__(self) -> str:
-        return f"{self.vendor}: {self.option} accepted, not simulated: {self.why}"
+        how = "emulated" if self.emulated else "not simulated"
+        return f"{self.vendor}: {self.option} accepted, {how}: {self.why}"
 
 
 _accepted: list[AcceptedOption] = []
@@ -50,9 +52,10 @@ def reset_with_each_run(clear: Callable[[], None]) -> None:
         _resets.append(clear)
 
 
-def accept(vendor: str, option: str, why: str) -> None:
-    """Record that ``option`` was accepted and left unsimulated (once per vendor and option)."""
-    item = AcceptedOption(vendor, option, why)
+def accept(vendor: str, option: str, why: str, *, emulated: bool = False) -> None:
+    """Record that ``option`` was accepted and left unsimulated, or (``emulated``) done the simulation's own way
+    (once per vendor and option)."""
+    item = AcceptedOption(vendor, option, why, emulated)
     if item not in _accepted:
         _accepted.append(item)
 

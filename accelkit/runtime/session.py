@@ -204,6 +204,7 @@ class Session:
         self.optimizer = optimizer
         self.loss_fn = loss_fn
         self.precision = precision
+        self._numerics = precision  # the precision the CPU computes in (Session.from_program may set another)
         self.batch_size = batch_size
         self.micro_batch = micro_batch
         self.chips = chips
@@ -235,17 +236,21 @@ class Session:
     # ---- the compiled program behind the clock ------------------------------------------
     @classmethod
     def from_program(cls, model: nn.Module, program: Any, optimizer: torch.optim.Optimizer | None = None,
-                     loss_fn: Callable[..., torch.Tensor] | None = None) -> Session:
+                     loss_fn: Callable[..., torch.Tensor] | None = None, *, numerics: str | None = None) -> Session:
         """A session whose clock is an already compiled program (a saved artifact, a build): every step is
-        timed by it and nothing is compiled again, as the vendors' runtimes run a PEF or a build."""
+        timed by it and nothing is compiled again, as the vendors' runtimes run a PEF or a build. ``numerics``:
+        the precision this CPU computes in when the program's own cannot be emulated by autocast (an int8 build
+        whose layers round their values to the int8 grid themselves computes in ``"fp32"``); the session still
+        reports the program's precision."""
         if not isinstance(program, CompiledProgram):
             raise SessionError(f"Session.from_program needs a compiled program, not {boundary.got(program)}",
                                fix="pass ak.compile(...) or ak.load('model.akp'), e.g. "
                                    "ak.Session.from_program(model, ak.load('model.akp'))")
         micro = program.micro_batch if program.training and program.micro_batch != program.batch_size else None
-        session = cls(model, target=program.spec, optimizer=optimizer, loss_fn=loss_fn, precision=program.precision,
-                      batch_size=program.batch_size, micro_batch=micro, chips=program.chips,
-                      parallel=program.parallel, mode=program.mode, fallback=program.fallback)
+        session = cls(model, target=program.spec, optimizer=optimizer, loss_fn=loss_fn,
+                      precision=numerics or program.precision, batch_size=program.batch_size, micro_batch=micro,
+                      chips=program.chips, parallel=program.parallel, mode=program.mode, fallback=program.fallback)
+        session.precision = program.precision  # what the clock runs; the CPU computes at session._numerics
         session._fixed_program = program
         session._programs["fixed"] = program
         return session
@@ -304,7 +309,8 @@ class Session:
         boundary.real_weights(self.model, entry="Session.run", fix="build the model on the CPU (not under "
                               "torch.device('meta')) to run it; ak.compile, ak.check and ak.serve take meta models")
         first = _first_tensor(inputs)
-        n = int(first.shape[0]) if first is not None and first.dim() else 1
+        # a 1-D input is one sample (GroqFlow's hello world: 10 values, one inference), as program() batches it
+        n = int(first.shape[0]) if first is not None and first.dim() > 1 else 1
         n_micro = 1
         if self.micro_batch and "bckwd" in secs:
             if n % self.micro_batch:
@@ -350,7 +356,7 @@ class Session:
         outs: list[Any] = []
         losses: list[torch.Tensor | None] = []
         # torch.autocast on this CPU (PyTorch's kernels where oneDNN refuses)
-        autocast = CpuAutocast(PRECISION_DTYPES[self.precision])
+        autocast = CpuAutocast(PRECISION_DTYPES[self._numerics])
         grad = torch.enable_grad() if "bckwd" in secs else torch.no_grad()
         try:
             with grad:

@@ -164,12 +164,14 @@ def _compile(model: nn.Module, named: dict[str, Any], precision: str, num_chips:
 # the monitor lines GroqFlow prints per stage of its default PyTorch sequence (groqflow/justgroqit/ignition.py
 # and the stages' monitor_message); "Converting to FP16" only when the build is fp16
 MONITOR_STAGES = ("Exporting PyTorch to ONNX", "Optimizing ONNX file", "Checking for Op support", "Converting to FP16",
-                  "Compiling model", "Assembling model")
+                  "Quantizing ONNX model", "Compiling model", "Assembling model")
 
 
 def monitor_lines(name: str, precision: str, path: Path) -> str:
-    """What GroqFlow's build monitor shows for a finished build: one ticked line per stage, then where it was saved."""
-    stages = [s for s in MONITOR_STAGES if precision == "fp16" or s != "Converting to FP16"]
+    """What GroqFlow's build monitor shows for a finished build: one ticked line per stage, then where it was saved
+    (an int8 build quantizes where an fp16 one converts: GroqFlow's pytorch_sequence_with_quantization)."""
+    skip = {"Converting to FP16": precision != "fp16", "Quantizing ONNX model": precision != "int8"}
+    stages = [s for s in MONITOR_STAGES if not skip.get(s, False)]
     return "\n".join([f'\nBuilding "{name}"', *(f"    \u2713 {s}   " for s in stages), "",
                       f"Woohoo! Saved to {path}"])
 
@@ -201,8 +203,11 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     compiler_flags, assembler_flags, num_chips, groqview, sequence, quantization_samples)``
     (github.com/groq/groqflow, groqflow/justgroqit/api.py and docs/user_guide.md). ``groqview``,
     ``compiler_flags`` and ``assembler_flags`` only matter to Groq's tool chain: accepted, recorded (they are
-    part of the build's key, as in GroqFlow) and explained in the run's report. ``quantization_samples``
-    (post-training int8 quantization) changes what is computed, so it is refused with an error naming it.
+    part of the build's key, as in GroqFlow) and explained in the run's report. ``quantization_samples`` (a list
+    of inputs: arrays or tensors for the first input, tuples, or dicts by name) makes an int8 build: the samples
+    calibrate each linear and convolution layer's ranges, the layers then compute on int8-rounded values
+    (:mod:`accelkit.facades.groqflow.quantize`), and the TSP is modelled at its int8 rate; other samples make
+    another build.
     ``sequence`` (GroqFlow's custom build stages, accelkit.facades.groqflow.stages) is read for the precision it
     builds: without ``ConvertOnnxToFp16`` the build is fp32; a stage accelkit cannot follow is refused.
     """
@@ -218,17 +223,24 @@ def groqit(model: nn.Module, inputs: Any = None, build_name: str | None = None,
     name = _check_build_name(build_name) if build_name is not None else default_build_name()
     named = bind_inputs(model, inputs)
     root = _cache_root(cache_dir)
-    config = {"num_chips": num_chips, "precision": precision, "target": TARGET, "compiler_flags": compiler_flags,
-              "assembler_flags": assembler_flags, "groqview": groqview}
+    config: dict[str, Any] = {"num_chips": num_chips, "precision": precision, "target": TARGET,
+                              "compiler_flags": compiler_flags, "assembler_flags": assembler_flags,
+                              "groqview": groqview}
+    ranges = None
+    if quantization_samples is not None:
+        from accelkit.facades.groqflow.quantize import calibrate
+
+        ranges = calibrate(model, quantization_samples, tuple(named))
+        config["quantization"] = ranges  # other samples, other ranges: another build (GroqFlow rebuilds too)
     key = build_key(model, named, config)
     state = BuildState.read(root, name)
     if state is not None and rebuild != "always":
-        cached = _from_cache(model, named, state, name, key, rebuild, monitor, __version__)
+        cached = _from_cache(model, named, state, name, key, rebuild, monitor, __version__, ranges)
         if cached is not None:
             return cached
     state = BuildState(build_name=name, build_status="partial_build", key=key, config=config,
                        inputs=input_shapes(named), accelkit_version=__version__, cache_dir=str(root))
-    return _build(model, named, state, precision, num_chips, monitor)
+    return _build(model, named, state, precision, num_chips, monitor, ranges)
 
 
 def _check_arguments(model: Any, quantization_samples: Any, sequence: Any, precision: str, **hardware_only: Any) -> str:
@@ -237,9 +249,15 @@ def _check_arguments(model: Any, quantization_samples: Any, sequence: Any, preci
     if not isinstance(model, nn.Module):
         raise GroqFlowError(f"groqit builds an nn.Module here, not {type(model).__name__}", fix="pass the model object")
     if quantization_samples is not None:
-        raise GroqFlowError("groqit(quantization_samples=...) asks for a post-training int8 quantized build, whose "
-                            "numbers accelkit does not emulate", fix="drop quantization_samples: the build is then fp16, "
-                            "GroqFlow's default")
+        if sequence is not None:
+            raise GroqFlowError("groqit got both quantization_samples and a custom sequence: GroqFlow quantizes with "
+                                "its own build sequence", fix="pass one of the two")
+        facade_log.accept("GroqFlow", "groqit(quantization_samples=...)",
+                          "post-training int8 quantization: the samples calibrate each linear and convolution layer's "
+                          "input and output ranges (min-max, one scale per tensor, as ONNX Runtime's quantize_static "
+                          "does by default), those layers compute on int8-rounded values and the TSP is modelled at "
+                          "its int8 rate", emulated=True)
+        return "int8"
     if sequence is not None:
         from accelkit.facades.groqflow.stages import read_sequence
 
@@ -263,7 +281,7 @@ def _cache_root(cache_dir: Any) -> Path:
 
 
 def _from_cache(model: nn.Module, named: dict[str, Any], state: BuildState, name: str, key: str, rebuild: str,
-                monitor: bool, version: str) -> GroqModel | None:
+                monitor: bool, version: str, ranges: dict[str, list[float]] | None = None) -> GroqModel | None:
     """The cached build when the policy allows it (a stale one only with ``rebuild="never"``), else None."""
     from accelkit.compiler.artifact import ArtifactError, load
 
@@ -287,11 +305,11 @@ def _from_cache(model: nn.Module, named: dict[str, Any], state: BuildState, name
     if monitor:
         print(f"groqit: {name!r} loaded from the build cache ({state.path}), "
               f"{state.num_chips_used} x {TARGET}, mode {state.mode!r}")
-    return GroqModel(model, prog, state, named)
+    return GroqModel(model, prog, state, named, quantization=ranges)
 
 
 def _build(model: nn.Module, named: dict[str, Any], state: BuildState, precision: str, num_chips: int | None,
-           monitor: bool) -> GroqModel:
+           monitor: bool, ranges: dict[str, list[float]] | None = None) -> GroqModel:
     """Compile and save a fresh build, its state file saying how far it got."""
     state.save()
     t0 = time.perf_counter()
@@ -311,7 +329,7 @@ def _build(model: nn.Module, named: dict[str, Any], state: BuildState, precision
         print(monitor_lines(state.build_name, prog.precision, state.path))
         print(f"groqit: built {state.build_name!r} for {prog.chips} x {TARGET} ({prog.precision}, mode {prog.mode!r}) "
               f"in {state.build_time_s:.1f} s (accelkit's simulated build; the stages above are GroqFlow's names)")
-    return GroqModel(model, prog, state, named)
+    return GroqModel(model, prog, state, named, quantization=ranges)
 
 
 __all__ = ["ARTIFACT", "REBUILD", "STATE_FILE", "BuildState", "build_key", "default_cache_dir", "groqit"]

@@ -154,15 +154,18 @@ class GroqModel:
     """A built model (GroqFlow's ``PytorchModelWrapper``): ``gmodel(**inputs)``, ``gmodel(*args)`` or
     ``gmodel.run(inputs)`` run real numerics in the build's precision; the clock is modelled."""
 
-    def __init__(self, model: nn.Module, program: CompiledProgram, state: Any, built_inputs: dict[str, Any]) -> None:
+    def __init__(self, model: nn.Module, program: CompiledProgram, state: Any, built_inputs: dict[str, Any],
+                 quantization: dict[str, list[float]] | None = None) -> None:
         self.model = model
+        self.quantization = quantization  # an int8 build's calibrated ranges, per layer (groqit's samples)
         self.program = program
         self.state = state
         self._built = input_shapes(built_inputs)
         self._example = dict(built_inputs)
         self._names = tuple(built_inputs)
         runs = model if _positional_prefix(model, self._names) else _ByName(model, self._names)
-        self.session = Session.from_program(runs, program)  # the build times every call
+        # the build times every call; an int8 build's layers round to their grids themselves, in fp32
+        self.session = Session.from_program(runs, program, numerics="fp32" if quantization else None)
         if not hasattr(state, "info"):
             state.info = build_info(state)
         facade_log.register_run(repr(self), self.report)
@@ -177,7 +180,13 @@ class GroqModel:
                                 f"{self._built.get(k)} (a TSP schedule is fixed for its shapes)",
                                 fix="pad the inputs to the built shape, or groqit(model, new_inputs, "
                                     "build_name=...) for a build of the new shape")
-        partials = FloatPartials() if self.program.precision == "fp16" else contextlib.nullcontext()
+        partials: Any = contextlib.nullcontext()
+        if self.quantization:
+            from accelkit.facades.groqflow.quantize import int8_numerics
+
+            partials = int8_numerics(self.model, self.quantization)
+        elif self.program.precision == "fp16":
+            partials = FloatPartials()
         with facade_log.vendor_call(f"the GroqModel {self.state.build_name!r} called on its inputs"), partials:
             # by name: in the build's input order, whatever order the call gave them in
             return self.session.run(*(named[k] for k in self._names)).outputs  # forward only, in eval mode
