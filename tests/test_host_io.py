@@ -81,3 +81,46 @@ def test_options_are_checked_kept_by_artifacts_and_sessions(tmp_path):
     session = ak.Session(m, target="gc200", device_iterations=20)
     session.run(x)
     assert session.compiled.report.device_iterations == 20
+
+
+def test_a_slow_input_pipeline_bounds_the_step_and_a_fast_one_changes_nothing(tmp_path):
+    """The host's input pipeline loads the next batch while the device runs this one: a step takes at least
+    batch / input_rate, the excess is the chip waiting for the host; with synthetic data nothing is loaded."""
+    m, x, y = Tiny(), torch.randn(16, 32), torch.randint(0, 8, (16,))
+
+    def rep(**kw):
+        return ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, device_iterations=50,
+                          **kw).report
+
+    free, fast, slow = rep(), rep(input_rate=1e9), rep(input_rate=2000.0)
+    assert fast.step_time_s == pytest.approx(free.step_time_s) and fast.input_s == 0.0
+    assert "keeps up with the chip" in fast.summary()
+    assert slow.step_time_s == pytest.approx(16 / 2000.0) and slow.throughput == pytest.approx(2000.0)
+    assert slow.input_s == pytest.approx(16 / 2000.0 - free.step_time_s)
+    assert slow.breakdown.parts_s["host"] == pytest.approx(slow.io_s + slow.input_s)
+    assert "the input pipeline is the bound" in slow.summary()
+    assert any(e.lane == "host input pipeline" for e in slow.events)
+    assert rep(input_rate=2000.0, synthetic_data=True).input_s == 0.0  # data made on the chip: no loader
+    for bad in (0, -5.0, float("nan"), "fast", True):
+        with pytest.raises(CompileError, match="input_rate"):
+            rep(input_rate=bad)
+    prog = ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, input_rate=2000.0)
+    prog.save(tmp_path / "art")
+    assert ak.load(tmp_path / "art").report.input_s == pytest.approx(prog.report.input_s)
+    session = ak.Session(m, target="gc200", input_rate=2000.0)
+    session.run(x)
+    assert session.sections_s["input"] > 0 and session.simulated_time_s == pytest.approx(16 / 2000.0)
+
+
+def test_input_rate_measures_a_loader_on_this_host():
+    from accelkit.profiler import input_rate
+
+    ds = torch.utils.data.TensorDataset(torch.randn(256, 32), torch.randint(0, 8, (256,)))
+    rate = input_rate(torch.utils.data.DataLoader(ds, batch_size=16), batches=8, repeats=3, warmup=1)
+    assert rate.samples == 8 * 16 and rate.batches == 8 and len(rate.passes) == 3
+    assert rate.samples_per_s == pytest.approx(sorted(rate.passes)[1]) and rate.samples_per_s > 0
+    assert "MEASURED" in str(rate) and rate.label == "measured"
+    with pytest.raises(ak.errors.AccelkitError, match="no tensor"):
+        input_rate([["a", "b"]] * 4, warmup=0)
+    with pytest.raises(ak.errors.AccelkitError, match="repeats"):
+        input_rate([torch.zeros(2, 3)], repeats=0)

@@ -161,6 +161,9 @@ def test_small_models_show_the_hosts_share(result: v.ValidationResult):
     for replicas in (1, 2):
         real, synthetic = small[f"gc200x{replicas}-data-loading-real"], small[f"gc200x{replicas}-data-loading-synthetic"]
         assert real.predicted < synthetic.predicted  # real data crosses the host link every iteration
+    # and waits for the DataLoader, whose own rate the same run measured (input_rate): there it is the bound
+    assert small["gc200x1-data-loading-real"].predicted == pytest.approx(37710.0, rel=1e-6)
+    assert small["gc200x2-data-loading-real"].predicted == pytest.approx(42604.88, rel=1e-6)
     # two replicas all-reduce the classifier's 16.7 MB of gradients every step: no faster than one, as published
     assert small["gc200x2-data-loading-synthetic"].predicted < small["gc200x1-data-loading-synthetic"].predicted
     hello = small["tsp1-groqflow-hello-world"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,11 @@ def _check_options(opts: dict[str, Any], mpath: Path) -> None:
             or opts.get("device_iterations", 1) < 1:
         raise ArtifactError(f"{mpath}: options.device_iterations is {opts.get('device_iterations')!r}, not a "
                             "positive whole number", fix=_FIX)
+    rate = opts.get("input_rate")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate)
+                             or rate <= 0):
+        raise ArtifactError(f"{mpath}: options.input_rate is {rate!r}, not a positive number of samples per second",
+                            fix=_FIX)
     for key in ("training", "synthetic_data"):
         if not isinstance(opts.get(key, False), bool):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
@@ -187,6 +193,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         if manifest.get("host_spec") is not None else None,
         fallback=opts.get("fallback"), stack=str(opts.get("stack") or ""),  # older artifacts: the family's default
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
+        input_rate=float(opts["input_rate"]) if opts.get("input_rate") is not None else None,
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel.from_dict(k) for k in manifest["kernels"]],

@@ -135,7 +135,7 @@ def _contents(prog: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
             "example_batch": prog.example_batch, "chips": prog.chips, "parallel": asdict(prog.parallel),
             "training": prog.training, "recompute": prog.recompute, "fusion_level": prog.fusion_level,
             "fallback": prog.fallback, "stack": prog.stack, "device_iterations": prog.device_iterations,
-            "synthetic_data": prog.synthetic_data,
+            "synthetic_data": prog.synthetic_data, "input_rate": prog.input_rate,
         },
         "graph": graph_to_dict(prog.graph),
         "passes": [{k: v for k, v in asdict(p).items() if k != "graph"} for p in prog.passes],  # graphs: no

@@ -13,6 +13,7 @@ the arguments again nor looks the chip, its family or its rates up again.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -53,6 +54,7 @@ class CompileOptions:
     stack: str = ""  # resolved: the family's default for the role when none was named
     device_iterations: int = 1
     synthetic_data: bool = False
+    input_rate: float | None = None  # samples/s the host's input pipeline delivers (None: never the bound)
     family: ExecutionModel = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -63,7 +65,8 @@ class CompileOptions:
     def check(cls, target: Any, *, precision: Any = "bf16", batch_size: Any = None, micro_batch: Any = None,
               chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
               recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
-              device_iterations: Any = 1, synthetic_data: Any = False, role: Role = "compile") -> CompileOptions:
+              device_iterations: Any = 1, synthetic_data: Any = False, input_rate: Any = None,
+              role: Role = "compile") -> CompileOptions:
         """Check what a compile is asked for before any work starts; every refusal names the argument and the
         fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
         server its engine)."""
@@ -83,6 +86,7 @@ class CompileOptions:
                                fix="use fallback=None (refuse what the target cannot run) or fallback='host'")
         flag("training", training)
         flag("synthetic_data", synthetic_data)
+        input_rate = check_input_rate(input_rate)
         whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
         check_mode(spec, mode)
         family = model_for(spec.family)
@@ -104,7 +108,7 @@ class CompileOptions:
         return cls(spec=spec, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
                    mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
                    fallback=fallback, stack=stack_name, device_iterations=device_iterations,
-                   synthetic_data=synthetic_data, family=family)
+                   synthetic_data=synthetic_data, input_rate=input_rate, family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
         """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed
@@ -143,6 +147,18 @@ class CompileOptions:
         """What one chip delivers at this precision, as its family's model says (computed once, on first use).
         A measured target's rates depend on the model measured on this host: see ``CompiledProgram.rates``."""
         return self.family.rates(self.spec, self.precision)
+
+
+def check_input_rate(rate: Any) -> float | None:
+    """``input_rate``: None, or a positive, finite number of samples per second."""
+    if rate is None:
+        return None
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
+        raise CompileError(f"input_rate must be the samples per second your input pipeline delivers (a number above "
+                           f"0), not {got(rate)}",
+                           fix="measure it: accelkit.profiler.input_rate(your_dataloader), or leave input_rate=None "
+                               "when the pipeline keeps up")
+    return float(rate)
 
 
 def _divides(batch_size: int | None, micro_batch: int | None) -> None:

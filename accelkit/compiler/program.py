@@ -87,6 +87,7 @@ class CompiledProgram:
     stack: str = ""  # the software stack that runs it ("eager", "compiled", "engine" on a GPU); "": the family's default
     device_iterations: int = 1  # steps one call from the host runs on the device (it pays one round trip)
     synthetic_data: bool = False  # inputs made on the device: nothing crosses the host link
+    input_rate: float | None = None  # samples/s the host's input pipeline delivers; a slower one bounds the step
     # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
     options: CompileOptions | None = field(default=None, repr=False, compare=False)
 
@@ -231,13 +232,14 @@ def _legality_findings(model: Any, example_inputs: Any, graph: Graph, spec: Acce
 def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = None, micro_batch: Any = None,
                   chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
                   recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
-                  stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False) -> AcceleratorSpec:
+                  stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False,
+                  input_rate: Any = None) -> AcceleratorSpec:
     """Check what :func:`compile` is asked for before any work starts; returns the target's spec. Every refusal
     names the argument. (:meth:`CompileOptions.check` checks the same and keeps the result.)"""
     return CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                 chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
                                 fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
-                                synthetic_data=synthetic_data).spec
+                                synthetic_data=synthetic_data, input_rate=input_rate).spec
 
 
 @dataclass(frozen=True)
@@ -386,7 +388,7 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
         passes=list(lowered.passes), kernels=kernels, memory_plan=plan, placement=placement, weights=lowered.state,
         model=lowered.model, host=lowered.host, host_spec=lowered.host_spec, fallback=options.fallback,
         stack=options.stack, device_iterations=options.device_iterations, synthetic_data=options.synthetic_data,
-        options=options)
+        input_rate=options.input_rate, options=options)
 
 
 def __getattr__(name: str) -> Any:

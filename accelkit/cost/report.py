@@ -95,7 +95,7 @@ def breakdown(sections: dict[str, float], kernels: dict[str, list[KernelTime]], 
         if name == "bubble":
             parts["idle"] += seconds
             continue
-        if name == "io":  # the chip waits for the host link
+        if name in ("io", "input"):  # the chip waits for the host link, or for the host's input pipeline
             parts["host"] += seconds
             continue
         ks = kernels.get(name, [])
@@ -149,6 +149,7 @@ class PerfReport:
     device_iterations: int = 1
     io_overlapped: bool = False
     io_note: str = ""
+    input_rate: float | None = None  # samples/s the host's input pipeline delivers (given); its wait is section "input"
 
     label = "modelled"
 
@@ -168,11 +169,16 @@ class PerfReport:
         return self.breakdown.sections_s.get("io", 0.0)
 
     @property
+    def input_s(self) -> float:
+        """Seconds per step the chip waits for the host's input pipeline (``input_rate``) beyond its own work."""
+        return self.breakdown.sections_s.get("input", 0.0)
+
+    @property
     def bound_by(self) -> dict[str, float]:
         """Share of the step by what bounds it: the kernels' time by what bounds each, and the host link's share
-        (``io``) as ``"host"``."""
+        (``io``) and the wait for the input pipeline (``input``) as ``"host"``."""
         total = sum(k.time_s for k in self.kernels) or 1.0
-        io = self.io_s / self.step_time_s if self.step_time_s else 0.0
+        io = (self.io_s + self.input_s) / self.step_time_s if self.step_time_s else 0.0
         out: dict[str, float] = {}
         for k in self.kernels:
             out[k.bound] = out.get(k.bound, 0.0) + k.time_s / total * (1.0 - io)
@@ -194,6 +200,8 @@ class PerfReport:
             parts["comm"] = self.sections_s.get("comm", 0.0)
             parts["bubble"] = self.sections_s.get("bubble", 0.0)
             parts["io"] = self.sections_s.get("io", 0.0)
+            if self.input_s:
+                parts["input"] = self.input_s
         if samples is not None and self.batch_size and samples != self.batch_size:
             parts = {k: v * samples / self.batch_size for k, v in parts.items()}
         return parts
@@ -208,6 +216,15 @@ class PerfReport:
                     f"asynchronously); {fmt_s(self.io_s)} per step left over")
         return (f"  host link: {moved}; {fmt_s(self.round_trip_s)} round trip per call ({per_call}); the chip waits "
                 f"{fmt_s(self.io_s)} per step")
+
+    def input_text(self) -> str:
+        """One line on the host's input pipeline: its rate, a batch's time from it, what the chip waits."""
+        feed = self.batch_size / self.input_rate if self.input_rate else 0.0
+        head = (f"  input pipeline: {fmt_sig(self.input_rate or 0.0)} samples/s (given), {fmt_s(feed)} per batch of "
+                f"{self.batch_size}, loaded while the previous step runs; ")
+        if self.input_s:
+            return head + f"the chip waits {fmt_s(self.input_s)} per step for it: the input pipeline is the bound"
+        return head + "it keeps up with the chip"
 
     def top(self, n: int = 10) -> list[KernelTime]:
         return sorted(self.kernels, key=lambda k: k.time_s, reverse=True)[:n]
@@ -229,6 +246,7 @@ class PerfReport:
                f"transfers over the host link {fmt_s(self.transfer_s)} per step (both inside the sections above)"]
               if self.host_partitions else []),
             *([self.io_text()] if self.round_trip_s or self.io_s else []),
+            *([self.input_text()] if self.input_rate else []),
             *bound_text(self.bound_by, self.utilization.get("compute", 0.0)),
             f"  slowest kernels (of {len(self.kernels)}):",
         ]

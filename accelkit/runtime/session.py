@@ -182,6 +182,7 @@ class Session:
         stack: str | None = None,
         device_iterations: int = 1,
         synthetic_data: bool = False,
+        input_rate: float | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -193,7 +194,7 @@ class Session:
         options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                        chips=chips, mode=mode, parallel=parallel, fallback=fallback, stack=stack,
                                        device_iterations=device_iterations, synthetic_data=synthetic_data,
-                                       role="session")
+                                       input_rate=input_rate, role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

@@ -230,9 +230,10 @@ def _fallback_note(prog: CompiledProgram, kernels: list[Kernel], n_parts: int, h
             f"{fmt_s(transfer_s)} per step; the device waits while the host works (no overlap modelled)")
 
 
-def _timeline(passes: dict[str, _Pass], lane: Any, comm_s: float, io_s: float) -> list[TimelineEvent]:
+def _timeline(passes: dict[str, _Pass], lane: Any, comm_s: float, io_s: float,
+              input_s: float = 0.0) -> list[TimelineEvent]:
     """The step's events: forward and backward kernels (and the host issuing them), the all-reduces, the
-    optimizer, then the host link's share."""
+    optimizer, then the host link's share and the wait for the host's input pipeline."""
     fwd, bwd, opt = passes["fwd"], passes["bckwd"], passes["opt"]
     events, t = _events(fwd.kernels + bwd.kernels, lane)
     for section, offset in (("fwd", 0.0), ("bckwd", fwd.seconds)):  # the host issuing ops beside the chip's kernels
@@ -245,6 +246,9 @@ def _timeline(passes: dict[str, _Pass], lane: Any, comm_s: float, io_s: float) -
     events += ev2
     if io_s:
         events.append(TimelineEvent("inputs in, outputs out, round trip", "io", "host link", t, io_s))
+        t += io_s
+    if input_s:
+        events.append(TimelineEvent("waiting for the next batch", "input", "host input pipeline", t, input_s))
     return events
 
 
@@ -318,6 +322,11 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     if io_model is not None and io_model.overlapped:
         io_s = max(0.0, io_s - step_s)
     step_s += io_s
+    # the host's input pipeline loads the next batch while the device runs this one: a slower one bounds the step
+    input_s = 0.0
+    if prog.input_rate and not prog.synthetic_data:
+        input_s = max(0.0, prog.batch_size / prog.input_rate - step_s)
+        step_s += input_s
     all_kt = fwd.kernels + bwd.kernels + opt.kernels
     runs_on = {k.name: k.runs_on for k in kernels}
 
@@ -329,11 +338,11 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     n_parts = max((k.partition for k in kernels), default=0)
     if n_parts:
         notes.append(_fallback_note(prog, kernels, n_parts, host_s, transfer_s, link_Bps))
-    events = _timeline(passes, lane, comm_s + dp_s, io_s)
+    events = _timeline(passes, lane, comm_s + dp_s, io_s, input_s)
     traffic = _traffic(prog, kernels, n_micro)
     flops = sum(k.flops for k in kernels) / (par.tensor * par.pipeline) * n_micro
     sections = {"fwd": fwd_s * scale, "bckwd": bwd_s * scale, "opt": opt_s, "comm": comm_s * scale + dp_s,
-                "bubble": bubble_s, "io": io_s}
+                "bubble": bubble_s, "io": io_s, **({"input": input_s} if input_s else {})}
     bd = breakdown(sections, {"fwd": fwd.kernels, "bckwd": bwd.kernels, "opt": opt.kernels}, chips=prog.chips,
                    utilization=flops / (step_s * peak) if step_s else 0.0)
     step_s = bd.step_s  # the sum of the sections, which every reader adds up again
@@ -354,4 +363,5 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         round_trip_s=round_trip, device_iterations=max(1, prog.device_iterations),
         io_overlapped=bool(io_model is not None and io_model.overlapped),
         io_note=io_model.loop if io_model is not None else "",
+        input_rate=prog.input_rate if not prog.synthetic_data else None,
     )

@@ -31,11 +31,12 @@ MAX_MARKS = 1500
 """Most bars or points one figure draws."""
 
 SECTION_COLORS = {"fwd": "#1f77b4", "bckwd": "#ff7f0e", "opt": "#2ca02c", "comm": "#9467bd",
-                  "bubble": "#c7c7c7", "io": "#8c564b"}
+                  "bubble": "#c7c7c7", "io": "#8c564b", "input": "#e377c2"}
 BOUND_COLORS = {"compute": "#1f77b4", "memory": "#d62728", "latency": "#7f7f7f", "communication": "#9467bd",
                 "host": "#ff7f0e"}
 SECTION_LABELS = {"fwd": "forward", "bckwd": "backward", "opt": "optimizer", "comm": "communication",
-                  "bubble": "pipeline fill / bubble", "io": "host link (inputs, outputs, round trip)"}
+                  "bubble": "pipeline fill / bubble", "io": "host link (inputs, outputs, round trip)",
+                  "input": "waiting for the input pipeline"}
 
 
 METRIC_UNITS = {"throughput": "samples/s", "tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
@@ -268,7 +269,7 @@ def comparison_bars(reports: Mapping[str, PerfReport] | Sequence[PerfReport], me
         scale, unit = _unit(max((r.step_time_s for _, r in items), default=1.0))
         # the report's sections are one chip's share of the step and add up to it (a pipeline's fill and
         # drain is its "bubble" section), so they are drawn as they are
-        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "bubble", "io")}
+        parts: dict[str, list[float]] = {s: [] for s in ("fwd", "bckwd", "opt", "comm", "bubble", "io", "input")}
         for _, r in items:
             for s in parts:
                 parts[s].append(r.sections_s.get(s, 0.0) * scale)

@@ -112,6 +112,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     stack: str | None = None,
     device_iterations: int = 1,
     synthetic_data: bool = False,
+    input_rate: float | None = None,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -133,13 +134,17 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``device_iterations`` is how many steps one call from the host runs on the device (PopTorch's
     ``deviceIterations``, an on-device loop): every step's inputs and outputs cross the host link, but the call's
     round trip is paid once. ``synthetic_data=True`` makes the inputs on the device (Graphcore's
-    ``enableSyntheticData``): nothing crosses the link, which shows the chip's own speed.
+    ``enableSyntheticData``): nothing crosses the link, which shows the chip's own speed. ``input_rate`` is how
+    many samples per second the host's input pipeline delivers (your DataLoader's, measured:
+    ``accelkit.profiler.input_rate(loader)``): it loads the next batch while the device computes this one, so a
+    step takes at least ``batch / input_rate`` and the report says when the device waits for its data.
     """
     auto = chips == "auto"
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                    chips=1 if auto else chips, mode=mode, training=training, parallel=parallel,
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
-                                   device_iterations=device_iterations, synthetic_data=synthetic_data)
+                                   device_iterations=device_iterations, synthetic_data=synthetic_data,
+                                   input_rate=input_rate)
     if not auto:
         return compile_with(model, example_inputs, options)
     return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),

@@ -121,7 +121,7 @@ def effect(model: nn.Module, micro_inputs: tuple[Any, ...], opts: Options) -> Op
     program = train.compile(*combined)
     rep = program.report  # one weight update (g micro-batches and the optimizer), and its share of the host link
     feed = (rep.io_in_bytes + rep.io_out_bytes) / host_link_Bps(get_spec(opts.target))
-    update = math.fsum(v for k, v in rep.sections_s.items() if k != "io")
+    update = math.fsum(v for k, v in rep.sections_s.items() if k not in ("io", "input"))
     return OptionEffect(opts.target, opts.replication_factor, opts.Training.gradient_accumulation, opts.device_iterations,
                         micro, train.chips, update, feed, rep.round_trip_s)
 
