@@ -116,7 +116,7 @@ def test_input_rate_measures_a_loader_on_this_host():
     from accelkit.profiler import input_rate
 
     ds = torch.utils.data.TensorDataset(torch.randn(256, 32), torch.randint(0, 8, (256,)))
-    rate = input_rate(torch.utils.data.DataLoader(ds, batch_size=16), batches=8, repeats=3, warmup=1)
+    rate = input_rate(torch.utils.data.DataLoader(ds, batch_size=16), batches=8, repeats=3, warmup=1, min_time_s=0)
     assert rate.samples == 8 * 16 and rate.batches == 8 and len(rate.passes) == 3
     assert rate.samples_per_s == pytest.approx(sorted(rate.passes)[1]) and rate.samples_per_s > 0
     assert "MEASURED" in str(rate) and rate.label == "measured"

@@ -34,14 +34,14 @@ class InputRate:
     samples_per_s: float  # the median pass
     spread: float  # (fastest - slowest) / median over the passes
     passes: tuple[float, ...]  # each pass's samples per second
-    batches: int  # batches per pass
-    samples: int  # samples per pass (the first pass's)
+    batches: int  # batches in the last pass
+    samples: int  # samples in the last pass
 
     label = "measured"
 
     def __str__(self) -> str:
         return (f"input pipeline (MEASURED on this host): {self.samples_per_s:,.0f} samples/s, median of "
-                f"{len(self.passes)} passes of {self.batches} batches (spread {self.spread:.0%})")
+                f"{len(self.passes)} passes of about {self.batches} batches (spread {self.spread:.0%})")
 
 
 def _samples(batch: Any) -> int:
@@ -54,10 +54,12 @@ def _samples(batch: Any) -> int:
     return int(first.shape[0]) if first.dim() > 1 else 1
 
 
-def input_rate(loader: Iterable[Any], *, batches: int = 20, repeats: int = 3, warmup: int = 2) -> InputRate:
-    """Time ``repeats`` passes of ``batches`` batches each from ``loader`` (after ``warmup`` batches, which start
-    its workers and fill their queues) and return the samples per second delivered. Each pass starts a new
-    iteration of the loader, as an epoch does; a loader with fewer batches times what it has."""
+def input_rate(loader: Iterable[Any], *, batches: int = 20, repeats: int = 5, warmup: int = 2,
+               min_time_s: float = 0.05) -> InputRate:
+    """Time ``repeats`` passes over ``loader`` (after ``warmup`` batches, which start its workers and fill their
+    queues), each at least ``batches`` batches and ``min_time_s`` seconds long, and return the samples per second
+    delivered: the median pass and the spread. Each pass starts a new iteration of the loader, as an epoch does;
+    a loader with fewer batches times what it has."""
     for name, n in (("batches", batches), ("repeats", repeats), ("warmup", warmup)):
         if isinstance(n, bool) or not isinstance(n, int) or n < (0 if name == "warmup" else 1):
             raise AccelkitError(f"{name} must be a whole number{' ≥ 0' if name == 'warmup' else ' ≥ 1'}, not {n!r}",
@@ -78,7 +80,7 @@ def input_rate(loader: Iterable[Any], *, batches: int = 20, repeats: int = 3, wa
         for batch in it:
             seen += _samples(batch)
             n += 1
-            if n >= batches:
+            if n >= batches and time.perf_counter() - t0 >= min_time_s:
                 break
         dt = time.perf_counter() - t0
         if n == 0:
