@@ -14,7 +14,9 @@ from fp32 by roughly the 16-bit rounding: relative error ~1e-2 (bf16, 8-bit mant
 
 The clock: the model is compiled once for the target (on the first step, with the real input
 shapes) and each step adds the modelled time of the sections it ran (fwd / bckwd / opt and the
-multi-chip communication). Nothing about the clock is measured.
+multi-chip communication). Nothing about the clock is measured. ``input_rate=`` (samples per second your
+DataLoader delivers, measured with ``accelkit.profiler.input_rate``) makes a step wait for the data it cannot be
+fed in time, as ``ak.compile``'s does; ``session.loader`` measures instead how long this CPU's loop waited.
 """
 
 from __future__ import annotations

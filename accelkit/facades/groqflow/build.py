@@ -30,6 +30,7 @@ import sys
 import time
 import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import chain
 from pathlib import Path
@@ -272,6 +273,15 @@ def _check_arguments(model: Any, quantization_samples: Any, sequence: Any, preci
     return precision
 
 
+def _int8(model: nn.Module, ranges: dict[str, list[float]] | None) -> Callable[[], Any] | None:
+    """An int8 build's numerics: a call computes its calibrated layers on their int8 grids (None: not int8)."""
+    if not ranges:
+        return None
+    from accelkit.facades.groqflow.quantize import int8_numerics
+
+    return lambda: int8_numerics(model, ranges)
+
+
 def _cache_root(cache_dir: Any) -> Path:
     if cache_dir is not None and (not isinstance(cache_dir, (str, os.PathLike))
                                   or isinstance(os.fspath(cache_dir), bytes) or not str(os.fspath(cache_dir)).strip()):
@@ -305,7 +315,7 @@ def _from_cache(model: nn.Module, named: dict[str, Any], state: BuildState, name
     if monitor:
         print(f"groqit: {name!r} loaded from the build cache ({state.path}), "
               f"{state.num_chips_used} x {TARGET}, mode {state.mode!r}")
-    return GroqModel(model, prog, state, named, quantization=ranges)
+    return GroqModel(model, prog, state, named, quantization=ranges, numerics=_int8(model, ranges))
 
 
 def _build(model: nn.Module, named: dict[str, Any], state: BuildState, precision: str, num_chips: int | None,
@@ -329,7 +339,7 @@ def _build(model: nn.Module, named: dict[str, Any], state: BuildState, precision
         print(monitor_lines(state.build_name, prog.precision, state.path))
         print(f"groqit: built {state.build_name!r} for {prog.chips} x {TARGET} ({prog.precision}, mode {prog.mode!r}) "
               f"in {state.build_time_s:.1f} s (accelkit's simulated build; the stages above are GroqFlow's names)")
-    return GroqModel(model, prog, state, named, quantization=ranges)
+    return GroqModel(model, prog, state, named, quantization=ranges, numerics=_int8(model, ranges))
 
 
 __all__ = ["ARTIFACT", "REBUILD", "STATE_FILE", "BuildState", "build_key", "default_cache_dir", "groqit"]

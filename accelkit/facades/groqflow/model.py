@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,9 +156,11 @@ class GroqModel:
     ``gmodel.run(inputs)`` run real numerics in the build's precision; the clock is modelled."""
 
     def __init__(self, model: nn.Module, program: CompiledProgram, state: Any, built_inputs: dict[str, Any],
-                 quantization: dict[str, list[float]] | None = None) -> None:
+                 quantization: dict[str, list[float]] | None = None,
+                 numerics: Callable[[], Any] | None = None) -> None:
         self.model = model
         self.quantization = quantization  # an int8 build's calibrated ranges, per layer (groqit's samples)
+        self._numerics = numerics  # a context in which a call computes the build's numerics (an int8 build's grids)
         self.program = program
         self.state = state
         self._built = input_shapes(built_inputs)
@@ -181,10 +184,8 @@ class GroqModel:
                                 fix="pad the inputs to the built shape, or groqit(model, new_inputs, "
                                     "build_name=...) for a build of the new shape")
         partials: Any = contextlib.nullcontext()
-        if self.quantization:
-            from accelkit.facades.groqflow.quantize import int8_numerics
-
-            partials = int8_numerics(self.model, self.quantization)
+        if self._numerics is not None:
+            partials = self._numerics()
         elif self.program.precision == "fp16":
             partials = FloatPartials()
         with facade_log.vendor_call(f"the GroqModel {self.state.build_name!r} called on its inputs"), partials:
