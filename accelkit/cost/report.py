@@ -160,7 +160,8 @@ class PerfReport:
 
     @property
     def sections_s(self) -> dict[str, float]:
-        """fwd / bckwd / opt / comm / bubble / io seconds per step (a copy of the breakdown's)."""
+        """fwd / bckwd / opt / comm / bubble / io (and input, where the chip waits for its ``input_rate``) seconds
+        per step (a copy of the breakdown's)."""
         return self.breakdown.sections_s
 
     @property
