@@ -9,7 +9,7 @@ that such a stage uses: QDQ format, one scale per tensor, min-max calibration, w
 (``max |w| / 127``), activations asymmetric int8 with a zero point, the calibrated range widened to hold 0.
 
 :func:`calibrate` runs the fp32 model on every sample and records, for each ``nn.Linear`` and ``nn.Conv1d/2d/3d``,
-the range of its input and of its output. :class:`Int8Numerics` then runs those layers on quantized inputs and
+the range of its input and of its output. :func:`int8_numerics` then runs those layers on quantized inputs and
 weights (rounded to the int8 grid and back: a product of int8 values summed in fp32 is exact at these sizes, as
 the TSP's int32 accumulation is) and rounds each output to its int8 grid, as the QDQ pair after it does. A ReLU on
 an int8 tensor is exact on the grid, so it needs nothing. The bias stays in fp32 (ONNX Runtime quantizes it to
