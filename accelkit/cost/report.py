@@ -221,10 +221,10 @@ class PerfReport:
     def input_text(self) -> str:
         """One line on the host's input pipeline: its rate, a batch's time from it, what the chip waits."""
         feed = self.batch_size / self.input_rate if self.input_rate else 0.0
-        head = (f"  input pipeline: {fmt_sig(self.input_rate or 0.0)} samples/s (given), {fmt_s(feed)} per batch of "
-                f"{self.batch_size}, loaded while the previous step runs; ")
+        head = (f"  input pipeline: {fmt_sig(self.input_rate or 0.0)} samples/s (given), a batch of {self.batch_size} "
+                f"every {fmt_s(feed)}; ")
         if self.input_s:
-            return head + f"the chip waits {fmt_s(self.input_s)} per step for it: the input pipeline is the bound"
+            return head + f"the chip waits {fmt_s(self.input_s)} per step for it (the bound)"
         return head + "it keeps up with the chip"
 
     def top(self, n: int = 10) -> list[KernelTime]:
