@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -231,50 +228,56 @@ def test_a_crash_between_the_renames_still_loads_the_previous_checkpoint(
     loads_as(ckpt, second)
 
 
-KILLED_SAVE = textwrap.dedent('''
-    import os, sys
-    sys.path.insert(0, {tests!r})
-    import test_checkpoint as t
-    s = t.session()
-    t.train(s, 3)
-    where = sys.argv[1]
-    if where == "writing tensors":
-        import safetensors.torch as st
-        real = st.save_file
-        def save_file(tensors, path, metadata=None):
-            real(tensors, path, metadata=metadata)
-            with open(path, "r+b") as f:
-                f.truncate(100)
-            os._exit(9)
-        st.save_file = save_file  # save_checkpoint imports it when called
-    elif where == "between the renames":  # where folders cannot be exchanged in one step (not Linux)
-        import accelkit.compiler.manifest as m
-        m._exchange = lambda a, b: False
-        real_rename = os.rename
-        def rename(src, dst):
-            if ".tmp-" in str(src) and not os.path.exists(dst):
+def _killed_save(where: str, ckpt: Path) -> int:
+    """Train 3 steps and save over ``ckpt`` in a child process that dies (``os._exit``: no clean-up, no flush) at
+    ``where``; returns its exit code. The child is a fork of this one, so it imports nothing again."""
+    pid = os.fork()
+    if pid:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    try:  # the child: only os._exit leaves it
+        s = session()
+        train(s, 3)
+        if where == "writing tensors":
+            import safetensors.torch as st
+            real = st.save_file
+
+            def save_file(tensors: Any, path: Any, metadata: Any = None) -> None:
+                real(tensors, path, metadata=metadata)
+                with open(path, "r+b") as f:
+                    f.truncate(100)
                 os._exit(9)
-            real_rename(src, dst)
-        os.rename = rename
-    else:
-        import accelkit.compiler.manifest as m
-        real_swap = m._swap_in
-        def swap_in(tmp, root):
-            real_swap(tmp, root)
-            os._exit(9)
-        m._swap_in = swap_in
-    s.save_checkpoint(sys.argv[2])
-''')
+            st.save_file = save_file  # save_checkpoint imports it when called
+        elif where == "between the renames":  # where folders cannot be exchanged in one step (not Linux)
+            import accelkit.compiler.manifest as m
+            m._exchange = lambda a, b: False  # type: ignore[assignment]
+            real_rename = os.rename
+
+            def rename(src: Any, dst: Any) -> None:
+                if ".tmp-" in str(src) and not os.path.exists(dst):
+                    os._exit(9)
+                real_rename(src, dst)
+            os.rename = rename
+        else:
+            import accelkit.compiler.manifest as m
+            real_swap = m._swap_in
+
+            def swap_in(tmp: Any, root: Any) -> None:
+                real_swap(tmp, root)
+                os._exit(9)
+            m._swap_in = swap_in  # type: ignore[assignment]
+        s.save_checkpoint(ckpt)
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+    finally:
+        os._exit(1)  # the save finished or failed before the point it should have died at
 
 
 @pytest.mark.parametrize("where", ["writing tensors", "between the renames", "after the rename"])
 def test_a_save_killed_at_any_point_leaves_a_checkpoint_that_loads(
         saved: tuple[Path, dict[str, Any]], where: str) -> None:
     ckpt, first = saved
-    script = KILLED_SAVE.format(tests=str(Path(__file__).parent))
-    done = subprocess.run([sys.executable, "-c", script, where, str(ckpt)], capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
-    assert done.returncode == 9, done.stderr
+    assert _killed_save(where, ckpt) == 9
     s = session()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from accelkit.constants import value
 
@@ -68,21 +69,41 @@ def alignment(*strides: int) -> int:
     return a
 
 
+_FITS: dict[tuple[object, ...], GemmFit] = {}  # a pure function of these keys: a sweep asks for the same shapes often
+
+
 def gemm_fit(shape: GemmShape, units: int) -> GemmFit:
     """The fastest tile and split-K for ``shape`` on ``units`` SMs, and the efficiency it reaches."""
     m, n, k, b = max(1, shape.m), max(1, shape.n), max(1, shape.k), max(1, shape.batch)
     units = max(1, units)
+    tiles, splits = value("GEMM_TILES"), value("GEMM_SPLIT_K")
     step, fill = int(value("GEMM_K_STEP")), float(value("GEMM_LOOP_FILL_STEPS"))
+    key = (m, n, k, b, units, step, fill, tiles, splits)  # the constants too: a test or a user may change them
+    try:
+        hit = _FITS.get(key)
+    except TypeError:  # a constant set to a list: computed each time
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    fit = _fit(m, n, k, b, units, tiles, splits, step, fill)
+    if key is not None:
+        if len(_FITS) >= 1 << 16:
+            _FITS.clear()
+        _FITS[key] = fit
+    return fit
+
+
+def _fit(m: int, n: int, k: int, b: int, units: int, tiles: Any, splits: Any, step: int, fill: float) -> GemmFit:
     best = GemmFit((0, 0), 1, 0, 0.0)
-    for tm, tn, rel in value("GEMM_TILES"):
+    for tm, tn, rel in tiles:
         pad = (m / (math.ceil(m / tm) * tm)) * (n / (math.ceil(n / tn) * tn))
-        for split in value("GEMM_SPLIT_K"):
+        for split in splits:
             if split > 1 and k // split < 4 * step:
                 continue
-            tiles = math.ceil(m / tm) * math.ceil(n / tn) * b * split
-            waves = math.ceil(tiles / units)
+            count = math.ceil(m / tm) * math.ceil(n / tn) * b * split
+            waves = math.ceil(count / units)
             steps = math.ceil(k / split / step)
-            eff = rel * pad * tiles / (waves * units) * steps / (steps + fill)
+            eff = rel * pad * count / (waves * units) * steps / (steps + fill)
             if eff > best.efficiency:
                 best = GemmFit((tm, tn), split, waves, eff)
     ref_steps = 4096 / step  # the achievable rate is measured on large, deep GEMMs
