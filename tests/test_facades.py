@@ -320,6 +320,7 @@ def test_poptorch_options_effect_on_the_clock():
     rep = train.compile(*(t.repeat(16, *([1] * (t.dim() - 1))) for t in (x, y))).report
     assert rep.device_iterations == 16 and rep.io_s == pytest.approx(iters.feed_s + iters.round_trip_s / 16)
     assert base.feed_s > 0 and accum.feed_s == pytest.approx(8 * base.feed_s, rel=0.01)  # 8 micro-batches' inputs, 1 loss
+    assert iters.feed_s == base.feed_s > value("IPU_STREAM_COPY_S")  # each iteration's copy syncs with the host
     # gradient accumulation: 8 micro-batches, one optimizer update: longer updates, less time per sample
     assert 4 * base.update_s < accum.update_s < 8 * base.update_s and accum.per_sample_s < base.per_sample_s
     assert both.per_sample_s < min(iters.per_sample_s, accum.per_sample_s)

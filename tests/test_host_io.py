@@ -54,6 +54,33 @@ def test_device_iterations_share_the_round_trip_and_synthetic_data_moves_nothing
     assert compute == {k: v for k, v in fifty.sections_s.items() if k != "io"}  # the chip's own work is the same
 
 
+def test_ipu_streams_sync_with_the_host_every_step_at_one_rate_for_all_replicas():
+    """Poplar's stream copies synchronise with the host each time (Graphcore's lightweight-profiling tutorial, real
+    IPUs): device iterations do not amortise them, each micro-batch pays one, and one host process streams every
+    replica's data at its one rate (Graphcore's tutorial 6 on hardware: about 2.1 GB/s)."""
+    m = Tiny()
+
+    def rep(batch: int = 16, **kw):
+        x, y = torch.randn(batch, 32), torch.randint(0, 8, (batch,))
+        return ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, **kw).report
+
+    sync, rate = value("IPU_STREAM_COPY_S"), value("IPU_HOST_STREAM_BPS")
+    one, fifty = rep(), rep(device_iterations=50)
+    moved = one.io_in_bytes + one.io_out_bytes
+    assert one.stream_s == pytest.approx(sync + moved / rate)  # inputs: one copy; the loss comes with the call
+    assert fifty.stream_s == one.stream_s and fifty.io_s == pytest.approx(one.stream_s + one.round_trip_s / 50)
+    assert one.stream_s > 5 * one.round_trip_s  # for a small model the stream copy, not the call, is the host's cost
+    accumulated = rep(64, micro_batch=16)  # four micro-batches per update: four copies
+    assert accumulated.stream_s == pytest.approx(4 * sync + 4 * moved / rate, rel=0.01)
+    # two replicas, each with a batch of 16: twice the bytes through the one host per step, one sync each
+    two = rep(32, chips=2, parallel=ak.Parallel(data=2))
+    assert two.io_in_bytes == one.io_in_bytes and two.stream_s == pytest.approx(sync + 2 * moved / rate, rel=0.01)
+    inference = ak.compile(m, (torch.randn(16, 32),), target="gc200", precision="fp32").report
+    assert inference.stream_s == pytest.approx(2 * sync + (inference.io_in_bytes + inference.io_out_bytes) / rate)
+    assert rep(synthetic_data=True).stream_s == 0.0
+    assert model_for("gpu").host_io.stream_sync is None  # CUDA copies need no sync of their own per step
+
+
 def test_an_asynchronous_host_only_shows_what_the_step_cannot_hide():
     assert model_for("gpu").host_io.overlapped and model_for("cpu").host_io is None
     small = ak.compile(Tiny(), (torch.randn(64, 32),), target="h100", precision="bf16").report

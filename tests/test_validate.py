@@ -161,9 +161,11 @@ def test_small_models_show_the_hosts_share(result: v.ValidationResult):
     for replicas in (1, 2):
         real, synthetic = small[f"gc200x{replicas}-data-loading-real"], small[f"gc200x{replicas}-data-loading-synthetic"]
         assert real.predicted < synthetic.predicted  # real data crosses the host link every iteration
-    # and waits for the DataLoader, whose own rate the same run measured (input_rate): there it is the bound
-    assert small["gc200x1-data-loading-real"].predicted == pytest.approx(37710.0, rel=1e-6)
-    assert small["gc200x2-data-loading-real"].predicted == pytest.approx(42604.88, rel=1e-6)
+    # each iteration's stream copy (a host sync, 1 MB per replica at the host's rate) is slower than the DataLoader,
+    # whose own rate the same runs measured (input_rate): the copies are the bound, within 1.75x of the measurement
+    for replicas, loader in ((1, 37710.0), (2, 42604.88)):
+        real = small[f"gc200x{replicas}-data-loading-real"]
+        assert real.predicted < 0.75 * loader and 1 <= real.ratio < 1.75, real
     # two replicas all-reduce the classifier's 16.7 MB of gradients every step: no faster than one, as published
     assert small["gc200x2-data-loading-synthetic"].predicted < small["gc200x1-data-loading-synthetic"].predicted
     hello = small["tsp1-groqflow-hello-world"]

@@ -82,15 +82,12 @@ def gemm_fit(shape: GemmShape, units: int) -> GemmFit:
     try:
         hit = _FITS.get(key)
     except TypeError:  # a constant set to a list: computed each time
-        key, hit = None, None
-    if hit is not None:
-        return hit
-    fit = _fit(m, n, k, b, units, tiles, splits, step, fill)
-    if key is not None:
+        return _fit(m, n, k, b, units, tiles, splits, step, fill)
+    if hit is None:
         if len(_FITS) >= 1 << 16:
             _FITS.clear()
-        _FITS[key] = fit
-    return fit
+        hit = _FITS[key] = _fit(m, n, k, b, units, tiles, splits, step, fill)
+    return hit
 
 
 def _fit(m: int, n: int, k: int, b: int, units: int, tiles: Any, splits: Any, step: int, fill: float) -> GemmFit:

@@ -146,6 +146,7 @@ class PerfReport:
     io_in_bytes: int = 0
     io_out_bytes: int = 0
     round_trip_s: float = 0.0
+    stream_s: float = 0.0  # every step (not overlapped): its data's stream copies, host syncs and bytes
     device_iterations: int = 1
     io_overlapped: bool = False
     io_note: str = ""

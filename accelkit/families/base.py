@@ -142,15 +142,26 @@ class HostIO:
     (a constant where the vendor's own runtime states the figure, else the system's ``host_link_Bps``).
     ``overlapped``: the stack copies the next step's inputs while this step computes (CUDA streams and pinned
     memory, TPU infeed, Cerebras' input workers), so only what exceeds the step shows; otherwise the chip waits
-    for its inputs and its host. ``loop`` names what runs several steps per call (``device_iterations``)."""
+    for its inputs and its host. ``loop`` names what runs several steps per call (``device_iterations``).
+    ``stream_sync`` and ``shared``: see the fields."""
 
     latency: Constant
     link_Bps: Constant | None = None
     overlapped: bool = False
     loop: str = "device_iterations: steps the device runs per host call"
+    # a runtime that copies each step's data in its own stream copy, synchronised with the host (Poplar's
+    # StreamCopy), pays ``stream_sync`` seconds per step for each direction that carries data that step, on top
+    # of the bytes: device_iterations do not amortise it (None: no such cost)
+    stream_sync: Constant | None = None
+    # True: the host prepares every data-parallel replica's stream at ``link_Bps`` in all (one host process feeds
+    # the replicas); False: each chip has its own link at that rate
+    shared: bool = False
 
     def latency_s(self) -> float:
         return float(self.latency.value)
+
+    def stream_sync_s(self) -> float:
+        return float(self.stream_sync.value) if self.stream_sync is not None else 0.0
 
 
 @dataclass(frozen=True)

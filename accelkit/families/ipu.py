@@ -25,7 +25,7 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "bsp-tiles"
 
-SUPERSTEP_SYNC, _, _ = register(
+SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY = register(
     Constant("IPU_SUPERSTEP_SYNC_S", 1e-6, "each IPU superstep ends in a sync of every tile costing 1 µs",
              "Graphcore publishes no figure", True, (FAMILY,)),
     Constant(f"USABLE_SRAM_FRACTION[{FAMILY}]", 0.92,
@@ -37,6 +37,23 @@ SUPERSTEP_SYNC, _, _ = register(
     Constant("IPU_TILE_COLUMNS", 46,
              "an IPU's tiles are laid out 46 to a row when its spec gives no mesh",
              "GC200: 1,472 tiles drawn as 32 x 46; the real chip has 4 columns of tile islands", True, (FAMILY,)),
+    Constant("IPU_HOST_STREAM_BPS", 2.1e9,
+             "the host streams data to and from its IPUs at about 2.1 GB/s in all, the host's preparation included "
+             "(one host process feeds every replica)",
+             "derived from Graphcore's Poplar tutorial 6 run on IPU hardware (graphcore/tutorials, "
+             "tutorials/poplar/tut6_matrix_vector_opt/README.md, SDK 3.1): a 10,000 x 1,000 fp32 matrix (40 MB) "
+             "streamed in, multiplied and the result streamed back in 25,444,984 cycles (about 19,131.6 µs), most of "
+             "it StreamCopyBegin, 'the host preparing I/O': 40 MB / 19.1 ms = 2.1 GB/s, far below the link's own rate",
+             False, (FAMILY,)),
+    Constant("IPU_STREAM_COPY_S", 123e-6,
+             "each stream copy between the host and an IPU synchronises with the host, about 123 µs however few its "
+             "bytes; a step pays one per direction that carries data, whatever its deviceIterations",
+             "derived from Graphcore's lightweight-profiling tutorial on real IPUs (graphcore/tutorials, "
+             "tutorials/popvision/lightweight_profiling/README.md, SDK 3.0, example 3): a loop streaming one int from "
+             "the host per iteration ran one iteration per ~163,000 cycles for 3,700 cycles of work, each StreamCopy "
+             "taking Begin 77,000-88,000 + Mid 1,500 + End 80,000-84,000 cycles (median about 164,000); cycles at the "
+             "1.33 GHz of the tutorials' IPU-POD (tutorial 6's hardware profile: 25,444,984 cycles = 19,131.6 µs)",
+             False, (FAMILY,)),
 )
 
 
@@ -72,9 +89,11 @@ class IpuModel(ExecutionModel):
     family = FAMILY
     modes = ("on-chip", "optimizer-offload", "streaming-memory")
     launch = SUPERSTEP_SYNC
-    # each call's inputs are stream copies inside the Poplar program: the IPUs wait for them (no overlap); the
-    # host round trip is paid once per call of deviceIterations steps
-    host_io = HostIO(HOST_TRANSFER, loop="PopTorch's deviceIterations: steps the IPUs run per call from the host")
+    # each step's inputs are stream copies inside the Poplar program, synchronised with the host: the IPUs wait
+    # for them (PopTorch's default has no I/O tiles to overlap them with compute), at the host's streaming rate,
+    # shared by the replicas; the host round trip is paid once per call of deviceIterations steps
+    host_io = HostIO(HOST_TRANSFER, STREAM_BPS, stream_sync=STREAM_COPY, shared=True,
+                     loop="PopTorch's deviceIterations: steps the IPUs run per call from the host")
     shades = ("#9467bd", "#c5b0d5", "#5e3c99")
     diagram = "tiles"
     placement_map = "supersteps"

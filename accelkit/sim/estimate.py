@@ -74,21 +74,40 @@ def call_bytes(prog: CompiledProgram) -> tuple[int, int]:
     return nbytes(g.inputs.values()), out
 
 
-def host_io(prog: CompiledProgram) -> tuple[int, int, float, float]:
-    """One step's traffic with the host, per chip: (input bytes, output bytes, the call's round trip in seconds,
-    the step's share of it all in seconds). A call runs ``prog.device_iterations`` steps and pays the round trip
-    (the family's latency each way) once; the bytes cross at the family's host-link rate. A stack whose host
-    queues work asynchronously (``HostIO.overlapped``) never waits for a round trip, and its outputs stay on the
-    device (PyTorch's tensors on a GPU, XLA's on a TPU): only the inputs count."""
+@dataclass(frozen=True)
+class HostTraffic:
+    """One step's traffic with the host, per chip: the bytes each way, the round trip one call pays, the step's
+    stream copies (their host syncs and bytes) and the step's share of it all (section ``io``)."""
+
+    in_bytes: int = 0
+    out_bytes: int = 0
+    round_trip_s: float = 0.0  # once per call
+    stream_s: float = 0.0  # every step: its data's stream copies (a sync per direction that carries data, the bytes)
+    step_s: float = 0.0  # stream_s + the round trip shared by the call's device_iterations steps
+
+
+def host_io(prog: CompiledProgram) -> HostTraffic:
+    """One step's traffic with the host. A call runs ``prog.device_iterations`` steps and pays the round trip
+    (the family's latency each way) once; the bytes cross at the family's host-link rate (shared by the
+    data-parallel replicas where one host process feeds them all), and a runtime that synchronises each stream copy
+    with the host pays that sync per step and direction. A stack whose host queues work asynchronously
+    (``HostIO.overlapped``) never waits for a round trip, and its outputs stay on the device (PyTorch's tensors on
+    a GPU, XLA's on a TPU): only the inputs count."""
     io = prog.family.host_io
     if io is None:
-        return 0, 0, 0.0, 0.0
+        return HostTraffic()
     link = float(io.link_Bps.value) if io.link_Bps is not None else host_link_Bps(prog.spec)
+    if io.shared:
+        link /= max(1, prog.parallel.data)  # one host's rate, shared by the replicas it feeds
     n_in, n_out = call_bytes(prog)
     if io.overlapped:  # the framework's outputs stay in the chip's memory until the loop asks for them
         n_out = 0
+    # each micro-batch's inputs are a stream copy of their own; a training step's loss comes back with the call
+    # (PopTorch's OutputMode.Final), an inference step's outputs every step
+    streams = (int(n_in > 0) + int(n_out > 0 and not prog.training)) * _micro_batches(prog)[2]
+    stream = (n_in + n_out) / link + streams * io.stream_sync_s()
     trip = 0.0 if io.overlapped else 2 * io.latency_s()
-    return n_in, n_out, trip, (n_in + n_out) / link + trip / max(1, prog.device_iterations)
+    return HostTraffic(n_in, n_out, trip, stream, stream + trip / max(1, prog.device_iterations))
 
 
 @dataclass(frozen=True)
@@ -317,7 +336,8 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     step_s += dp_s + opt_s
     # the host's share: each call's inputs in and outputs back over the host link, its round trip shared by the
     # steps the call runs; a stack that copies the next batch while this one computes shows only the excess
-    io_in, io_out, round_trip, io_s = host_io(prog)
+    traffic_io = host_io(prog)
+    io_s = traffic_io.step_s
     io_model = model.host_io
     if io_model is not None and io_model.overlapped:
         io_s = max(0.0, io_s - step_s)
@@ -359,8 +379,10 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         assumptions=assumptions_for(spec.family, chips=prog.chips, generated=generated is not None,
                                     fallback=bool(n_parts)), notes=notes,
         latency_s=latency, host_s=host_s, transfer_s=transfer_s, host_partitions=n_parts,
-        stack=stack, stack_note=model.describe_stack(stack), io_in_bytes=io_in, io_out_bytes=io_out,
-        round_trip_s=round_trip, device_iterations=max(1, prog.device_iterations),
+        stack=stack, stack_note=model.describe_stack(stack), io_in_bytes=traffic_io.in_bytes,
+        io_out_bytes=traffic_io.out_bytes, round_trip_s=traffic_io.round_trip_s,
+        stream_s=traffic_io.stream_s if not (io_model is not None and io_model.overlapped) else 0.0,
+        device_iterations=max(1, prog.device_iterations),
         io_overlapped=bool(io_model is not None and io_model.overlapped),
         io_note=io_model.loop if io_model is not None else "",
         input_rate=prog.input_rate if not prog.synthetic_data else None,

@@ -6,13 +6,15 @@
 One call of a ``poptorch.trainingModel`` consumes the combined batch, ``micro x gradientAccumulation x
 replicationFactor x deviceIterations`` samples, and costs (MODELLED)::
 
-    call = deviceIterations x (one weight update + feeding its inputs) + one host round trip
+    call = deviceIterations x (one weight update + its stream copies) + one host round trip
 
 - a weight update is the compiled program's modelled step without its host link (``program.report``): the
   ``g`` micro-batches of gradient accumulation one after another, one optimizer update, and with ``r`` replicas
   the all-reduce of the gradients over the IPU-Links;
-- each iteration's inputs cross the IPU's host link, and the loss comes back (the report's ``io_in_bytes`` and
-  ``io_out_bytes`` / one direction of ``host_link_Bps``): a cost per sample, which no option removes;
+- each iteration's data are stream copies between the host and the IPUs (the report's ``stream_s``): each
+  micro-batch's inputs in one copy, which synchronises with the host (``IPU_STREAM_COPY_S``, about 123 µs on real
+  IPUs) and moves its bytes at the host's streaming rate (``IPU_HOST_STREAM_BPS``, about 2.1 GB/s, shared by the
+  replicas): a cost per iteration, which no option removes;
 - the host round trip is what every call pays once, however much it carries (the report's ``round_trip_s``:
   the illustrative ``HOST_TRANSFER_LATENCY_S`` each way, a DMA set-up and a synchronisation).
   ``deviceIterations`` exists to pay it once per many updates.
@@ -34,10 +36,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from accelkit.cost.rates import host_link_Bps
 from accelkit.facades.poptorch.executor import trainingModel
 from accelkit.facades.poptorch.options import Options, PopTorchError
-from accelkit.hardware import get as get_spec
 from accelkit.hardware.spec import fmt_sig
 
 # (replicationFactor, gradientAccumulation, deviceIterations): one option at a time, then all three
@@ -63,12 +63,12 @@ class OptionEffect:
     micro_batch: int
     ipus: int
     update_s: float  # one weight update on the IPUs: g micro-batches, the optimizer, the all-reduce
-    feed_s: float  # one iteration's inputs over the PCIe link
+    feed_s: float  # one iteration's stream copies: the host syncs and the inputs' bytes
     round_trip_s: float  # once per call: a host transfer in and one out (set-up and sync each), the loss back
 
     @property
     def iteration_s(self) -> float:
-        """One device iteration: a weight update and feeding its inputs."""
+        """One device iteration: a weight update and its stream copies."""
         return self.update_s + self.feed_s
 
     @property
@@ -120,7 +120,7 @@ def effect(model: nn.Module, micro_inputs: tuple[Any, ...], opts: Options) -> Op
     combined = _tile(micro_inputs, opts.combined_batch_factor(True))
     program = train.compile(*combined)
     rep = program.report  # one weight update (g micro-batches and the optimizer), and its share of the host link
-    feed = (rep.io_in_bytes + rep.io_out_bytes) / host_link_Bps(get_spec(opts.target))
+    feed = rep.stream_s  # every iteration: its stream copies (a host sync each) and their bytes
     update = math.fsum(v for k, v in rep.sections_s.items() if k not in ("io", "input"))
     return OptionEffect(opts.target, opts.replication_factor, opts.Training.gradient_accumulation, opts.device_iterations,
                         micro, train.chips, update, feed, rep.round_trip_s)
@@ -138,8 +138,8 @@ def option_effects(model: nn.Module, micro_inputs: tuple[Any, ...],
 def summary(rows: Sequence[OptionEffect]) -> str:
     """The rows as plain text (times MODELLED, three significant figures)."""
     targets = sorted({e.target for e in rows})
-    lines = [f"MODELLED on {' / '.join(targets)}: one call = deviceIterations x (one weight update + its inputs over "
-             "PCIe) + one host round trip",
+    lines = [f"MODELLED on {' / '.join(targets)}: one call = deviceIterations x (one weight update + its "
+             "stream copies) + one host round trip",
              f"{'replicas':>8} {'accumulate':>10} {'iterations':>10} {'combined':>8} {'IPUs':>4} {'per call':>9} "
              f"{'per update':>10} {'per sample':>10} {'host share':>10} {'trips/1k':>8}"]
     for e in rows:
