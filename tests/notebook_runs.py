@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from accelkit.devtools.kernels import IpcKernelManager
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 # The parameters of each notebook's shared run: its defaults, with the solutions applied (00 has no exercises).
@@ -76,7 +78,8 @@ def executed(nb: str, parameters: dict[str, Any], runs: Path) -> Path:
             os.environ.update(env)  # the kernel inherits this process's environment
             try:
                 papermill.execute_notebook(str(source), str(partial), kernel_name="python3", cwd=str(NOTEBOOK_DIR),
-                                           progress_bar=False, parameters=parameters)
+                                           progress_bar=False, parameters=parameters,
+                                           kernel_manager_class=IpcKernelManager)  # no TCP port to race for
             finally:
                 for k, v in saved.items():
                     if v is None:

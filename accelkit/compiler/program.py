@@ -13,7 +13,6 @@ captured graph: only the cheap steps after capture run again.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -46,7 +45,7 @@ from accelkit.cost.host import measure as host_measure
 from accelkit.cost.rates import Rates
 from accelkit.errors import CompileError
 from accelkit.families import ExecutionModel, model_for
-from accelkit.graph.capture import _GRAPHS, captured  # one graph cache, shared with ak.check
+from accelkit.graph.capture import _GRAPHS, captured, holds_values  # one graph cache, shared with ak.check
 from accelkit.graph.cost import captured_element_bytes
 from accelkit.graph.ir import Graph
 from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
@@ -346,8 +345,7 @@ def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions
     # the host holds the weights of the ops it runs; the chip holds the rest
     host_weights = sum(k.param_bytes for k in kernels if where(k) == "host" and k.section == "fwd")
     state = None
-    if isinstance(model, nn.Module) and any(t.device.type != "meta"
-                                            for t in itertools.chain(model.parameters(), model.buffers())):
+    if isinstance(model, nn.Module) and holds_values(model):
         state = {k: v for k, v in model.state_dict().items() if v.device.type != "meta"} or None
     return Lowered(
         graph=graph, passes=tuple(passes), kernels=tuple(kernels), example_batch=example_batch, batch=batch,

@@ -200,13 +200,16 @@ def execute(path: Path) -> None:
     replace it with the cleaned result. Leaves the file untouched if a cell fails."""
     import papermill  # only needed here, and slow to import
 
+    from accelkit.devtools.kernels import IpcKernelManager
+
     # Same renderer and hash seed as `make test`, so golden outputs match what nbval will see.
     os.environ["PLOTLY_RENDERER"] = "plotly_mimetype"
     os.environ["PYTHONHASHSEED"] = "0"
     with tempfile.TemporaryDirectory(prefix="nbclean-") as tmp:
         out_path = Path(tmp) / path.name
         papermill.execute_notebook(str(path), str(out_path), kernel_name="python3",
-                                   cwd=str(path.resolve().parent), progress_bar=sys.stderr.isatty())
+                                   cwd=str(path.resolve().parent), progress_bar=sys.stderr.isatty(),
+                                   kernel_manager_class=IpcKernelManager)
         executed = nbformat.read(str(out_path), as_version=4)
     path.write_text(dumps(clean(executed)), encoding="utf-8")
 

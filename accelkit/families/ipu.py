@@ -26,8 +26,14 @@ from accelkit.hardware.spec import AcceleratorSpec
 FAMILY = "bsp-tiles"
 
 SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY = register(
-    Constant("IPU_SUPERSTEP_SYNC_S", 1e-6, "each IPU superstep ends in a sync of every tile costing 1 µs",
-             "Graphcore publishes no figure", True, (FAMILY,)),
+    Constant("IPU_SUPERSTEP_SYNC_S", 1e-6,
+             "each kernel (an op: in Poplar several compute sets, each ending in a sync of every tile, with the "
+             "exchanges between them) costs at least 1 µs beyond its compute and exchange",
+             "Graphcore publishes no per-op figure; its lightweight-profiling tutorial on real IPUs shows one sync "
+             "costs tens of cycles (two single-vertex compute sets of about 3,600 cycles each: 7,236-7,240 cycles) "
+             "and a compute set's launch tens to a few hundred (graphcore/tutorials, "
+             "tutorials/popvision/lightweight_profiling, examples 1 and 2), so 1 µs (about 1,350 cycles) stands for "
+             "a handful of them", True, (FAMILY,)),
     Constant(f"USABLE_SRAM_FRACTION[{FAMILY}]", 0.92,
              "92% of an IPU's In-Processor Memory holds tensors; the rest holds each tile's code and exchange "
              "buffers",

@@ -740,6 +740,29 @@ def _input_key(example_inputs: Any) -> Any:
                  for t in leaves)
 
 
+def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """``model.named_modules()`` as a list, in the same order (each module once), walked without its recursive
+    generators: a compile walks the model twice (the structure key, the weights' devices), a sweep compiles
+    thousands of times."""
+    out: list[tuple[str, nn.Module]] = []
+    seen: set[int] = set()
+    stack: list[tuple[str, nn.Module]] = [("", model)]
+    while stack:
+        name, m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        out.append((name, m))
+        stack.extend(reversed([(f"{name}.{k}" if name else k, c) for k, c in m._modules.items() if c is not None]))
+    return out
+
+
+def holds_values(model: nn.Module) -> bool:
+    """Whether any of the model's parameters or buffers holds values (is not on the meta device)."""
+    return any(t is not None and t.device.type != "meta"
+               for _, m in _modules(model) for kind in (m._parameters, m._buffers) for t in kind.values())
+
+
 def _structure_key(model: nn.Module) -> tuple[Any, ...]:
     """What a captured graph depends on besides the inputs: every submodule (its object, class, forward and
     train/eval flag) and every parameter and buffer (object, shape, dtype). Replacing a layer, swapping its
@@ -750,7 +773,7 @@ def _structure_key(model: nn.Module) -> tuple[Any, ...]:
     # key is taken at every compile); a tied weight is listed under each module that holds it
     modules: list[tuple[Any, ...]] = []
     tensors: list[tuple[Any, ...]] = []
-    for name, m in model.named_modules():
+    for name, m in _modules(model):
         modules.append((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training))
         for kind in (m._parameters, m._buffers):
             tensors.extend((f"{name}.{k}" if name else k, id(t), tuple(t.shape), t.dtype)
