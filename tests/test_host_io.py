@@ -77,7 +77,9 @@ def test_ipu_streams_sync_with_the_host_every_step_at_one_rate_for_all_replicas(
     assert two.io_in_bytes == one.io_in_bytes and two.stream_s == pytest.approx(sync + 2 * moved / rate, rel=0.01)
     inference = ak.compile(m, (torch.randn(16, 32),), target="gc200", precision="fp32").report
     assert inference.stream_s == pytest.approx(2 * sync + (inference.io_in_bytes + inference.io_out_bytes) / rate)
-    assert rep(synthetic_data=True).stream_s == 0.0
+    assert (one.stream_syncs, fifty.stream_syncs, accumulated.stream_syncs, inference.stream_syncs) == (1, 1, 4, 2)
+    assert "stream copies: 1 per step, each a sync with the host" in fifty.summary()
+    assert rep(synthetic_data=True).stream_s == 0.0 and rep(synthetic_data=True).stream_syncs == 0
     assert model_for("gpu").host_io.stream_sync is None  # CUDA copies need no sync of their own per step
 
 
@@ -89,7 +91,7 @@ def test_an_asynchronous_host_only_shows_what_the_step_cannot_hide():
     wide = ak.compile(nn.ReLU(), (torch.randn(4096, 4096),), target="h100", precision="fp32").report
     link = (wide.io_in_bytes + wide.io_out_bytes) / (ak.hardware.get("h100").host_link_Bps / 2)
     assert wide.io_s == pytest.approx(link - (wide.step_time_s - wide.io_s), rel=1e-6) and wide.io_s > 0
-    assert "copied while the previous step computes" in wide.summary()
+    assert "copied while the previous step computes" in wide.summary() and "stream copies" not in wide.summary()
     host = ak.compile(Tiny(), (torch.randn(8, 32),), target="host").report
     assert host.io_s == 0.0 and "host link:" not in host.summary()
 

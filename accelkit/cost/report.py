@@ -147,6 +147,7 @@ class PerfReport:
     io_out_bytes: int = 0
     round_trip_s: float = 0.0
     stream_s: float = 0.0  # every step (not overlapped): its data's stream copies, host syncs and bytes
+    stream_syncs: int = 0  # ... how many of those copies synchronise with the host each step (Poplar's StreamCopy)
     device_iterations: int = 1
     io_overlapped: bool = False
     io_note: str = ""
@@ -216,8 +217,12 @@ class PerfReport:
         if self.io_overlapped:
             return (f"  host link: {moved}, copied while the previous step computes (the host queues work "
                     f"asynchronously); {fmt_s(self.io_s)} per step left over")
-        return (f"  host link: {moved}; {fmt_s(self.round_trip_s)} round trip per call ({per_call}); the chip waits "
+        line = (f"  host link: {moved}; {fmt_s(self.round_trip_s)} round trip per call ({per_call}); the chip waits "
                 f"{fmt_s(self.io_s)} per step")
+        if self.stream_syncs:  # a runtime whose every copy waits for the host (Poplar): say where the wait goes
+            line += (f"\n  stream copies: {self.stream_syncs} per step, each a sync with the host: {fmt_s(self.stream_s)} "
+                     "of that wait, whatever the device iterations")
+        return line
 
     def input_text(self) -> str:
         """One line on the host's input pipeline: its rate, a batch's time from it, what the chip waits."""

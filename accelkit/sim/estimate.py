@@ -84,6 +84,7 @@ class HostTraffic:
     round_trip_s: float = 0.0  # once per call
     stream_s: float = 0.0  # every step: its data's stream copies (a sync per direction that carries data, the bytes)
     step_s: float = 0.0  # stream_s + the round trip shared by the call's device_iterations steps
+    syncs: int = 0  # stream copies per step that each synchronise with the host (a runtime with HostIO.stream_sync)
 
 
 def host_io(prog: CompiledProgram) -> HostTraffic:
@@ -107,7 +108,8 @@ def host_io(prog: CompiledProgram) -> HostTraffic:
     streams = (int(n_in > 0) + int(n_out > 0 and not prog.training)) * _micro_batches(prog)[2]
     stream = (n_in + n_out) / link + streams * io.stream_sync_s()
     trip = 0.0 if io.overlapped else 2 * io.latency_s()
-    return HostTraffic(n_in, n_out, trip, stream, stream + trip / max(1, prog.device_iterations))
+    return HostTraffic(n_in, n_out, trip, stream, stream + trip / max(1, prog.device_iterations),
+                       streams if io.stream_sync is not None else 0)
 
 
 @dataclass(frozen=True)
@@ -382,6 +384,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         stack=stack, stack_note=model.describe_stack(stack), io_in_bytes=traffic_io.in_bytes,
         io_out_bytes=traffic_io.out_bytes, round_trip_s=traffic_io.round_trip_s,
         stream_s=traffic_io.stream_s if not (io_model is not None and io_model.overlapped) else 0.0,
+        stream_syncs=traffic_io.syncs,
         device_iterations=max(1, prog.device_iterations),
         io_overlapped=bool(io_model is not None and io_model.overlapped),
         io_note=io_model.loop if io_model is not None else "",
