@@ -53,7 +53,8 @@ SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY = register(
              False, (FAMILY,)),
     Constant("IPU_STREAM_COPY_S", 123e-6,
              "each stream copy between the host and an IPU synchronises with the host, about 123 µs however few its "
-             "bytes; a step pays one per direction that carries data, whatever its deviceIterations",
+             "bytes; a step pays one for each micro-batch's inputs (and one for an inference step's outputs), "
+             "whatever its deviceIterations",
              "derived from Graphcore's lightweight-profiling tutorial on real IPUs (graphcore/tutorials, "
              "tutorials/popvision/lightweight_profiling/README.md, SDK 3.0, example 3): a loop streaming one int from "
              "the host per iteration ran one iteration per ~163,000 cycles for 3,700 cycles of work, each StreamCopy "
