@@ -100,6 +100,67 @@ def test_autocast_casts_fp32_weights_and_a_16_bit_model_has_none() -> None:
     assert fp32.step_time_s > bf16.step_time_s
 
 
+def _tiny(kind: str) -> nn.Module:
+    """A two-layer transformers model on the meta device: BERT (a padding mask, broadcast along the keys) or GPT-2
+    (a causal mask, a full matrix)."""
+    from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+
+    with torch.device("meta"):
+        if kind == "bert":
+            return BertModel(BertConfig(num_hidden_layers=2, hidden_size=128, num_attention_heads=2,
+                                        intermediate_size=256)).eval()
+        return GPT2Model(GPT2Config(n_layer=2, n_embd=128, n_head=2, use_cache=False)).eval()
+
+
+def test_compiled_attention_with_a_key_broadcast_mask_runs_in_fp32_math_and_a_causal_one_fused() -> None:
+    """torch.compile gets BERT's padding mask expanded from one key column, which no fused kernel takes: PyTorch's
+    math path, two fp32 matmuls on the CUDA cores. GPT-2's causal mask is a full matrix and runs fused."""
+    import accelkit.families.gpu as gpu
+    from accelkit.families.gpu import math_attention
+
+    ids = torch.zeros(1, 512, dtype=torch.long, device="meta")
+    kw = dict(target="h100", precision="bf16", batch_size=32, stack="compiled")
+    bert = ak.compile(_tiny("bert"), (ids,), **kw)
+    gpt2 = ak.compile(_tiny("gpt2"), (ids,), **kw)
+    assert math_attention(bert.graph) and not math_attention(gpt2.graph)
+
+    def attention_s(prog) -> float:
+        return sum(k.time_s for k in prog.report.kernels if "scaled_dot_product_attention" in k.ops)
+    fused = replace_constant(gpu.MASK_MATH, False, lambda: attention_s(ak.compile(_tiny("bert"), (ids,), **kw)))
+    assert attention_s(bert) > 3 * fused  # fp32 on the CUDA cores, the scores through memory
+    gpt2_off = replace_constant(gpu.MASK_MATH, False, lambda: attention_s(ak.compile(_tiny("gpt2"), (ids,), **kw)))
+    assert attention_s(gpt2) == pytest.approx(gpt2_off)
+    eager = ak.compile(_tiny("bert"), (ids,), **{**kw, "stack": "eager"})  # eager PyTorch gets no mask at all
+    assert attention_s(eager) < attention_s(bert)
+
+
+def replace_constant(c, value, run):
+    """Run ``run()`` with constant ``c`` set to ``value``, then put it back."""
+    old = c.value
+    object.__setattr__(c, "value", value)
+    try:
+        return run()
+    finally:
+        object.__setattr__(c, "value", old)
+
+
+def test_compiled_under_autocast_casts_every_weight_each_step_unless_the_model_is_16_bit() -> None:
+    x = torch.randn(8, 1024)
+    model = nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024))
+    fp32 = ak.compile(model, (x,), target="h100", precision="bf16", stack="compiled").report
+    casts = [k for k in fp32.kernels if k.name.startswith("autocast casts")]
+    assert len(casts) == 1 and casts[0].ops == "4 casts"  # two weights, two biases
+    assert casts[0].bytes == (2 * 1024 * 1024 + 2 * 1024) * (4 + 2)
+    trained = ak.compile(model, (x,), target="h100", precision="bf16", stack="compiled", training=True).report
+    assert {k.section for k in trained.kernels if k.name.startswith("autocast casts")} == {"fwd", "bckwd"}
+    bf16 = ak.compile(nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024)).to(torch.bfloat16),
+                      (x.to(torch.bfloat16),), target="h100", precision="bf16", stack="compiled").report
+    assert not any(k.name.startswith("autocast casts") for k in bf16.kernels)
+    assert fp32.step_time_s > bf16.step_time_s
+    engine = ak.compile(model, (x,), target="h100", precision="bf16", stack="engine").report  # converted weights
+    assert not any(k.name.startswith("autocast casts") for k in engine.kernels)
+
+
 def test_the_stack_travels_with_the_program_session_and_serve(tmp_path) -> None:
     model = Mlp()
     prog = ak.compile(model, (torch.randn(4, 64),), target="h100", stack="compiled")

@@ -137,6 +137,38 @@ LIBRARY_GEMMS = register(
              "cuBLASLt's GEMM epilogues (bias, GELU) for the engine", False, (FAMILY,)),
 )[0]
 
+MASK_MATH, FP32_MATMUL, COMPILED_CASTS = register(
+    Constant("GPU_COMPILED_BROADCAST_MASK_MATH", True,
+             "torch.compile runs an attention whose mask is broadcast along the keys (a padding mask expanded from one "
+             "column: BERT's, ViT's) on PyTorch's math path, not a fused kernel: two batched matmuls in fp32 on the "
+             "CUDA cores and a softmax over the fp32 scores, written to and read back from memory, in the backward "
+             "too. A causal mask (GPT-2's, Llama's) is contiguous and runs fused (cuDNN / FlashAttention)",
+             "measured on an H200 with PyTorch 2.11 and transformers 5.17 (benchmarks/gpu/sdpa_choice.py, "
+             "results/h200_sdpa_choice.json): torch._fused_sdp_choice picks the math backend for a bool mask whose last "
+             "dimension has stride 0 and cuDNN for every other mask, with or without dropout; compiled BERT-base and "
+             "ViT-B/16 ran aten::bmm on sm80_xmma_gemm_f32f32 FFMA kernels beside a Triton '_safe_softmax' kernel, "
+             "GPT-2 and Llama-3.2-1B ran cuDNN's flash kernel (also results/h100_profile_compiled.log). transformers "
+             "builds the mask under torch.compile with torch < 2.14 (masking_utils._ignore_bidirectional_mask_sdpa); "
+             "the math backend upcasts 16-bit inputs to fp32 (torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp, "
+             "off by default)", False, (FAMILY,), when="compiled"),
+    Constant("GPU_FP32_MATMUL_FRACTION", 0.3,
+             "an fp32 matmul on the CUDA cores (FFMA, no tensor cores) reaches 30% of the chip's fp32 peak",
+             "measured: the math path's attention matmuls ran at 25 TFLOP/s in compiled BERT-base (H100 SXM5, batch 32 "
+             "x 128), 21 TFLOP/s (H200, batch 8 x 128) and 18 TFLOP/s in ViT-B/16 (H200, batch 8), of the 67 "
+             "TFLOP/s fp32 peak (benchmarks/gpu/results)", False, (FAMILY,), when="compiled"),
+    Constant("GPU_COMPILED_AUTOCAST_CASTS", True,
+             "torch.compile under autocast (fp32 weights, a 16-bit precision) casts every fp32 weight and bias a matmul "
+             "reads to 16 bits inside the compiled step, every step, a kernel each (6 bytes moved per element), and in "
+             "training casts each such weight's 16-bit gradient back to fp32 the same way. Not under tensor "
+             "parallelism: Megatron-LM holds its model in 16 bits (Float16Module) and keeps fp32 weights in the "
+             "optimizer only",
+             "measured on an H100 SXM5 (benchmarks/gpu/results/h100_profile_compiled.log) and an H200: compiled "
+             "BERT-base inference ran 134 'triton_poi_fused__to_copy' kernels a step, 0.98 of its 3.44 ms of GPU time "
+             "in copies; autocast casts inside the region it covers and keeps no cast between calls (PyTorch, "
+             "'Automatic Mixed Precision package')", False, (FAMILY,), when="compiled"),
+)
+
+
 KV_PER_QUERY_HEAD = register(
     Constant("GPU_DECODE_KV_PER_QUERY_HEAD", True,
              "a serving engine's decode attention runs one thread block per query head, so a key/value head shared by "
@@ -255,6 +287,71 @@ def _kernel_shape(k: Kernel, nodes: dict[str, Any], scale: float,
     return None, None
 
 
+def _broadcast_key_mask(n: Any, nodes: dict[str, Any]) -> bool:
+    """True when attention node ``n`` gets a mask expanded from a single key column (stride 0 along the keys)."""
+    mask = nodes.get(n.args[3]) if len(n.args) > 3 else None
+    while mask is not None and mask.kind in ("to", "_to_copy", "contiguous") and mask.args:
+        mask = nodes.get(mask.args[0])
+    return (mask is not None and mask.kind == "expand" and bool(mask.inputs) and bool(mask.outputs)
+            and len(mask.inputs[0].shape) >= 2 and mask.inputs[0].shape[-1] == 1 and mask.outputs[0].shape[-1] > 1)
+
+
+def math_attention(graph: Any) -> bool:
+    """True when the model's attention runs on PyTorch's math path under torch.compile
+    (``GPU_COMPILED_BROADCAST_MASK_MATH``): a forward attention whose mask is broadcast along the keys."""
+    nodes = {n.name: n for n in graph.nodes}
+    return any(n.kind in ATTENTION_KINDS and _broadcast_key_mask(n, nodes) for n in graph.nodes if n.section == "fwd")
+
+
+def _on_math_path(k: Kernel, nodes: dict[str, Any]) -> bool:
+    """A kernel of the math attention: the forward attention itself, or a batched matmul of its backward (the
+    captured backward of attention is two batched matmuls per product: nothing else in these models is a bmm)."""
+    for name in k.nodes:
+        n = nodes.get(name)
+        if n is None:
+            continue
+        if n.kind in ATTENTION_KINDS:
+            return _broadcast_key_mask(n, nodes)
+        if n.kind == "bmm" and n.section == "bckwd":
+            return True
+    return False
+
+
+def _scores_bytes(n: Any, scale: float) -> float:
+    """Bytes the math path moves for an attention node's fp32 scores: written by the first matmul, read and written
+    by the softmax, read by the second (four passes of batch x heads x queries x keys x 4 bytes)."""
+    if n.kind not in ATTENTION_KINDS or len(n.inputs) < 2 or len(n.inputs[0].shape) != 4:
+        return 0.0
+    b, h, t, _d = n.inputs[0].shape
+    keys = n.inputs[1].shape[-2]
+    return 4 * 4 * b * h * t * keys * scale
+
+
+def _autocast_casts(graph: Any, section: str, precision: str, units: str, launch_s: float,
+                    weights_bw: float) -> list[KernelTime]:
+    """torch.compile under autocast (``GPU_COMPILED_AUTOCAST_CASTS``): a kernel per fp32 weight a forward matmul reads,
+    cast to ``precision`` every step; in the backward, a kernel per such weight's gradient, cast back to fp32."""
+    from accelkit.families.eager import _cast_weights
+
+    low = element_bytes(precision)
+    captured = max((DTYPE_BYTES.get(m.dtype, 4) for m in graph.params.values()), default=4)
+    if low >= captured or section not in ("fwd", "bckwd"):
+        return []
+    if section == "bckwd" and not any(n.section == "bckwd" for n in graph.nodes):
+        return []
+    weights = _cast_weights(graph)
+    if not weights:
+        return []
+    nbytes = sum(numel for _, numel in weights) * (captured + low)
+    memory = nbytes / weights_bw
+    launches = launch_s * len(weights)
+    t = memory + launches
+    return [KernelTime("autocast casts (fp32 weights to 16 bits)" if section == "fwd" else
+                       "autocast casts (16-bit gradients to fp32)", "<autocast>", section, f"{len(weights)} casts",
+                       units, 0, int(nbytes), 0.0, memory, 0.0, launches, t,
+                       "memory" if memory > launches else "latency", 0.0)]
+
+
 def host_issue_s(op: EagerOp) -> float:
     """What issuing ``op`` costs the host in eager PyTorch."""
     if not op.runs_kernel:
@@ -316,13 +413,23 @@ class GpuModel(ExecutionModel):
         nodes = {n.name: n for n in graph.nodes} if graph is not None else {}
         param_shapes = {tuple(m.shape) for m in graph.params.values()} if graph is not None else set()
         precision = prog.precision if prog is not None else "bf16"
-        library_gemms = self.stack(getattr(prog, "stack", None) or None) == "compiled" and LIBRARY_GEMMS.value
+        compiled = self.stack(getattr(prog, "stack", None) or None) == "compiled"
+        library_gemms = compiled and LIBRARY_GEMMS.value
+        math = compiled and MASK_MATH.value and graph is not None and math_attention(graph)
+        fp32_rate = spec.peak_flops.get("fp32", 0.0) * FP32_MATMUL.value
         out = []
         for k in kernels:
             c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
             apart = 0.0  # the time of the pointwise neighbours a library GEMM leaves to a kernel of their own
             if k.kind == "matmul" and k.flops and nodes:
                 gemm, attention = _kernel_shape(k, nodes, ctx.scale, param_shapes)
+                if math and fp32_rate and _on_math_path(k, nodes):
+                    # PyTorch's math attention: fp32 batched matmuls on the CUDA cores, the fp32 scores through memory
+                    scores = sum(_scores_bytes(nodes[n], ctx.scale) for n in k.nodes if n in nodes)
+                    c = k.flops / ctx.tensor / fp32_rate
+                    m += scores / ctx.tensor / r.tier_bw[a]
+                    out.append(kernel_time(k, units, c, m, 0.0, 4 * r.launch_s, ctx.peak * ctx.tensor))
+                    continue
                 conv = any(op in CONVOLUTIONS for op in k.ops)
                 rate = _shape_rate(spec, precision, gemm, attention, conv) * k.efficiency
                 c = k.flops / ctx.tensor / rate
@@ -333,6 +440,10 @@ class GpuModel(ExecutionModel):
                                        time=max(c, m) + apart + 2 * r.launch_s))
             else:
                 out.append(kernel_time(k, units, c, m, 0.0, r.launch_s, ctx.peak * ctx.tensor))
+        # Megatron-style tensor parallelism (how accelkit splits a model over GPUs) is Megatron-LM's own framework,
+        # which holds the model in 16 bits (Float16Module): no autocast casts there
+        if compiled and COMPILED_CASTS.value and graph is not None and kernels and ctx.tensor <= 1:
+            out += _autocast_casts(graph, kernels[0].section, precision, units, r.launch_s, r.tier_bw[w])
         return out
 
     # ---- eager: every op its own kernel, issued by the host
