@@ -203,7 +203,8 @@ STACKS = (
     ("eager", "PyTorch eager: one kernel per op, issued by the host one by one; under a 16-bit precision, "
               "autocast over fp32 weights (casts, fp32 master weights and optimizer)"),
     ("compiled", "torch.compile: elementwise ops fused together, each matmul a library call (its pointwise "
-                 "neighbours a kernel of their own), the step launched as one CUDA graph"),
+                 "neighbours a kernel of their own), the step launched as one CUDA graph; under autocast, fp32 "
+                 "weights cast to 16 bits every step"),
     ("engine", "a tuned serving engine (TensorRT-LLM, vLLM): fused kernels and CUDA graphs, weights converted "
                "to the serving precision"),
 )
