@@ -18,6 +18,8 @@ Three questions the earlier files could not answer (``measure_more.py`` found th
 Writes ``$OUT/gpu_measured_host.json``. ``DRY=1`` runs tiny shapes on the CPU to check the script before device
 time. ``DEADLINE`` (seconds, default 400) skips what would start after it.
 """
+# each loop's closures run inside their own iteration, before its `del`:
+# ruff: noqa: B023, F821
 import json
 import os
 import time

@@ -3,11 +3,14 @@
 
 transformers (before torch 2.14) never skips the attention mask while compiling: every layer's
 scaled_dot_product_attention gets an explicit boolean mask. This script (1) runs each model eagerly with the mask
-forced as a compile would build it, recording for each call the mask's shape, dtype and strides, the dropout, and
+forced as a compile would build it (by patching transformers.masking_utils' compile check where it has one by
+the names tried; transformers 5.17 had neither, so its calls in results/h200_sdpa_choice.json show no mask), recording for each call the mask's shape, dtype and strides, the dropout, and
 the backend PyTorch's dispatcher picks (torch._fused_sdp_choice); (2) compiles each model's forward (inductor,
 default mode) and lists the top kernels of one step, to see the backend that really ran. Writes
 $OUT/sdpa_choice.json. DRY=1 checks it on the CPU.
 """
+# each loop's closures run inside their own iteration, before its `del`:
+# ruff: noqa: B023, F821
 import json
 import os
 import time
@@ -24,8 +27,16 @@ BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"
 
 
 def models():
-    from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM,
-                              ViTConfig, ViTModel)
+    from transformers import (
+        BertConfig,
+        BertModel,
+        GPT2Config,
+        GPT2LMHeadModel,
+        LlamaConfig,
+        LlamaForCausalLM,
+        ViTConfig,
+        ViTModel,
+    )
     tiny = DRY
     yield "bert-base", lambda: BertModel(BertConfig(**(dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128) if tiny else {}))), "ids", 30522, 8, 128, True
     yield "gpt2-small", lambda: GPT2LMHeadModel(GPT2Config(use_cache=False, **(dict(n_layer=2, n_embd=64, n_head=2) if tiny else {}))), "ids", 50257, 8, 128, True
@@ -134,9 +145,16 @@ def main():
             ts = []
             for _ in range(10):
                 if DRY:
-                    t = time.perf_counter(); step(); ts.append(time.perf_counter() - t); continue
+                    t = time.perf_counter()
+                    step()
+                    ts.append(time.perf_counter() - t)
+                    continue
                 s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s_.record(); step(); e_.record(); torch.cuda.synchronize(); ts.append(s_.elapsed_time(e_) / 1e3)
+                s_.record()
+                step()
+                e_.record()
+                torch.cuda.synchronize()
+                ts.append(s_.elapsed_time(e_) / 1e3)
             ts.sort()
             res["compiled"][name] = {"batch": b, "seq": s, "median_s": ts[len(ts) // 2], "compile_s": comp,
                                      "kernels": top_kernels(step)}
