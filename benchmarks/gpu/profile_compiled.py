@@ -74,7 +74,7 @@ def profile_case(tag, name, b, s, training, stack):
     out[tag] = {"step_ms": med * 1e3, "gpu_busy_ms": busy, "kernels_per_step": n_kernels, "by_kind_ms": by, "top": top}
     print(f"== {tag}: step {med * 1e3:.2f} ms, GPU busy {busy:.2f} ms, {n_kernels:.0f} kernels/step", flush=True)
     print("   " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(by.items(), key=lambda kv: -kv[1])), flush=True)
-    for t, c, k in top[:8]:
+    for t, c, k in top[:12]:
         print(f"   {t:7.3f} ms x{c:<4} {k}", flush=True)
     with open(f"{OUT}/profile_compiled.json", "w") as f:
         json.dump(out, f, indent=1)
@@ -87,7 +87,11 @@ if __name__ == "__main__":
                  ("eager-infer-bert-base-b32-s128", "bert-base", 32, 128, False, "eager"),
                  ("compiled-train-bert-base-mlm-b32-s512", "bert-base", 32, 512, True, "compiled"),
                  ("eager-train-bert-base-mlm-b32-s512", "bert-base", 32, 512, True, "eager"),
-                 ("compiled-train-gpt2-small-b8-s1024", "gpt2-small", 8, 1024, True, "compiled")):
+                 ("compiled-train-gpt2-small-b8-s1024", "gpt2-small", 8, 1024, True, "compiled"),
+                 ("eager-train-unet-b16-s256", "unet", 16, 256, True, "eager"),
+                 ("eager-train-resnet50-b64", "resnet50", 64, 224, True, "eager")):
+        if os.environ.get("CASES") and args[0] not in os.environ["CASES"].split(","):
+            continue  # CASES=tag,tag runs only those
         if time.time() - t0 > float(os.environ.get("DEADLINE", "150")):
             print("skip", args[0], flush=True)
             continue
