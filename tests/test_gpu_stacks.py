@@ -3,6 +3,8 @@ shape, and the host's share of an eager step; checked against timings measured o
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -159,6 +161,35 @@ def test_compiled_under_autocast_casts_every_weight_each_step_unless_the_model_i
     assert fp32.step_time_s > bf16.step_time_s
     engine = ak.compile(model, (x,), target="h100", precision="bf16", stack="engine").report  # converted weights
     assert not any(k.name.startswith("autocast casts") for k in engine.kernels)
+
+
+def test_bf16_batch_norm_training_on_nchw_images_is_slow_per_channel_and_channels_last_is_not() -> None:
+    """PyTorch trains batch norm on bf16 NCHW images with one thread block per channel: a layer of few channels and
+    many pixels runs far below the memory's bandwidth. Channels-last images (or weights), and fp16, do not."""
+    from accelkit.families.gpu import NCHW_BN_STATS, nchw_batch_norm_s
+
+    net = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 4, 1))
+
+    def step(x: torch.Tensor, precision: str = "bf16", model: nn.Module = net) -> float:
+        return ak.compile(model, (x,), target="h100", precision=precision, stack="eager", training=True,
+                          batch_size=16, synthetic_data=True).report.step_time_s
+    x = torch.randn(1, 3, 128, 128)
+    nchw, nhwc = step(x), step(x.to(memory_format=torch.channels_last))
+    assert nchw > 1.5 * nhwc
+    # the statistics alone: one block per channel (64 channels fill one wave), 16 x 128 x 128 values each
+    node = next(n for n in ak.compile(net, (x,), target="h100", training=True).graph.nodes if n.kind == "batch_norm")
+    assert nchw_batch_norm_s(node, 16, 132) == pytest.approx(16 * 128 * 128 / NCHW_BN_STATS.value)
+    assert step(x, "fp16") < 0.7 * nchw  # cuDNN's batch norm takes fp16
+    weights_nhwc = copy.deepcopy(net).to(memory_format=torch.channels_last)
+    assert step(x, model=weights_nhwc) == pytest.approx(nhwc)
+    infer = [ak.compile(net.eval(), (t,), target="h100", precision="bf16", stack="eager", batch_size=16).report
+             .step_time_s for t in (x, x.to(memory_format=torch.channels_last))]
+    net.train()
+    assert infer[0] == pytest.approx(infer[1])  # inference normalizes with the running statistics: no reduction
+    again = copy.deepcopy(net)
+    assert not ak.compile(again, (x,), target="h100").graph.channels_last
+    again.to(memory_format=torch.channels_last)  # in place: the capture of the NCHW weights is not reused
+    assert ak.compile(again, (x,), target="h100").graph.channels_last
 
 
 def test_the_stack_travels_with_the_program_session_and_serve(tmp_path) -> None:

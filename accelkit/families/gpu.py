@@ -6,6 +6,7 @@ under the chip's measured matmul ceiling."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -167,6 +168,42 @@ MASK_MATH, FP32_MATMUL, COMPILED_CASTS = register(
              "in copies; autocast casts inside the region it covers and keeps no cast between calls (PyTorch, "
              "'Automatic Mixed Precision package')", False, (FAMILY,), when="compiled"),
 )
+
+
+NCHW_BN_STATS, NCHW_BN_BACKWARD = register(
+    Constant("GPU_NCHW_BATCH_NORM_STATS_RATE", 1.2e9,
+             "eager PyTorch trains batch norm on bf16 NCHW images with its own kernels (cuDNN's take no bf16), one "
+             "thread block of 512 threads per channel, four blocks to an SM: each block sums its channel's values at "
+             "1.2 billion elements a second, so a layer with few channels and many pixels runs far below the memory's "
+             "bandwidth (channels-last images, fp16 and fp32 use faster kernels)",
+             "PyTorch's aten/src/ATen/native/cuda/Normalization.cuh (batch_norm_collect_statistics_kernel, a block per "
+             "channel; _batch_norm_impl_index uses cuDNN only for non-bf16 inputs); measured with the profiler on an "
+             "H200 (benchmarks/gpu/results/h200_profile_conv_training.json): the U-Net's 18 layers (64-1,024 channels, "
+             "batch 16 at 256 x 256) 1.24, an NCHW ResNet-50's 53 layers (batch 64) 1.12 billion elements a second per "
+             "block", False, (FAMILY,), when="eager"),
+    Constant("GPU_NCHW_BATCH_NORM_BACKWARD_RATE", 0.52e9,
+             "the same kernels' backward (batch_norm_backward_kernel, a block per channel) runs at 0.52 billion "
+             "elements a second per block",
+             "measured as GPU_NCHW_BATCH_NORM_STATS_RATE: the U-Net 0.57, the NCHW ResNet-50 0.47 billion elements a "
+             "second per block", False, (FAMILY,), when="eager"),
+)
+BN_STATS_KINDS = frozenset({"batch_norm", "_native_batch_norm_legit", "native_batch_norm",
+                            "_native_batch_norm_legit_functional"})
+BN_BACKWARD_KINDS = frozenset({"native_batch_norm_backward"})
+BN_BLOCKS_PER_SM = 4  # 2,048 threads an SM holds (every NVIDIA GPU since Volta) over the kernels' 512 per block
+
+
+def nchw_batch_norm_s(node: Any, scale: float, sms: int) -> float:
+    """Seconds PyTorch's per-channel batch-norm kernel takes for ``node`` (training statistics or backward): each
+    channel one block, ``BN_BLOCKS_PER_SM`` blocks to an SM, each through its channel at the kernel's rate."""
+    if node is None or not node.inputs or len(node.inputs[0].shape) < 3:
+        return 0.0
+    shape = node.inputs[0].shape
+    channels = shape[1]
+    per_channel = node.inputs[0].numel / max(1, channels) * scale
+    waves = math.ceil(channels / (BN_BLOCKS_PER_SM * sms))
+    rate = NCHW_BN_BACKWARD.value if node.kind in BN_BACKWARD_KINDS else NCHW_BN_STATS.value
+    return waves * per_channel / rate
 
 
 KV_PER_QUERY_HEAD = register(
@@ -478,8 +515,14 @@ class GpuModel(ExecutionModel):
                 c = op.flops / t_ / r.vector_flops
             return c, op.act_bytes / t_ / act_bw + weights_s(op.param_bytes / t_)
 
+        graph = prog.graph
+        slow_bn = (prog.precision == "bf16" and graph.training and not getattr(graph, "channels_last", False))
+        by_name = {n.name: n for n in graph.nodes} if slow_bn else {}
+
         def gpu_time(op: EagerOp) -> float:
             c, m = parts(op)
+            if slow_bn and (op.kind in BN_BACKWARD_KINDS or (op.kind in BN_STATS_KINDS and op.section == "fwd")):
+                return max(c, m, nchw_batch_norm_s(by_name.get(op.name), ctx.scale / t_, spec.compute_units)) + r.launch_s
             return max(c, m) + r.launch_s
 
         issued = issue(ops, gpu_time, host_issue_s)

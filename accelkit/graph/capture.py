@@ -494,7 +494,7 @@ class _Recorder(TorchDispatchMode):
         if self.tracker is not None:
             parents = [p for p in self.tracker.parents if p != "Global"]
             if parents:
-                deepest = max(parents, key=len)
+                deepest = max(parents, key=lambda p: (len(p), p))  # ties by name: the tracker's set has no order
                 module = deepest[len(self.root) + 1:] if deepest.startswith(self.root + ".") else ""
         br, bw = node_bytes(kind, ins, outs)
         name = f"{self.section}_{len(self.nodes)}"
@@ -710,7 +710,7 @@ def _capture(model: nn.Module, example_inputs: Any, training: bool,
     user, prefix = _port_wrapped(model)
     name = type(model).__name__ if user is model else f"{type(user).__name__} (ported)"
     g = Graph(nodes=tuple(nodes), inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=name,
-              wrapper_prefix=prefix,
+              wrapper_prefix=prefix, channels_last=channels_last(model, example_inputs),
               training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated,
               output_names=output_names, non_tensor_outputs=non_tensor)
     return g
@@ -736,8 +736,23 @@ _GRAPHS = CACHE.graphs  # ak.cache's captured graphs: model -> {(inputs, trainin
 
 def _input_key(example_inputs: Any) -> Any:
     leaves = torch.utils._pytree.tree_flatten(example_inputs)[0]
-    return tuple((tuple(t.shape), t.dtype, str(t.device)) if isinstance(t, torch.Tensor) else repr(t)
+    return tuple((tuple(t.shape), t.dtype, str(t.device), _nhwc(t)) if isinstance(t, torch.Tensor) else repr(t)
                  for t in leaves)
+
+
+def _nhwc(t: torch.Tensor) -> bool:
+    """True for a 4-D tensor laid out channels last (and not also plain contiguous: one channel or one pixel)."""
+    return (t.dim() == 4 and t.is_floating_point() and not t.is_contiguous()
+            and t.is_contiguous(memory_format=torch.channels_last))
+
+
+def channels_last(model: nn.Module, example_inputs: Any) -> bool:
+    """Whether the model runs its images channels last: an input, or a convolution weight, in that layout (a
+    convolution's output follows either)."""
+    leaves = torch.utils._pytree.tree_flatten(example_inputs)[0]
+    if any(_nhwc(t) for t in leaves if isinstance(t, torch.Tensor)):
+        return True
+    return any(_nhwc(p) for _, m in _modules(model) for p in m._parameters.values() if p is not None and p.dim() == 4)
 
 
 def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -776,7 +791,7 @@ def _structure_key(model: nn.Module) -> tuple[Any, ...]:
     for name, m in _modules(model):
         modules.append((name, id(m), type(m), getattr(m.forward, "__func__", m.forward), m.training))
         for kind in (m._parameters, m._buffers):
-            tensors.extend((f"{name}.{k}" if name else k, id(t), tuple(t.shape), t.dtype)
+            tensors.extend((f"{name}.{k}" if name else k, id(t), tuple(t.shape), t.dtype, t.dim() == 4 and _nhwc(t))
                            for k, t in kind.items() if t is not None)
     return tuple(modules), tuple(tensors)
 

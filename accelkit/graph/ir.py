@@ -111,6 +111,9 @@ class Graph:
     non_tensor_outputs: tuple[str, ...] = ()
     # "inner.inner." when ak.port wrapped the user's model (twice): figures strip it from module names
     wrapper_prefix: str = ""
+    # the images are laid out channels last (NHWC: ``x.to(memory_format=torch.channels_last)``, or a model whose
+    # convolution weights were converted): PyTorch picks other kernels for them (batch norm, cuDNN's layout)
+    channels_last: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(self.nodes))
@@ -224,7 +227,8 @@ def graph_to_dict(g: Graph) -> dict[str, Any]:
         "buffers": {k: _meta_to(v) for k, v in g.buffers.items()},
         "outputs": [_meta_to(m) for m in g.outputs],
         "mutated_inputs": dict(g.mutated_inputs), "output_names": list(g.output_names),
-        "wrapper_prefix": g.wrapper_prefix, "non_tensor_outputs": list(g.non_tensor_outputs), "nodes": nodes,
+        "wrapper_prefix": g.wrapper_prefix, "non_tensor_outputs": list(g.non_tensor_outputs),
+        "channels_last": g.channels_last, "nodes": nodes,
     }
 
 
@@ -244,4 +248,5 @@ def graph_from_dict(d: dict[str, Any]) -> Graph:
         notes=list(d["notes"]), mutated_inputs=dict(d["mutated_inputs"]), output_names=list(d["output_names"]),
         wrapper_prefix=str(d.get("wrapper_prefix", "")),
         non_tensor_outputs=tuple(str(t) for t in d.get("non_tensor_outputs", ())),
+        channels_last=bool(d.get("channels_last", False)),
     )
