@@ -339,10 +339,11 @@ def _broadcast_key_mask(n: Any, nodes: dict[str, Any]) -> bool:
             and len(mask.inputs[0].shape) >= 2 and mask.inputs[0].shape[-1] == 1 and mask.outputs[0].shape[-1] > 1)
 
 
-def math_attention(graph: Any) -> bool:
+def math_attention(graph: Any, nodes: dict[str, Any] | None = None) -> bool:
     """True when the model's attention runs on PyTorch's math path under torch.compile
-    (``GPU_COMPILED_BROADCAST_MASK_MATH``): a forward attention whose mask is broadcast along the keys."""
-    nodes = {n.name: n for n in graph.nodes}
+    (``GPU_COMPILED_BROADCAST_MASK_MATH``): a forward attention whose mask is broadcast along the keys. ``nodes``:
+    the graph's nodes by name, where the caller has them."""
+    nodes = nodes if nodes is not None else {n.name: n for n in graph.nodes}
     return any(n.kind in ATTENTION_KINDS and _broadcast_key_mask(n, nodes) for n in graph.nodes if n.section == "fwd")
 
 
@@ -458,7 +459,7 @@ class GpuModel(ExecutionModel):
         precision = prog.precision if prog is not None else "bf16"
         compiled = self.stack(getattr(prog, "stack", None) or None) == "compiled"
         library_gemms = compiled and LIBRARY_GEMMS.value
-        math = compiled and MASK_MATH.value and graph is not None and math_attention(graph)
+        math = compiled and MASK_MATH.value and graph is not None and math_attention(graph, nodes)
         fp32_rate = spec.peak_flops.get("fp32", 0.0) * FP32_MATMUL.value
         out = []
         for k in kernels:
