@@ -340,11 +340,14 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
             importlib.import_module("sambaflow.samba").no_such_call  # noqa: B018 - the error names the facade
         from accelkit.facades.cerebras.clock import CerebrasError
 
-        assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo takes its CS path...
-        with pytest.raises(CerebrasError, match="R1.x Model Zoo.*not simulated"):  # ...and is told, not stubbed
-            importlib.import_module("cerebras.framework.torch.core").cb_model  # noqa: B018
-        with pytest.raises(CerebrasError, match="R1.9 cerebras_pytorch.core and the appliance client"):  # R1.9's zoo
-            importlib.import_module("cerebras_appliance.pb.stack.autogen_pb2").AP_DISABLED  # noqa: B018
+        assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo imports the runtime...
+        cb_model = importlib.import_module("cerebras.framework.torch.core").cb_model
+        assert cb_model.use_cs() is False and cb_model.num_tasks() == 1  # ...which answers: no CS system attached
+        with pytest.raises(CerebrasError, match="R1.x Model Zoo's CS-system path.*not simulated"):  # its CS path
+            cb_model.set_run_config  # noqa: B018 - is told, not stubbed
+        assert importlib.import_module("cerebras_appliance.pb.stack.autogen_pb2").AP_DISABLED == 0  # R1.9's zoo
+        with pytest.raises(CerebrasError, match="CS-system path"):
+            importlib.import_module("cerebras_appliance").DEFAULT_COMPILE_DIR  # noqa: B018 - R1.9's CSX path
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
         importlib.invalidate_caches()
         poptorch = importlib.import_module("poptorch")
@@ -1431,6 +1434,99 @@ def test_cstorch_2_0_model_zoo_runner_shape_trains_on_its_cpu_path_with_the_appl
     (label, report), = run.reports
     assert label == "cstorch.compile(Sequential) on Backend('CSX': simulated CS-2, fp16)"  # told after the switch
     assert "fp16): 50 steps, 400 samples" in report and "MODELLED on wse2" in report
+
+
+# the R1.7 / R1.9 Model Zoos' shape, written for these tests: the package finds the Cerebras software as the zoo does
+# (modelzoo/__init__.py), imports the runtime as its common/pytorch/__init__.py does, and its runner asks cb_model
+# where it runs, sizes its epochs from the loader's length and trains with extract_loss
+ZOO_R1_PACKAGE = '''
+import importlib.util
+CSOFT = "SRC" if importlib.util.find_spec("cerebras.framework") is not None else "NONE"
+'''
+ZOO_R1_RUNTIME = {
+    "1.7": '''
+import cerebras.framework.torch as cbtorch
+from cerebras.framework.torch import amp
+from cerebras.framework.torch.core import cb_model, modes, name_scope
+from cerebras.framework.torch.utils import extract_loss
+from cerebras.pb.stack.autogen_pb2 import AP_DISABLED
+''',
+    "1.9": '''
+import cerebras_pytorch as cbtorch
+from cerebras_appliance.pb.stack.autogen_pb2 import AP_DISABLED
+from cerebras_pytorch import amp
+from cerebras_pytorch.core import cb_model, modes
+from cerebras_pytorch.utils import extract_loss
+name_scope = cbtorch.name_scope
+assert cbtorch.utils.utils.is_ltc_mlir_mode_enabled() is False
+'''}
+ZOO_R1_RUN = '''
+import argparse
+import torch
+from torchvision import datasets, transforms
+from modelzoo import CSOFT
+from modelzoo.common.pytorch import AP_DISABLED, amp, cb_model as cm, cbtorch, extract_loss, modes, name_scope
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mode", choices=modes.get_modes())
+parser.add_argument("--cs_ip")
+args = parser.parse_args()
+assert CSOFT == "SRC" and modes.is_valid(args.mode) and amp.get_init_params() == {}
+torch.manual_seed(0)
+if args.cs_ip:  # the CS-system path, as the runner starts it
+    cbtorch.initialize(service_workdir=".", compile_dir=".", cs_ip=args.cs_ip, compile_only=False, appliance=False,
+                       use_appliance_data=True, use_cbfloat16=False)
+use_cs = cm.use_cs()
+data = datasets.MNIST("./mnist", train=True, download=True,
+                      transform=transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))]))
+loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=True, drop_last=True)
+steps_per_epoch = 200  # more than 2,000 generated digits allow: the runner checks it against the loader
+assert steps_per_epoch <= len(loader), f"The requested steps per epoch of {steps_per_epoch} exceeds {len(loader)}"
+model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for step, (x, y) in enumerate(loader):
+    loss = extract_loss((torch.nn.functional.cross_entropy(model(cm.to_device(x, "cpu")), y),))
+    with name_scope("optimizer"):
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    losses.append(cm.to_cpu(loss).item())
+    if step + 1 == 60:
+        break
+cbtorch.save({"model": model.state_dict(), "global_step": torch.tensor(60)}, "model_dir/checkpoint_60.mdl")
+assert cbtorch.load("model_dir/checkpoint_60.mdl")["global_step"] == 60  # the runner resumes from its checkpoints
+print(f"use_cs {use_cs} master {cm.is_master_ordinal()} streamers {cm.num_streamers()} epoch {len(loader)} steps")
+print(f"first loss {sum(losses[:5]) / 5:.4f} last loss {sum(losses[-5:]) / 5:.4f}")
+'''
+
+
+@pytest.mark.parametrize("release", ["1.7", "1.9"])
+def test_r1_model_zoo_shape_trains_on_its_cpu_path_and_its_cs_path_is_refused_clearly(tmp_path, release):
+    """The R1.x Model Zoo's runner imports the runtime as soon as cerebras.framework is found: answered as the
+    runtime answers with no CS system (its README's CPU command runs, measured on this CPU, and the run says so);
+    the torchvision stand-in takes MNIST's real size, since the runner sizes its epochs from the loader; its
+    CS-system path (--cs_ip) stops with an error naming what runs instead."""
+    from accelkit.vendor import run_script
+
+    pkg = tmp_path / "modelzoo" / "common" / "pytorch"
+    pkg.mkdir(parents=True)
+    (tmp_path / "modelzoo" / "__init__.py").write_text(ZOO_R1_PACKAGE)
+    (tmp_path / "modelzoo" / "common" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text(ZOO_R1_RUNTIME[release])
+    (tmp_path / "run.py").write_text(ZOO_R1_RUN)
+    run = run_script(tmp_path / "run.py", ["--mode", "train"], synthetic_data=True, quiet=True, cwd=tmp_path)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
+    falls(out)
+    assert "use_cs False master True streamers 1 epoch 937 steps" in out  # 60,000 images in batches of 64
+    assert any("60000" in s for s in run.substitutions)
+    assert any("no CS system given" in a and "nothing is modelled" in a for a in run.accepted)
+
+    run = run_script(tmp_path / "run.py", ["--mode", "train", "--cs_ip", "10.0.0.1:9000"], synthetic_data=True,
+                     quiet=True, cwd=tmp_path)
+    assert run.exit_code != 0
+    assert "R1.x Model Zoo's CS-system path" in (run.error or "") and "python run.py CSX" in (run.error or "")
 
 
 def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_the_ipu_does():

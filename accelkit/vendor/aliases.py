@@ -76,13 +76,20 @@ ALIASES: dict[str, str | None] = {
     "cerebras_pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.facades.cerebras.cbtorch",
-    "cerebras.framework.torch.amp": "accelkit.facades.cerebras.zoo_r1",  # the R1.x Model Zoo's runner: refused, clearly
+    # the R1.7 Model Zoo's runner: what the runtime answers with no CS system attached (its CPU path runs; the
+    # CS-system path is refused, clearly)
+    "cerebras.framework.torch.amp": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.framework.torch.core": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras.framework.torch.utils": "accelkit.facades.cerebras.utils",  # extract_loss
+    "cerebras.pb": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras.pb.stack": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras.pb.stack.autogen_pb2": "accelkit.facades.cerebras.zoo_r1",
     # the 2.0 Model Zoo's runner: cerebras_pytorch.core's modes, the appliance client's debug settings and NaN error
     "cerebras_pytorch.core": "accelkit.facades.cerebras.core",
     "cerebras_appliance.run_utils": "accelkit.facades.cerebras.appliance",
     "cerebras_appliance.errors": "accelkit.facades.cerebras.appliance",
-    # the R1.9 Model Zoo's runner: the appliance client's protobuf stack, refused
+    # the R1.9 Model Zoo's runner: the appliance client's AP_DISABLED (its CPU path); the rest of its protobuf
+    # stack, the CS-system path's, refused
     "cerebras_appliance": "accelkit.facades.cerebras.zoo_r1",
     "cerebras_appliance.pb": "accelkit.facades.cerebras.zoo_r1",
     "cerebras_appliance.pb.stack": "accelkit.facades.cerebras.zoo_r1",

@@ -61,6 +61,18 @@ SMALL_TRANSFORMER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_h
 
 _say = say  # the stand-ins' notices (accelkit.vendor.notices), under the name this module always used
 
+# who asked that the stand-in datasets made from now on take the real dataset's size (a runner that sizes its
+# epochs from the dataset's length, as the Cerebras Model Zoo's does): see at_real_sizes()
+_real_sizes_for: list[str] = []
+
+
+def at_real_sizes(who: str) -> None:
+    """From now on (in this run), the torchvision stand-ins take the real dataset's size (MNIST's 60,000 training
+    images), repeating their generated digits shifted by a pixel or two, because ``who`` sizes its epochs from the
+    dataset's length (a step count the real data allows must be allowed here too). Said once, when a set grows."""
+    if who not in _real_sizes_for:
+        _real_sizes_for.append(who)
+
 
 # ---- torchvision ----------------------------------------------------------------------------------
 def _digit_images(n: int, seed: int, side: int) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +112,11 @@ class _StandInDataset(torch.utils.data.Dataset):
             images = ((a * fg + (1 - a) * bg) * 255).round().astype(np.uint8)
         self.data = torch.from_numpy(images)
         self.targets = torch.from_numpy(labels)
+        if _real_sizes_for:
+            self._length = self.real_size[train]
+            _say(f"torchvision.datasets.{name}(train={train}): {_real_sizes_for[0]} sizes its epochs from the "
+                 f"dataset's length, so the stand-in takes the real dataset's {self._length}, repeating its digits "
+                 "shifted by up to 2 pixels")
 
     real_size = {True: 60000, False: 10000}  # the real dataset's training and test sizes
 
@@ -530,6 +547,7 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
     from accelkit.vendor import imagenette
 
     _reset_notices()
+    _real_sizes_for.clear()
     with torch_hub.installed(), (_hf_hub() if hf else contextlib.nullcontext()), (
             _torchvision() if vision else contextlib.nullcontext()), (
             _tiktoken() if tiktoken else contextlib.nullcontext()), (

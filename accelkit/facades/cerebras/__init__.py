@@ -52,6 +52,7 @@ from accelkit.facades.cerebras.cstorch import (
     trace,
     use_cs,
 )
+from accelkit.facades.cerebras.zoo_r1 import add_debug_name, get_debug_name, name_scope  # R1.9's, for its zoo
 
 __all__ = [
     "Backend",
@@ -85,4 +86,7 @@ __all__ = [
     "trace",
     "use_cs",
     "utils",
+    "add_debug_name",
+    "get_debug_name",
+    "name_scope",
 ]

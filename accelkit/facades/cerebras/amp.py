@@ -75,6 +75,16 @@ def use_bfloat16(use: bool) -> None:
     set_half_dtype(torch.bfloat16 if use else torch.float16)
 
 
+_init_params: list[dict[str, Any]] = []  # the last GradScaler's settings
+facade_log.reset_with_each_run(_init_params.clear)
+
+
+def get_init_params() -> dict[str, Any]:
+    """The settings the script's last :class:`GradScaler` was made with (``{}`` before one): the R1.x Model Zoo's
+    gradient clipper asks whether the scaler already clips (``max_gradient_norm``)."""
+    return dict(_init_params[0]) if _init_params else {}
+
+
 def _grads(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
     return [p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
 
@@ -115,6 +125,10 @@ class GradScaler:
         self.min_loss_scale = float(min_loss_scale) if min_loss_scale is not None else 1.0
         self.max_loss_scale = float(max_loss_scale) if max_loss_scale is not None else 2.0 ** 24
         self.max_gradient_norm = max_gradient_norm
+        _init_params[:] = [{k: v for k, v in (("loss_scale", loss_scale), ("init_scale", init_scale),
+                                               ("steps_per_increase", steps_per_increase),
+                                               ("min_loss_scale", min_loss_scale), ("max_loss_scale", max_loss_scale),
+                                               ("max_gradient_norm", max_gradient_norm)) if v is not None}]
         self.clean_steps = 0
         self.skipped_steps = 0
         self._overflow = False
@@ -211,4 +225,4 @@ def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, grad_sc
         opt.zero_grad()
 
 
-__all__ = ["GradScaler", "get_half_dtype", "optimizer_step", "set_half_dtype", "use_bfloat16"]
+__all__ = ["GradScaler", "get_half_dtype", "get_init_params", "optimizer_step", "set_half_dtype", "use_bfloat16"]

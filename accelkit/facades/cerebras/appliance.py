@@ -3,8 +3,9 @@
 
 The appliance client sends a compiled program to a Cerebras cluster and streams its data; accelkit simulates the
 system behind it, so the client's settings are kept and listed at the end of the run (they tune the cluster's
-coordinator, workers and memory), and change nothing in what is computed. Release 1.9's runner reaches the client's
-protobuf stack itself (``cerebras_appliance.pb``): that stays refused (:mod:`accelkit.facades.cerebras.zoo_r1`).
+coordinator, workers and memory), and change nothing in what is computed. Release 1.9's runner imports the client's
+``AP_DISABLED`` on every path and, on its CSX path, the rest of the protobuf stack (``cerebras_appliance.pb``): the
+first answered, the rest refused (:mod:`accelkit.facades.cerebras.zoo_r1`).
 """
 
 from __future__ import annotations

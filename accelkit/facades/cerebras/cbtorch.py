@@ -68,8 +68,13 @@ def _reset() -> None:
 facade_log.reset_with_each_run(_reset)
 
 
+# the keywords the R1.x Model Zoo's runner passes on its CS-system path (modelzoo/common/pytorch/pytorch_base_runner.py)
+_ZOO_RUNTIME_KEYWORDS = ("service_workdir", "compile_dir", "compile_only", "appliance", "use_appliance_data",
+                         "use_cbfloat16")
+
+
 def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str = "fp32",
-               mode: str = "auto") -> System:
+               mode: str = "auto", **runtime: Any) -> System:
     """Choose the system the script runs on (``cbtorch.initialize``).
 
     ``cs_ip`` is the real system's address; accelkit accepts it and ignores it (the wafer is simulated,
@@ -80,6 +85,14 @@ def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str
     """
     from accelkit.families.wafer import MODEL as WAFER
 
+    zoo = [k for k in runtime if k in _ZOO_RUNTIME_KEYWORDS]
+    if zoo:  # the R1.x zoo's runner starting the CS runtime itself (its CS-system path)
+        from accelkit.facades.cerebras.zoo_r1 import refuse
+
+        refuse(f"cbtorch.initialize({', '.join(f'{k}=...' for k in zoo)})")
+    if runtime:
+        raise CerebrasError(f"cbtorch.initialize() got unexpected keyword arguments: {', '.join(runtime)}",
+                            fix="initialize(cs_ip=..., system='wse2' or 'wse3', precision=..., mode=...)")
     allowed = ("auto", *WAFER.modes)
     if mode not in allowed:
         raise CerebrasError(f"{mode!r} is not an execution mode of the wafer", fix=f"use one of {list(allowed)}")
@@ -252,4 +265,20 @@ class Session(ClockResults):
 
 
 
-__all__ = ["CerebrasDataLoader", "CerebrasModule", "Session", "System", "dataloader", "initialize", "module"]
+def save(state_dict: dict[str, Any], checkpoint_file: Any) -> None:
+    """``cbtorch.save``: the R1.x Model Zoo's runner writes its checkpoints with it (PyTorch's format here, as
+    ``cstorch.save``)."""
+    from accelkit.facades.cerebras.cstorch import save as _save
+
+    _save(state_dict, checkpoint_file)
+
+
+def load(checkpoint_file: Any, map_location: Any = None, **kwargs: Any) -> Any:
+    """``cbtorch.load``: read a checkpoint written by :func:`save` (nothing in the file is executed)."""
+    from accelkit.facades.cerebras.cstorch import load as _load
+
+    return _load(checkpoint_file, map_location=map_location, **kwargs)
+
+
+__all__ = ["CerebrasDataLoader", "CerebrasModule", "Session", "System", "dataloader", "initialize", "load", "module",
+           "save"]

@@ -1,11 +1,10 @@
-"""``cerebras_pytorch.core`` (release 2.0): the run modes the 2.0 Model Zoo's runner compares its ``--mode`` with
-(``from cerebras_pytorch.core import modes``)."""
+"""``cerebras_pytorch.core``: the run modes the Model Zoo's runner compares its ``--mode`` with (``from
+cerebras_pytorch.core import modes``, release 2.0) and, for the R1.9 zoo's runner, ``cb_model`` answering as the
+runtime does with no CS system attached (:mod:`accelkit.facades.cerebras.zoo_r1`)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+# the values of the Model Zoo's --mode (modelzoo/common/run_utils/cli_parser.py, releases 1.9 and 2.0)
+from accelkit.facades.cerebras.zoo_r1 import cb_model, modes, name_scope
 
-# the values of the Model Zoo's --mode (modelzoo/common/run_utils/cli_parser.py, release 2.0)
-modes = SimpleNamespace(TRAIN="train", EVAL="eval", EVAL_ALL="eval_all", TRAIN_AND_EVAL="train_and_eval")
-
-__all__ = ["modes"]
+__all__ = ["cb_model", "modes", "name_scope"]

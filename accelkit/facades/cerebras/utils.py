@@ -124,5 +124,25 @@ def _summary_writer() -> Any:
 SummaryWriter = _summary_writer()  # cerebras.pytorch.utils.tensorboard.SummaryWriter
 tensorboard = SimpleNamespace(SummaryWriter=SummaryWriter)
 
+
+def extract_loss(model_outputs: Any) -> torch.Tensor:
+    """The loss among a model's outputs, as the Model Zoo's runners take it (R1.7-1.9: ``from
+    cerebras.framework.torch.utils import extract_loss``): the outputs themselves when a tensor, the first of a
+    tuple or list, else their ``loss`` attribute (a Hugging Face model output)."""
+    if isinstance(model_outputs, torch.Tensor):
+        return model_outputs
+    if isinstance(model_outputs, (list, tuple)) and model_outputs:
+        return model_outputs[0]
+    if hasattr(model_outputs, "loss"):
+        return model_outputs.loss
+    raise CerebrasError(f"extract_loss: no loss in the model's outputs (a {type(model_outputs).__name__})",
+                        fix="return the loss from the model's forward: a tensor, a tuple whose first item is the "
+                            "loss, or an object with a .loss attribute")
+
+
+# R1.9's runner asks whether the lazy-tensor lowering to the CS compiler is on (cbtorch.utils.utils): not without a
+# CS system (accelkit.facades.cerebras.zoo_r1)
+utils = SimpleNamespace(is_ltc_mlir_mode_enabled=lambda: False)
+
 __all__ = ["CSConfig", "DataExecutor", "DataLoader", "ScalarWriter", "SummaryWriter", "compute_num_steps", "data",
-           "nest", "tensorboard", "visit_torch_tensors"]
+           "extract_loss", "nest", "tensorboard", "utils", "visit_torch_tensors"]
