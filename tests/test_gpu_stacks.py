@@ -102,6 +102,27 @@ def test_autocast_casts_fp32_weights_and_a_16_bit_model_has_none() -> None:
     assert fp32.step_time_s > bf16.step_time_s
 
 
+def test_eager_training_dropout_is_a_kernel_and_an_idle_one_is_not() -> None:
+    """A dropout in training with 0 < p < 1 runs PyTorch's fused kernel (the output and a byte-per-element mask
+    written, an op for the host to issue); with p = 0, or in inference, PyTorch hands back its input."""
+    from accelkit.families.eager import eager_ops
+
+    def dropout_ops(p: float, training: bool) -> list:
+        model = nn.Sequential(nn.Linear(256, 256), nn.Dropout(p), nn.Linear(256, 8)).train(training)
+        x = torch.randn(64, 256)
+        prog = ak.compile(model, (x,), target="h100", precision="bf16", stack="eager", training=training)
+        ops = eager_ops(prog.graph, [k for k in prog.kernels if k.section == "fwd"], scale=1.0, low_bytes=2,
+                        autocast=True, section="fwd")
+        return [op for op in ops if op.kind == "dropout"]
+
+    (active,) = dropout_ops(0.1, True)
+    assert active.runs_kernel and active.kernel == "dropout"
+    assert active.act_bytes == 64 * 256 * (2 + 2 + 1)  # 16-bit in and out (the linear's output), a byte of mask
+    (idle,) = dropout_ops(0.0, True)
+    assert not idle.runs_kernel and idle.bytes == 0
+    assert all(not op.runs_kernel for op in dropout_ops(0.1, False))
+
+
 def _tiny(kind: str) -> nn.Module:
     """A two-layer transformers model on the meta device: BERT (a padding mask, broadcast along the keys) or GPT-2
     (a causal mask, a full matrix)."""

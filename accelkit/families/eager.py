@@ -173,11 +173,14 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
         s = 1.0 if section == "opt" else scale
         produced = [width[a] for a in n.args if a in width]
         kind = n.kind
-        if kind in _NO_KERNEL:
+        if kind in _NO_KERNEL and not _active_dropout(n):
             width[n.name] = produced[0] if produced else captured
             out.append(EagerOp(n.name, owner.get(n.name, ""), kind, section, 0.0, 0.0, 0.0, False))
             continue
         act, params, fixed = _traffic(n, s, param_shapes)
+        # a training dropout is one kernel (PyTorch's fused native_dropout): it draws the mask, writes the output,
+        # and keeps the mask for the backward, a byte an element
+        mask = float(sum(o.numel for o in n.outputs)) * s if kind == "dropout" else 0.0
         if kind in MATMUL_KINDS:
             w = low
             if autocast and section == "fwd":
@@ -201,7 +204,7 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
         else:
             w = low
             act *= low / captured
-        act += fixed  # weight-shaped tensors (a weight's gradient) are as large at any batch
+        act += fixed + mask  # weight-shaped tensors (a weight's gradient) are as large at any batch
         width[n.name] = w
         gemm = gemm_of(n, s, param_shapes) if kind in MATMUL_KINDS and kind not in ATTENTION_KINDS else None
         attention = None
@@ -213,13 +216,23 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
         fixed_work = kind not in MATMUL_KINDS and bool(n.outputs) and all(
             tuple(o.shape) in param_shapes or (len(o.shape) == 2 and tuple(o.shape)[::-1] in param_shapes)
             for o in n.outputs)
-        out.append(EagerOp(n.name, owner.get(n.name, ""), kind, section, n.flops * (1.0 if fixed_work else s), act,
-                           params, True, gemm, attention))
+        out.append(EagerOp(n.name, owner.get(n.name, "") or ("dropout" if mask else ""), kind, section,
+                           n.flops * (1.0 if fixed_work else s), act, params, True, gemm, attention))
     if autocast and section == "bckwd":
         # each weight's gradient comes back through its cast: 16-bit -> the fp32 .grad (a kernel per weight)
         out += [EagerOp(f"{name}.grad_cast", "casts", "_to_copy", section, 0.0, 0.0, numel * (captured + low), True)
                 for name, numel in _cast_weights(graph)]
     return out
+
+
+def _active_dropout(n: Node) -> bool:
+    """A dropout that runs a kernel: in training, with 0 < p < 1 (PyTorch returns the input itself otherwise; its
+    call's p and train flag are the captured op's arguments)."""
+    if n.kind != "dropout":
+        return False
+    args = n.extra.get("args") or []
+    p, train = (args[1], args[2]) if len(args) >= 3 else (None, None)
+    return bool(train) and isinstance(p, int | float) and 0.0 < float(p) < 1.0
 
 
 def _cast_weights(graph: Any) -> list[tuple[str, int]]:

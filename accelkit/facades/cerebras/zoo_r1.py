@@ -42,7 +42,7 @@ def refuse(name: str) -> NoReturn:
 
 
 def _to_cpu(tensor: Any) -> Any:
-    return tensor.to("cpu") if isinstance(tensor, torch.Tensor) else tensor
+    return tensor.cpu() if isinstance(tensor, torch.Tensor) else tensor
 
 
 class _NoSystem:
