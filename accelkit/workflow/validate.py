@@ -276,6 +276,14 @@ _GC_DATA_LOADING = ("the tutorial's run: trainingModel with SGD (momentum 0.9), 
                     "deviceIterations 50 (800 items per call), fp32, on an IPU-POD (a GC200 IPU); items/s = items over "
                     "the wall time of 12 calls, compile excluded")
 
+_GC_RN50 = ("Graphcore's TensorFlow 1 ResNet-50 v1.5 (graphcore/examples, applications/tensorflow/cnns/training: "
+            "README_Benchmarks.md's IPU-POD16 command, configs.yml): one IPU per replica, fp16 weights and arithmetic "
+            "(16.16), the forward recomputed in the backward from checkpoints (enable_recomputation with pipeline "
+            "splits on one IPU: modelled as full recomputation); poprun feeds the replicas from 8 host processes with "
+            "8-bit images normalised on the IPU (eight_bit_io, fused_preprocessing), which accelkit's one-host "
+            "stream model (IPU_HOST_STREAM_BPS) does not describe: the inputs are taken as made on the device, so the "
+            "row checks the IPUs' training step, not the hosts'")
+
 _DLE_PRETRAIN = ("NVIDIA's run_pretraining.py scripts the model with TorchScript and turns on the NVFuser fusions "
                  "(torch.jit.script unless --disable_jit_fusions; no CUDA graphs unless --cuda_graphs): modelled as the "
                  "'compiled' stack (fused elementwise kernels); one GPU, so native AMP autocast over fp32 weights for "
@@ -337,6 +345,19 @@ CASES: dict[str, Case] = {
                               "batch_size": 256}, inputs=(1, 3, 224, 224),
         assumption="the same recipe in TF32: fp32 weights and activations, matmuls and convolutions on the tensor "
                    "cores at the TF32 rate; batch 256 per GPU"),
+    # Graphcore's ResNet-50 training at scale: a dataflow chip's published training throughput
+    "bow16-resnet50-train": Case(
+        "resnet50", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=16), "precision": "fp16",
+                              "batch_size": 1920, "micro_batch": 20, "recompute": "full", "synthetic_data": True},
+        inputs=(1, 3, 224, 224), assumption=_GC_RN50 + "; the performance page's run: config "
+        "mk2_resnet50_mlperf_pod16_bs20 (16 replicas of one IPU, micro-batch 20, 6 micro-batches accumulated: 1,920 "
+        "images a step, SGD with momentum)"),
+    "gc200x16-resnet50-train-mlperf": Case(
+        "resnet50", "train", {"target": "gc200", "chips": 16, "parallel": Parallel(data=16), "precision": "fp16",
+                              "batch_size": 3200, "micro_batch": 20, "recompute": "full", "synthetic_data": True},
+        inputs=(1, 3, 224, 224), assumption=_GC_RN50 + "; the MLPerf v1.1 run: config "
+        "mk2_resnet50_mlperf_pod16_lars (16 replicas of one IPU, micro-batch 20, 10 micro-batches accumulated: 3,200 "
+        "images a step, LARS); '30k images per second' is the blog's rounding"),
     "tsp1-resnet50-b1": Case(
         "resnet50", "infer", {"target": "tsp", "chips": 1, "precision": "int8", "device_iterations": 1000},
         inputs=(1, 3, 224, 224),
