@@ -336,7 +336,8 @@ CASES: dict[str, Case] = {
                    "micro-batch 8 packs per replica (32 over the replicas), 1,712 micro-batches accumulated into "
                    "54,784 packs of 128 tokens, fp16 with fp16 partials, LAMB with its state off-chip (the "
                    "optimizer-offload mode), the forward recomputed in the pipeline's backward; each pack (up to 3 "
-                   "sequences) is modelled as one sequence, so the figure is compared as if it counted packs; its "
+                   "sequences) is modelled as one sequence, so the figure is compared as if it counted packs (there are "
+                   "fewer packs than sequences: the model is at least this much too fast); its "
                    "masked-LM head runs over the 20 masked tokens of each sequence, accelkit's (transformers') over "
                    "all 128: about 8% more work modelled"),
     "a100x1-resnet50-train-amp": Case(
