@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 import torch
 
+from accelkit.facades.cerebras import amp as _amp
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.runtime import facade_log
 
@@ -176,9 +177,7 @@ utils = SimpleNamespace(is_ltc_mlir_mode_enabled=is_ltc_mlir_mode_enabled)
 # cerebras.framework.torch.amp (R1.7): what the CPU path asks, the grad scaler's settings (none made on the CPU
 # path) and the amp state a checkpoint carries (empty without a CS system)
 def get_init_params() -> dict[str, Any]:
-    from accelkit.facades.cerebras import amp
-
-    return amp.get_init_params()
+    return _amp.get_init_params()
 
 
 def state_dict() -> dict[str, Any]:
@@ -192,10 +191,8 @@ def load_state_dict(state: dict[str, Any]) -> None:
 def __getattr__(name: str) -> Any:  # PEP 562: names of the CS path asked of these modules
     if name.startswith("__"):
         raise AttributeError(name)
-    if name in ("GradScaler", "use_bfloat16", "_amp_state"):  # amp's, for the CS path and the 16-bit formats
-        from accelkit.facades.cerebras import amp
-
-        if name == "_amp_state":
-            return SimpleNamespace(half_dtype=amp.get_half_dtype())
-        return getattr(amp, name)
+    if name == "_amp_state":  # amp's, for the 16-bit formats
+        return SimpleNamespace(half_dtype=_amp.get_half_dtype())
+    if name in ("GradScaler", "use_bfloat16"):
+        return getattr(_amp, name)
     refuse(name)
