@@ -343,8 +343,10 @@ def test_vendor_names_exist_only_during_the_run_and_never_shadow_an_installed_sd
         assert importlib.util.find_spec("cerebras.framework") is not None  # so the R1.x zoo imports the runtime...
         cb_model = importlib.import_module("cerebras.framework.torch.core").cb_model
         assert cb_model.use_cs() is False and cb_model.num_tasks() == 1  # ...which answers: no CS system attached
-        with pytest.raises(CerebrasError, match="R1.x Model Zoo's CS-system path.*not simulated"):  # its CS path
-            cb_model.set_run_config  # noqa: B018 - is told, not stubbed
+        with pytest.raises(CerebrasError, match="asks the CS system's runtime, which is not started"):
+            cb_model.get_run_step()  # the CS runner's question, before cbtorch.initialize(cs_ip=...) started it
+        with pytest.raises(CerebrasError, match="R1.x Model Zoo's CS-system path.*not simulated"):
+            cb_model.is_ltc_lowering  # noqa: B018 - a name only the real runtime has: told, not stubbed
         assert importlib.import_module("cerebras_appliance.pb.stack.autogen_pb2").AP_DISABLED == 0  # R1.9's zoo
         with pytest.raises(CerebrasError, match="CS-system path"):
             importlib.import_module("cerebras_appliance").DEFAULT_COMPILE_DIR  # noqa: B018 - R1.9's CSX path
@@ -1462,39 +1464,73 @@ assert cbtorch.utils.utils.is_ltc_mlir_mode_enabled() is False
 '''}
 ZOO_R1_RUN = '''
 import argparse
+import logging
 import torch
 from torchvision import datasets, transforms
 from modelzoo import CSOFT
 from modelzoo.common.pytorch import AP_DISABLED, amp, cb_model as cm, cbtorch, extract_loss, modes, name_scope
 
+logging.basicConfig(level=logging.INFO, format="%(message)s")
 parser = argparse.ArgumentParser()
 parser.add_argument("--mode", choices=modes.get_modes())
 parser.add_argument("--cs_ip")
+parser.add_argument("--appliance", action="store_true")
 args = parser.parse_args()
 assert CSOFT == "SRC" and modes.is_valid(args.mode) and amp.get_init_params() == {}
 torch.manual_seed(0)
-if args.cs_ip:  # the CS-system path, as the runner starts it
-    cbtorch.initialize(service_workdir=".", compile_dir=".", cs_ip=args.cs_ip, compile_only=False, appliance=False,
-                       use_appliance_data=True, use_cbfloat16=False)
+if args.cs_ip or args.appliance:  # the CS-system path, as PyTorchBaseRunner.create starts it
+    cbtorch.initialize(service_workdir="model_dir", compile_dir="model_dir", cs_ip=args.cs_ip, compile_only=False,
+                       appliance=args.appliance, use_appliance_data=True, use_cbfloat16=False)
 use_cs = cm.use_cs()
-data = datasets.MNIST("./mnist", train=True, download=True,
-                      transform=transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))]))
+half = amp._amp_state.half_dtype if use_cs else torch.float32  # the loaders make 16-bit inputs for the system
+data = datasets.MNIST("./mnist", train=True, download=True, transform=transforms.Compose(
+    [transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,)), transforms.Lambda(lambda x: x.to(half))]),
+    target_transform=(lambda y: torch.tensor(y, dtype=torch.int32)) if use_cs else None)
 loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=True, drop_last=True)
 steps_per_epoch = 200  # more than 2,000 generated digits allow: the runner checks it against the loader
 assert steps_per_epoch <= len(loader), f"The requested steps per epoch of {steps_per_epoch} exceeds {len(loader)}"
-model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+net.label = "digits"
+model = cbtorch.module(net, cm.device()) if use_cs else net  # PyTorchBaseModel
+optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+scaler = None
+if use_cs:
+    optimizer = cbtorch.optimizer(optimizer)
+    assert isinstance(optimizer, cbtorch.optim.Optimizer) and model.label == "digits"
+    cbtorch.optim.lr_scheduler.Constant(optimizer, 0.1, None, False)  # the zoo's ConstantLR on the system
+    scaler = amp.GradScaler(loss_scale=1.0, initial_loss_scale=None, steps_per_increase=None, min_loss_scale=None,
+                            max_loss_scale=None, max_gradient_norm=None, mixed_precision=True)
+    loader = cbtorch.dataloader(loader)
+else:
+    for group in optimizer.param_groups:
+        group["lr"] = 0.1
+session = cbtorch.Session(loader, modes.TRAIN) if use_cs else None  # PyTorchCSRunner.train
 losses = []
-for step, (x, y) in enumerate(loader):
-    loss = extract_loss((torch.nn.functional.cross_entropy(model(cm.to_device(x, "cpu")), y),))
-    with name_scope("optimizer"):
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    losses.append(cm.to_cpu(loss).item())
-    if step + 1 == 60:
-        break
-cbtorch.save({"model": model.state_dict(), "global_step": torch.tensor(60)}, "model_dir/checkpoint_60.mdl")
+with session if session is not None else name_scope("train"):
+    for step, (x, y) in enumerate(loader):
+        loss = extract_loss((torch.nn.functional.cross_entropy(model(cm.to_device(x, "cpu")), y),))
+        with name_scope("optimizer"):
+            optimizer.zero_grad()
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.unscale_(optimizer)
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                loss.backward()
+                optimizer.step()
+        losses.append(cm.to_cpu(loss).item())
+        if use_cs and (step + 1) % 20 == 0:
+            cm.print_update(cm.device(), cm.get_run_step(), loss.item(), modes.TRAIN)
+        if step + 1 == 60:
+            break
+state = {"model": net.state_dict(), "optimizer": optimizer.state_dict(), "global_step": torch.tensor(60)}
+if use_cs:
+    cm.save(state, "model_dir/checkpoint_60.mdl", master_only=True,
+            post_transfer_callback=lambda sd: {**sd, "optimizer": optimizer.convert_state_dict_for_checkpoint(
+                sd["optimizer"])})
+else:
+    cbtorch.save(state, "model_dir/checkpoint_60.mdl")
 assert cbtorch.load("model_dir/checkpoint_60.mdl")["global_step"] == 60  # the runner resumes from its checkpoints
 print(f"use_cs {use_cs} master {cm.is_master_ordinal()} streamers {cm.num_streamers()} epoch {len(loader)} steps")
 print(f"first loss {sum(losses[:5]) / 5:.4f} last loss {sum(losses[-5:]) / 5:.4f}")
@@ -1502,11 +1538,12 @@ print(f"first loss {sum(losses[:5]) / 5:.4f} last loss {sum(losses[-5:]) / 5:.4f
 
 
 @pytest.mark.parametrize("release", ["1.7", "1.9"])
-def test_r1_model_zoo_shape_trains_on_its_cpu_path_and_its_cs_path_is_refused_clearly(tmp_path, release):
+def test_r1_model_zoo_shape_trains_on_its_cpu_path_and_on_the_simulated_cs2(tmp_path, release):
     """The R1.x Model Zoo's runner imports the runtime as soon as cerebras.framework is found: answered as the
     runtime answers with no CS system (its README's CPU command runs, measured on this CPU, and the run says so);
-    the torchvision stand-in takes MNIST's real size, since the runner sizes its epochs from the loader; its
-    CS-system path (--cs_ip) stops with an error naming what runs instead."""
+    the torchvision stand-in takes MNIST's real size, since the runner sizes its epochs from the loader. R1.7's CS
+    path (--cs_ip: PyTorchCSRunner) trains on the simulated CS-2 in mixed precision, its int32 labels taken by the
+    loss, its log lines and report MODELLED; the appliance path stops with an error naming what runs instead."""
     from accelkit.vendor import run_script
 
     pkg = tmp_path / "modelzoo" / "common" / "pytorch"
@@ -1522,9 +1559,23 @@ def test_r1_model_zoo_shape_trains_on_its_cpu_path_and_its_cs_path_is_refused_cl
     assert "use_cs False master True streamers 1 epoch 937 steps" in out  # 60,000 images in batches of 64
     assert any("60000" in s for s in run.substitutions)
     assert any("no CS system given" in a and "nothing is modelled" in a for a in run.accepted)
+    assert not run.reports  # the CPU path: nothing modelled
 
-    run = run_script(tmp_path / "run.py", ["--mode", "train", "--cs_ip", "10.0.0.1:9000"], synthetic_data=True,
-                     quiet=True, cwd=tmp_path)
+    if release == "1.7":
+        run = run_script(tmp_path / "run.py", ["--mode", "train", "--cs_ip", "10.0.0.1:9000"], synthetic_data=True,
+                         quiet=True, cwd=tmp_path)
+        out = run.output or ""
+        assert run.exit_code == 0, run.error
+        falls(out)
+        assert "use_cs True master True streamers 1 epoch 937 steps" in out
+        assert "runs it in mixed precision (fp16 arithmetic" in out
+        (label, report), = run.reports
+        assert label == "cbtorch.Session (mode='train')" and "60 steps, 3840 samples" in report
+        assert "MODELLED on wse2" in report and "fp16" in report
+        assert any("cs_ip='10.0.0.1:9000'" in a for a in run.accepted)
+
+    run = run_script(tmp_path / "run.py", ["--mode", "train", "--appliance"], synthetic_data=True, quiet=True,
+                     cwd=tmp_path)
     assert run.exit_code != 0
     assert "R1.x Model Zoo's CS-system path" in (run.error or "") and "python run.py CSX" in (run.error or "")
 

@@ -81,6 +81,9 @@ ALIASES: dict[str, str | None] = {
     "cerebras.framework.torch.amp": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.framework.torch.core": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.framework.torch.utils": "accelkit.facades.cerebras.utils",  # extract_loss
+    "cerebras.workflow": "accelkit.facades.cerebras.zoo_r1",  # the CS path's performance-log reader
+    "cerebras.workflow.python": "accelkit.facades.cerebras.zoo_r1",
+    "cerebras.workflow.python.cs_perf_analyzer": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.pb": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.pb.stack": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.pb.stack.autogen_pb2": "accelkit.facades.cerebras.zoo_r1",

@@ -22,13 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import torch
 import torch.optim.optimizer as torch_optimizer
 from torch import nn
 
+from accelkit.facades.cerebras import zoo_r1
 from accelkit.facades.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
+from accelkit.facades.cerebras.system_inputs import SystemLabels, for_capture, half_dtype_of
+from accelkit.hardware.precision import CpuAutocast
 from accelkit.runtime import facade_log
 
 MODES = ("train", "eval")
@@ -85,11 +89,10 @@ def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str
     """
     from accelkit.families.wafer import MODEL as WAFER
 
-    zoo = [k for k in runtime if k in _ZOO_RUNTIME_KEYWORDS]
+    zoo = {k: v for k, v in runtime.items() if k in _ZOO_RUNTIME_KEYWORDS}
     if zoo:  # the R1.x zoo's runner starting the CS runtime itself (its CS-system path)
-        from accelkit.facades.cerebras.zoo_r1 import refuse
-
-        refuse(f"cbtorch.initialize({', '.join(f'{k}=...' for k in zoo)})")
+        _zoo_runtime(cs_ip, zoo)
+        runtime = {k: v for k, v in runtime.items() if k not in zoo}
     if runtime:
         raise CerebrasError(f"cbtorch.initialize() got unexpected keyword arguments: {', '.join(runtime)}",
                             fix="initialize(cs_ip=..., system='wse2' or 'wse3', precision=..., mode=...)")
@@ -102,6 +105,55 @@ def initialize(cs_ip: str | None = None, *, system: str = "wse2", precision: str
                           "the address of the CS system to run on; the wafer is simulated, nothing is contacted")
     _state.modules = []
     return _state.system
+
+
+def _zoo_runtime(cs_ip: str | None, settings: dict[str, Any]) -> None:
+    """The R1.7 zoo's runner starting the runtime for a CS system (``--cs_ip``): its pipelined path runs on the
+    simulated CS-2; compiling only, the appliance (weight streaming) and cbfloat16 are refused by name."""
+    for name in ("compile_only", "appliance", "use_cbfloat16"):
+        if settings.get(name):
+            zoo_r1.refuse(f"cbtorch.initialize({name}=True)")
+    if not cs_ip:
+        zoo_r1.refuse("cbtorch.initialize() without a cs_ip")
+    for name in ("service_workdir", "compile_dir", "use_appliance_data"):
+        if name in settings:
+            facade_log.accept("Cerebras", f"cbtorch.initialize({name}={settings[name]!r})",
+                              "where the runtime keeps its compile artifacts and logs, and how the appliance reads data: "
+                              "nothing is compiled or streamed to a system here")
+    _env.service_workdir = settings.get("service_workdir") or "."
+    zoo_r1.cb_model.attach()
+
+
+# what the runtime keeps for the run: its environment (cbtorch.env()) and state (cbtorch.state()), as the R1.7 zoo
+# reads them; the runtime's own rate tracker is not kept (the modelled rate is in the log lines and the report)
+_env = SimpleNamespace(weight_streaming_mode=False, appliance=False, service_workdir=".")
+_runtime_state = SimpleNamespace(rate_tracker=None)
+
+
+def env() -> SimpleNamespace:
+    """``cbtorch.env()``: the run's settings (pipelined, not the appliance; the service folder)."""
+    return _env
+
+
+def state() -> SimpleNamespace:
+    """``cbtorch.state()``: the runtime's state (no rate tracker: accelkit's clock is MODELLED)."""
+    return _runtime_state
+
+
+def device_name() -> str:
+    """How the R1.7 runtime's log lines name the device: the simulated system."""
+    system = _state.system
+    return f"{SYSTEMS.get(system.target, system.target)} (simulated)" if system is not None else "CPU"
+
+
+def _modelled_rate() -> float:
+    """The running session's MODELLED samples per second so far (0 before its first step)."""
+    active = _state.active
+    session = active.clock.session if active is not None and active.clock is not None else None
+    return session.samples / session.simulated_time_s if session is not None and session.simulated_time_s else 0.0
+
+
+zoo_r1.cb_model.describe = lambda: (device_name(), _modelled_rate())  # the runtime's log lines (print_update)
 
 
 def _system(step: str) -> System:
@@ -124,13 +176,33 @@ class CerebrasModule(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         active = _state.active
+        half = None
         if active is not None and active.module is self and active.clock is not None:
-            active.clock.on_forward(args, kwargs)
-        return self.module(*args, **kwargs)
+            half = active.half_inputs(args, kwargs)
+            active.clock.on_forward(*for_capture((args, kwargs), self.module) if half else (args, kwargs))
+        with CpuAutocast({"fp16": torch.float16, "bf16": torch.bfloat16}.get(half or "")):
+            return self.module(*args, **kwargs)
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        """The model's own state, under its own names: a checkpoint written here loads into the bare model (the
+        R1.7 zoo's CPU path reads what its CS path wrote), as the runtime's module is the model itself."""
+        return self.module.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        return self.module.load_state_dict(state_dict, strict=strict, assign=assign)
+
+    def __getattr__(self, name: str) -> Any:
+        """The model's own attributes too: the runtime hands the script its model back (the R1.7 zoo reads
+        ``model.accuracy_metric`` from what ``cbtorch.module`` returned)."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(super().__getattr__("module"), name)
 
 
-def module(model: nn.Module) -> CerebrasModule:
-    """Register ``model`` to run on the system (``cbtorch.module``); returns the wrapped model to call."""
+def module(model: nn.Module, device: Any = None) -> CerebrasModule:
+    """Register ``model`` to run on the system (``cbtorch.module``; the R1.7 zoo passes the runtime's
+    ``device``, which changes nothing here); returns the wrapped model to call."""
     _system("module()")
     if not isinstance(model, nn.Module):
         raise CerebrasError(f"module() needs an nn.Module, not {type(model).__name__}", fix="pass the model object")
@@ -184,10 +256,15 @@ class Session(ClockResults):
     """
 
     def __init__(self, dataloader: CerebrasDataLoader | nn.Module | None = None,
-                 optimizer: torch.optim.Optimizer | None = None, criterion: Any = None, mode: str = "train") -> None:
+                 optimizer: torch.optim.Optimizer | str | None = None, criterion: Any = None,
+                 mode: str = "train") -> None:
+        self._labels: Any = None
+        self._half: str | None = None
+        if isinstance(optimizer, str) and criterion is None:  # Session(loader, "train"): the R1.7 zoo's call
+            mode, optimizer = optimizer, None
         if mode not in MODES:
             raise CerebrasError(f"Session mode {mode!r} is not one of {list(MODES)}", fix="mode='train' or 'eval'")
-        self.optimizer = optimizer
+        self.optimizer: torch.optim.Optimizer | None = optimizer if not isinstance(optimizer, str) else None
         self.criterion = criterion
         self.train_mode = mode
         self.clock: StepClock | None = None
@@ -218,6 +295,21 @@ class Session(ClockResults):
         self._bare = None
         self._steps_on_optimizer = False
 
+    def half_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+        """16-bit inputs to an fp32 model on the R1.7 zoo's CS path (its loaders make float16 inputs for the
+        system): the program runs in that mixed precision, as the system's compiler takes them; said once."""
+        if not zoo_r1.cb_model.attached or self.clock is None:
+            return None
+        if self._half is None:
+            weights = next((p.dtype for p in self.module.module.parameters() if p.is_floating_point()),
+                           torch.float32)
+            self._half = (half_dtype_of((args, kwargs)) or "") if weights == torch.float32 else ""
+            if self._half:
+                self.clock.use_precision(self._half)
+                print(f"cbtorch: the model's inputs are 16-bit ({self._half}): the CS-2 runs it in mixed precision "
+                      f"({self._half} arithmetic, fp32 weights and accumulation)")
+        return self._half or None
+
     def __enter__(self) -> Session:
         if _state.active is not None:
             raise CerebrasError("a Session is already running", fix="finish one `with Session(...)` block first")
@@ -240,11 +332,17 @@ class Session(ClockResults):
 
             self._hooks.append(torch_optimizer.register_optimizer_step_post_hook(end_step))
         _state.active = self
+        if zoo_r1.cb_model.attached:  # the zoo's labels arrive as int32, as the system takes them
+            self._labels = SystemLabels()
+            self._labels.__enter__()
         facade_log.register_run(f"cbtorch.Session (mode={self.train_mode!r})", self.report)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _state.active = None
+        if self._labels is not None:
+            self._labels.__exit__(None, None, None)
+            self._labels = None
         for h in self._hooks:
             h.remove()
         self._hooks = []
@@ -280,5 +378,11 @@ def load(checkpoint_file: Any, map_location: Any = None, **kwargs: Any) -> Any:
     return _load(checkpoint_file, map_location=map_location, **kwargs)
 
 
-__all__ = ["CerebrasDataLoader", "CerebrasModule", "Session", "System", "dataloader", "initialize", "load", "module",
-           "save"]
+# the runtime's namespaces the R1.7 zoo's CS runner names: its optimizer wrapper and schedules, and its loader type
+optim = SimpleNamespace(Optimizer=zoo_r1.Optimizer, lr_scheduler=zoo_r1.lr_scheduler)
+optimizer = zoo_r1.optimizer
+data = SimpleNamespace(DataLoader=CerebrasDataLoader)
+utils = SimpleNamespace(data=SimpleNamespace(dataloader=data))
+
+__all__ = ["CerebrasDataLoader", "CerebrasModule", "Session", "System", "data", "dataloader", "device_name", "env",
+           "initialize", "load", "module", "optim", "optimizer", "save", "state", "utils"]
