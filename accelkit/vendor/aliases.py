@@ -76,8 +76,9 @@ ALIASES: dict[str, str | None] = {
     "cerebras_pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.facades.cerebras.cbtorch",
-    # the R1.7 Model Zoo's runner: what the runtime answers with no CS system attached (its CPU path runs; the
-    # CS-system path is refused, clearly)
+    # the R1.7 Model Zoo's runner: the runtime as it answers with no CS system attached (its CPU path) and, once
+    # cbtorch.initialize(cs_ip=...) started it, on the simulated CS-2 (its pipelined CS path); compile-only and the
+    # appliance are refused, clearly
     "cerebras.framework.torch.amp": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.framework.torch.core": "accelkit.facades.cerebras.zoo_r1",
     "cerebras.framework.torch.utils": "accelkit.facades.cerebras.utils",  # extract_loss
