@@ -1578,6 +1578,10 @@ def test_r1_model_zoo_shape_trains_on_its_cpu_path_and_on_the_simulated_cs2(tmp_
                      cwd=tmp_path)
     assert run.exit_code != 0
     assert "R1.x Model Zoo's CS-system path" in (run.error or "") and "python run.py CSX" in (run.error or "")
+    from accelkit.facades.cerebras import CerebrasError, cbtorch
+
+    with pytest.raises(CerebrasError, match="Polynomial schedule runs inside the compiled step"):
+        cbtorch.optim.lr_scheduler.Polynomial(None, 0.1, 0.0, 100, 1.0, False)  # named, with what runs instead
 
 
 def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_the_ipu_does():
