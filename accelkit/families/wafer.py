@@ -135,7 +135,9 @@ def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int
 
 
 class WaferModel(ExecutionModel):
-    stacks = (("cstorch", "the Cerebras PyTorch stack (cerebras.pytorch): the model compiled for the wafer, run by the appliance"),)
+    stacks = (("cstorch", "the Cerebras PyTorch stack (cerebras.pytorch): the model compiled for the wafer, run by the appliance"),
+              ("cbtorch", "Cerebras' first PyTorch integration (cerebras.framework.torch, the 1.x releases a CS-2 ran): the "
+                          "model compiled for the same wafer; modelled as cstorch is"))
     family = FAMILY
     modes = ("pipelined", "weight-streaming")
     no_partial_residency = ("a model whose weights do not all fit in the wafer's SRAM runs in weight streaming (weights "

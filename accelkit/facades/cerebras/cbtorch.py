@@ -314,7 +314,7 @@ class Session(ClockResults):
         if _state.active is not None:
             raise CerebrasError("a Session is already running", fix="finish one `with Session(...)` block first")
         clock = StepClock(self.module.module, target=self.system.target, precision=self.system.precision,
-                          mode=self.system.mode)
+                          mode=self.system.mode, stack="cbtorch")
         self.clock = clock
         self.module.train(self.train_mode == "train")
         if self._bare is not None:  # the script calls its own model, not a cbtorch.module: watch that one

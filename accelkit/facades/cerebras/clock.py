@@ -47,9 +47,10 @@ def check_system(system: str) -> str:
 class StepClock:
     """Counts each step of a user-written loop on the simulated wafer (see the module docstring)."""
 
-    def __init__(self, model: nn.Module, *, target: str, precision: str = "fp32", mode: str = "auto") -> None:
-        self.session = Session(model, target=target, precision=precision, mode=mode)
-        self._target, self._mode = target, mode
+    def __init__(self, model: nn.Module, *, target: str, precision: str = "fp32", mode: str = "auto",
+                 stack: str = "cstorch") -> None:
+        self.session = Session(model, target=target, precision=precision, mode=mode, stack=stack)
+        self._target, self._mode, self._stack = target, mode, stack
         self.model = model
         self._example: Any = None  # the first forward's inputs in this step: a tuple, or a dict of keywords
         self._sections: set[str] = set()
@@ -61,7 +62,8 @@ class StepClock:
 
     def use_precision(self, precision: str) -> None:
         """Compile for ``precision`` from now on; only before the first step is counted (the caller checks)."""
-        self.session = Session(self.model, target=self._target, precision=precision, mode=self._mode)
+        self.session = Session(self.model, target=self._target, precision=precision, mode=self._mode,
+                               stack=self._stack)
 
     # ---- events from the user's step ----------------------------------------------------------
     def on_forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
