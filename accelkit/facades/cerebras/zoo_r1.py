@@ -1,4 +1,4 @@
-"""What the R1.x Cerebras Model Zoo asks of the Cerebras software when no CS system is attached.
+"""What the R1.x Cerebras Model Zoo asks of the Cerebras software, on its CPU path and on the simulated CS-2.
 
 The R1.7 and R1.9 Model Zoos' shared runner (``modelzoo/common/pytorch``: ``run_utils``, ``PyTorchBaseRunner``)
 imports the runtime's ``amp``, ``core.cb_model``, ``core.modes`` (and in R1.7 ``core.name_scope``) and the
@@ -45,7 +45,7 @@ _FIX = ("for the simulated wafer run R1.7's pipelined CS path (python run.py --m
 def refuse(name: str) -> NoReturn:
     raise CerebrasError(
         f"the R1.x Model Zoo's CS-system path ({name}: the CS runtime behind modelzoo.common.pytorch's "
-        "PyTorchCSRunner / PyTorchCSAppliance, and the appliance client's protobuf stack) is not simulated by "
+        "PyTorchCSCompiler / PyTorchCSAppliance, and the appliance client's protobuf stack) is not simulated by "
         "accelkit", fix=_FIX)
 
 
