@@ -67,6 +67,7 @@ _state = _State()
 def _reset() -> None:
     """Each vendor script starts with no system, no models and no running session."""
     _state.system, _state.modules, _state.active = None, [], None
+    _env.service_workdir = "."
 
 
 facade_log.reset_with_each_run(_reset)
