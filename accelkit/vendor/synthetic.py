@@ -69,7 +69,7 @@ _real_sizes_for: list[str] = []
 def at_real_sizes(who: str) -> None:
     """From now on (in this run), the torchvision stand-ins take the real dataset's size (MNIST's 60,000 training
     images), repeating their generated digits shifted by a pixel or two, because ``who`` sizes its epochs from the
-    dataset's length (a step count the real data allows must be allowed here too). Said once, when a set grows."""
+    dataset's length (a step count the real data allows must be allowed here too). Said for each set that grows."""
     if who not in _real_sizes_for:
         _real_sizes_for.append(who)
 
