@@ -153,3 +153,51 @@ def test_input_rate_measures_a_loader_on_this_host():
         input_rate([["a", "b"]] * 4, warmup=0)
     with pytest.raises(ak.errors.AccelkitError, match="repeats"):
         input_rate([torch.zeros(2, 3)], repeats=0)
+
+
+def test_a_loader_in_the_training_process_adds_its_whole_time_and_every_steps_outputs_add_a_copy(tmp_path):
+    """``input_overlap=False`` (no loader workers: PopTorch's synchronous DataLoader, PyTorch's num_workers=0) loads
+    each batch between steps, so all of its time adds to the step, however fast the chip; ``output_mode="all"``
+    (PopTorch's OutputMode.All) streams every training step's outputs back, one more copy that syncs with the host."""
+
+    class WithPreds(Tiny):
+        def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+            out = self.fc(x)
+            return nn.functional.cross_entropy(out, labels), out.softmax(1)
+
+    m, x, y = WithPreds(), torch.randn(16, 32), torch.randint(0, 8, (16,))
+
+    def rep(**kw):
+        return ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, device_iterations=50,
+                          **kw).report
+
+    free, fast_async, fast_sync = rep(), rep(input_rate=1e6), rep(input_rate=1e6, input_overlap=False)
+    assert fast_async.input_s == 0.0  # hidden behind the step
+    assert fast_sync.input_s == pytest.approx(16 / 1e6) and fast_sync.step_time_s == pytest.approx(
+        free.step_time_s + 16 / 1e6)
+    assert "in the training process between steps" in fast_sync.summary()
+    slow_sync = rep(input_rate=2000.0, input_overlap=False)
+    assert slow_sync.step_time_s == pytest.approx(free.step_time_s + 16 / 2000.0)  # not max(step, load): the sum
+    final, every = free, rep(output_mode="all")
+    assert (final.output_mode, every.output_mode, final.stream_syncs, every.stream_syncs) == ("final", "all", 1, 2)
+    assert every.io_out_bytes == 4 + 16 * 8 * 4 and final.io_out_bytes == 4  # the loss and the predictions
+    rate = value("IPU_HOST_STREAM_BPS")
+    assert every.stream_s - final.stream_s == pytest.approx(value("IPU_STREAM_COPY_S") + 16 * 8 * 4 / rate)
+    assert "output mode 'all'" in every.summary() and "output mode" not in final.summary()
+    # an inference model sends every step's outputs by default; "final" sends the call's last step's only
+    infer = {mode: ak.compile(Tiny(), (x,), target="gc200", precision="fp32", device_iterations=50,
+                              output_mode=mode).report for mode in (None, "all", "final")}
+    assert infer[None].stream_s == infer["all"].stream_s > infer["final"].stream_s
+    assert (infer["all"].stream_syncs, infer["final"].stream_syncs) == (2, 1)
+    for bad, name in (("every", "output_mode"), ("no", "input_overlap")):
+        with pytest.raises(ak.errors.AccelkitError, match=name):  # named, with the fix
+            rep(**{name: bad})
+    prog = ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, input_rate=2000.0,
+                      input_overlap=False, output_mode="all")
+    prog.save(tmp_path / "art")
+    back = ak.load(tmp_path / "art")
+    assert (back.input_overlap, back.output_mode) == (False, "all")
+    assert back.report.step_time_s == pytest.approx(prog.report.step_time_s)
+    session = ak.Session(m, target="gc200", input_rate=2000.0, input_overlap=False, output_mode="all")
+    session.run(x, y)
+    assert session.compiled.report.output_mode == "all" and not session.compiled.report.input_overlap

@@ -127,8 +127,11 @@ def _check_options(opts: dict[str, Any], mpath: Path) -> None:
                              or rate <= 0):
         raise ArtifactError(f"{mpath}: options.input_rate is {rate!r}, not a positive number of samples per second",
                             fix=_FIX)
-    for key in ("training", "synthetic_data"):
-        if not isinstance(opts.get(key, False), bool):
+    if opts.get("output_mode") not in (None, "all", "final"):
+        raise ArtifactError(f"{mpath}: options.output_mode is {opts.get('output_mode')!r}, not None, 'all' or 'final'",
+                            fix=_FIX)
+    for key in ("training", "synthetic_data", "input_overlap"):
+        if not isinstance(opts.get(key, key == "input_overlap"), bool):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
     for key in ("precision", "recompute", "fusion_level"):
         if not isinstance(opts.get(key), str):
@@ -194,6 +197,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         fallback=opts.get("fallback"), stack=str(opts.get("stack") or ""),  # older artifacts: the family's default
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         input_rate=float(opts["input_rate"]) if opts.get("input_rate") is not None else None,
+        input_overlap=bool(opts.get("input_overlap", True)), output_mode=opts.get("output_mode"),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel.from_dict(k) for k in manifest["kernels"]],

@@ -30,6 +30,8 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 RECOMPUTE = ("none", "selective", "full")
 FUSION_LEVELS = ("o0", "o1")
+# what each step sends back to the host (PopTorch's OutputMode): every step's outputs, or the call's last step's
+OUTPUT_MODES = ("all", "final")
 
 Role = Literal["compile", "session", "serve"]
 """Whose default software stack applies when none is named: ``ak.compile``'s, a Session's or a server's."""
@@ -55,6 +57,8 @@ class CompileOptions:
     device_iterations: int = 1
     synthetic_data: bool = False
     input_rate: float | None = None  # samples/s the host's input pipeline delivers (None: never the bound)
+    input_overlap: bool = True  # the pipeline loads the next batch while the chip runs (False: in the training process)
+    output_mode: str | None = None  # "all" or "final" (PopTorch's OutputMode); None: training "final", inference "all"
     family: ExecutionModel = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -66,7 +70,7 @@ class CompileOptions:
               chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
               recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
               device_iterations: Any = 1, synthetic_data: Any = False, input_rate: Any = None,
-              role: Role = "compile") -> CompileOptions:
+              input_overlap: Any = True, output_mode: Any = None, role: Role = "compile") -> CompileOptions:
         """Check what a compile is asked for before any work starts; every refusal names the argument and the
         fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
         server its engine)."""
@@ -87,6 +91,9 @@ class CompileOptions:
         flag("training", training)
         flag("synthetic_data", synthetic_data)
         input_rate = check_input_rate(input_rate)
+        flag("input_overlap", input_overlap)
+        if output_mode is not None:
+            one_of("output_mode", output_mode, OUTPUT_MODES, error=CompileError)
         whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
         check_mode(spec, mode)
         family = model_for(spec.family)
@@ -108,7 +115,8 @@ class CompileOptions:
         return cls(spec=spec, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
                    mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
                    fallback=fallback, stack=stack_name, device_iterations=device_iterations,
-                   synthetic_data=synthetic_data, input_rate=input_rate, family=family)
+                   synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
+                   output_mode=output_mode, family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
         """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed
@@ -168,4 +176,4 @@ def _divides(batch_size: int | None, micro_batch: int | None) -> None:
                                f"{nearby_divisors(batch_size, micro_batch)}")
 
 
-__all__ = ["FUSION_LEVELS", "RECOMPUTE", "CompileOptions", "Role"]
+__all__ = ["FUSION_LEVELS", "OUTPUT_MODES", "RECOMPUTE", "CompileOptions", "Role"]

@@ -87,6 +87,8 @@ class CompiledProgram:
     device_iterations: int = 1  # steps one call from the host runs on the device (it pays one round trip)
     synthetic_data: bool = False  # inputs made on the device: nothing crosses the host link
     input_rate: float | None = None  # samples/s the host's input pipeline delivers; a slower one bounds the step
+    input_overlap: bool = True  # ... while the chip runs the step before (False: in the training process, between)
+    output_mode: str | None = None  # "all", "final" (PopTorch's OutputMode); None: training "final", inference "all"
     # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
     options: CompileOptions | None = field(default=None, repr=False, compare=False)
 
@@ -232,13 +234,14 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
                   chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
                   recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
                   stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False,
-                  input_rate: Any = None) -> AcceleratorSpec:
+                  input_rate: Any = None, input_overlap: Any = True, output_mode: Any = None) -> AcceleratorSpec:
     """Check what :func:`compile` is asked for before any work starts; returns the target's spec. Every refusal
     names the argument. (:meth:`CompileOptions.check` checks the same and keeps the result.)"""
     return CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                 chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
                                 fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
-                                synthetic_data=synthetic_data, input_rate=input_rate).spec
+                                synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
+                                output_mode=output_mode).spec
 
 
 @dataclass(frozen=True)
@@ -386,7 +389,8 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
         passes=list(lowered.passes), kernels=kernels, memory_plan=plan, placement=placement, weights=lowered.state,
         model=lowered.model, host=lowered.host, host_spec=lowered.host_spec, fallback=options.fallback,
         stack=options.stack, device_iterations=options.device_iterations, synthetic_data=options.synthetic_data,
-        input_rate=options.input_rate, options=options)
+        input_rate=options.input_rate, input_overlap=options.input_overlap, output_mode=options.output_mode,
+        options=options)
 
 
 def __getattr__(name: str) -> Any:

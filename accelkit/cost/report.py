@@ -152,6 +152,8 @@ class PerfReport:
     io_overlapped: bool = False
     io_note: str = ""
     input_rate: float | None = None  # samples/s the host's input pipeline delivers (given); its wait is section "input"
+    input_overlap: bool = True  # ... while the chip runs (False: in the training process, between steps)
+    output_mode: str = ""  # what each call sends back, where the family has a host loop: "all" or "final"
 
     label = "modelled"
 
@@ -221,7 +223,9 @@ class PerfReport:
                 f"{fmt_s(self.io_s)} per step")
         if self.stream_syncs:  # a runtime whose every copy waits for the host (Poplar): say where the wait goes
             line += (f"\n  stream copies: {self.stream_syncs} per step, each a sync with the host: {fmt_s(self.stream_s)} "
-                     "of that wait, whatever the device iterations")
+                     "of that wait, whatever the device iterations"
+                     + ("; every step's outputs come back (output mode 'all')"
+                        if self.training and self.output_mode == "all" else ""))
         return line
 
     def input_text(self) -> str:
@@ -229,6 +233,9 @@ class PerfReport:
         feed = self.batch_size / self.input_rate if self.input_rate else 0.0
         head = (f"  input pipeline: {fmt_sig(self.input_rate or 0.0)} samples/s (given), a batch of {self.batch_size} "
                 f"every {fmt_s(feed)}; ")
+        if not self.input_overlap:
+            return head + ("it runs in the training process between steps (no loader workers), so the chip waits all "
+                           f"of it: {fmt_s(self.input_s)} per step")
         if self.input_s:
             return head + f"the chip waits {fmt_s(self.input_s)} per step for it (the bound)"
         return head + "it keeps up with the chip"

@@ -16,7 +16,8 @@ The clock: the model is compiled once for the target (on the first step, with th
 shapes) and each step adds the modelled time of the sections it ran (fwd / bckwd / opt and the
 multi-chip communication). Nothing about the clock is measured. ``input_rate=`` (samples per second your
 DataLoader delivers, measured with ``accelkit.profiler.input_rate``) makes a step wait for the data it cannot be
-fed in time, as ``ak.compile``'s does; ``session.loader`` measures instead how long this CPU's loop waited.
+fed in time, as ``ak.compile``'s does (``input_overlap=False``: a loader in the training process, whose every
+batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it; ``session.loader`` measures instead how long this CPU's loop waited.
 """
 
 from __future__ import annotations
@@ -185,6 +186,8 @@ class Session:
         device_iterations: int = 1,
         synthetic_data: bool = False,
         input_rate: float | None = None,
+        input_overlap: bool = True,
+        output_mode: str | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -196,7 +199,8 @@ class Session:
         options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                        chips=chips, mode=mode, parallel=parallel, fallback=fallback, stack=stack,
                                        device_iterations=device_iterations, synthetic_data=synthetic_data,
-                                       input_rate=input_rate, role="session")
+                                       input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
+                                       role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

@@ -70,8 +70,15 @@ def call_bytes(prog: CompiledProgram) -> tuple[int, int]:
             total += b * per if batched else b
         return int(total)
 
-    out = LOSS_BYTES if prog.training else nbytes(g.outputs)
+    out = nbytes(g.outputs) if not prog.training or output_mode(prog) == "all" else LOSS_BYTES
     return nbytes(g.inputs.values()), out
+
+
+def output_mode(prog: CompiledProgram) -> str:
+    """What each call sends back: ``"all"`` (every step's outputs) or ``"final"`` (its last step's); unless the
+    program was told, PopTorch's defaults: a training model's loss at the end of the call, an inference model's
+    outputs every step."""
+    return prog.output_mode or ("final" if prog.training else "all")
 
 
 @dataclass(frozen=True)
@@ -103,9 +110,12 @@ def host_io(prog: CompiledProgram) -> HostTraffic:
     n_in, n_out = call_bytes(prog)
     if io.overlapped:  # the framework's outputs stay in the chip's memory until the loop asks for them
         n_out = 0
-    # each micro-batch's inputs are a stream copy of their own; a training step's loss comes back with the call
-    # (PopTorch's OutputMode.Final), an inference step's outputs every step
-    streams = (int(n_in > 0) + int(n_out > 0 and not prog.training)) * _micro_batches(prog)[2]
+    # each micro-batch's inputs are a stream copy of their own; the outputs come back every step (OutputMode.All,
+    # an inference model's default) or with the call's last step (OutputMode.Final, a training model's)
+    every = output_mode(prog) == "all"
+    streams = (int(n_in > 0) + int(n_out > 0 and every)) * _micro_batches(prog)[2]
+    if not every and not prog.training:  # an inference call's last step's outputs (a training loss: 4 bytes)
+        n_out = round(n_out / max(1, prog.device_iterations))
     stream = (n_in + n_out) / link + streams * io.stream_sync_s()
     trip = 0.0 if io.overlapped else 2 * io.latency_s()
     return HostTraffic(n_in, n_out, trip, stream, stream + trip / max(1, prog.device_iterations),
@@ -345,9 +355,11 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         io_s = max(0.0, io_s - step_s)
     step_s += io_s
     # the host's input pipeline loads the next batch while the device runs this one: a slower one bounds the step
+    # (or, with input_overlap=False, loads it in the training process between steps: all of its time adds)
     input_s = 0.0
     if prog.input_rate and not prog.synthetic_data:
-        input_s = max(0.0, prog.batch_size / prog.input_rate - step_s)
+        load_s = prog.batch_size / prog.input_rate
+        input_s = load_s if not prog.input_overlap else max(0.0, load_s - step_s)
         step_s += input_s
     all_kt = fwd.kernels + bwd.kernels + opt.kernels
     runs_on = {k.name: k.runs_on for k in kernels}
@@ -388,5 +400,6 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         device_iterations=max(1, prog.device_iterations),
         io_overlapped=bool(io_model is not None and io_model.overlapped),
         io_note=io_model.loop if io_model is not None else "",
-        input_rate=prog.input_rate if not prog.synthetic_data else None,
+        input_rate=prog.input_rate if not prog.synthetic_data else None, input_overlap=prog.input_overlap,
+        output_mode=output_mode(prog) if model.host_io is not None else "",
     )

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from accelkit.data.images import Compose, DigitImages, Normalize, ToTensor, digit_images, to_tensor
 from accelkit.vendor import torch_hub
 from accelkit.vendor.notices import reset as _reset_notices
 from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitutions is public here
@@ -75,19 +76,11 @@ def at_real_sizes(who: str) -> None:
 
 
 # ---- torchvision ----------------------------------------------------------------------------------
-def _digit_images(n: int, seed: int, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """(n, side, side) uint8 digit images (0..255) and (n,) int64 labels, from accelkit.data.digits."""
-    from accelkit.data import digits
-
-    s = digits(n, seed)
-    small = s.extras["images"].reshape(-1, 1, 8, 8) / 16.0  # block counts -> [0, 1]
-    inner = side - 4  # a 2-pixel margin, as MNIST centres its digits
-    big = torch.nn.functional.interpolate(small, size=(inner, inner), mode="bilinear", align_corners=False)
-    big = torch.nn.functional.pad(big, (2, 2, 2, 2))[:, 0]
-    return (big.clamp(0, 1) * 255).round().to(torch.uint8).numpy(), s.y.numpy()
+_digit_images = digit_images  # the name accelkit.vendor.idx imports
 
 
-class _StandInDataset(torch.utils.data.Dataset):
+# ---- torchvision ----------------------------------------------------------------------------------
+class _StandInDataset(DigitImages):
     """A torchvision vision dataset's interface over generated digits (see the module docstring)."""
 
     side = 28
@@ -102,16 +95,9 @@ class _StandInDataset(torch.utils.data.Dataset):
              f" generated handwriting-like digits (accelkit.data.digits, {self.side}x{self.side}); nothing downloaded"
              + ("" if "__accelkit_facade__" not in vars(sys.modules.get("torchvision", sys)) else
                 " (torchvision is not installed: its datasets and transforms are accelkit's stand-ins)"))
-        self.root, self.train, self.transform, self.target_transform = root, train, transform, target_transform
-        images, labels = _digit_images(TRAIN_SAMPLES if train else TEST_SAMPLES, 0 if train else 1, self.side)
-        if self.colour:  # CIFAR-10 stand-in: each sample's strokes in a random colour on a random background
-            g = np.random.default_rng(2 if train else 3)
-            fg = g.uniform(0.4, 1.0, (len(images), 1, 1, 3))
-            bg = g.uniform(0.0, 0.3, (len(images), 1, 1, 3))
-            a = images[..., None] / 255.0
-            images = ((a * fg + (1 - a) * bg) * 255).round().astype(np.uint8)
-        self.data = torch.from_numpy(images)
-        self.targets = torch.from_numpy(labels)
+        super().__init__(TRAIN_SAMPLES if train else TEST_SAMPLES, 0 if train else 1, side=self.side,
+                         colour=self.colour, transform=transform, target_transform=target_transform)
+        self.root, self.train = root, train
         if _real_sizes_for:
             self._length = self.real_size[train]
             _say(f"torchvision.datasets.{name}(train={train}): {_real_sizes_for[0]} sizes its epochs from the "
@@ -119,9 +105,6 @@ class _StandInDataset(torch.utils.data.Dataset):
                  "shifted by up to 2 pixels")
 
     real_size = {True: 60000, False: 10000}  # the real dataset's training and test sizes
-
-    def __len__(self) -> int:
-        return getattr(self, "_length", len(self.targets))
 
     def at_real_size(self, needed: int) -> None:
         """Grow to the real dataset's size (the generated digits again, each repeat shifted by a pixel or two),
@@ -134,27 +117,6 @@ class _StandInDataset(torch.utils.data.Dataset):
         _say(f"torchvision.datasets.{type(self).__name__}(train={self.train}): one batch of the loader takes "
              f"{needed} samples, more than the {len(self.targets)} generated: the stand-in grows to the real "
              f"dataset's {size}, repeating its digits shifted by up to 2 pixels")
-
-    def _image(self, index: int) -> np.ndarray:
-        base, repeat = index % len(self.targets), index // len(self.targets)
-        img = self.data[base].numpy()
-        if repeat:  # a repeat of a generated digit, shifted: (dy, dx) in -2..2, never (0, 0)
-            dy, dx = divmod(repeat % 24 + (repeat % 24 >= 12), 5)
-            img = np.roll(img, (dy - 2, dx - 2), axis=(0, 1))
-        return img
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
-
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        img: Any = Image.fromarray(self._image(index), mode="RGB" if self.colour else "L")
-        target: Any = int(self.targets[index % len(self.targets)])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
 
 
 class MNIST(_StandInDataset):
@@ -173,38 +135,7 @@ class CIFAR10(_StandInDataset):
     real_size = {True: 50000, False: 10000}
 
 
-def _to_tensor(pic: Any) -> torch.Tensor:
-    """``transforms.ToTensor``: a PIL image or HxW(xC) uint8 array -> CxHxW float tensor in [0, 1]."""
-    arr = torch.as_tensor(np.array(pic, copy=True))
-    if arr.dim() == 2:
-        arr = arr[:, :, None]
-    t = arr.permute(2, 0, 1).contiguous()
-    return t.float().div(255) if t.dtype == torch.uint8 else t.float()
-
-
-class Compose:
-    def __init__(self, transforms: list[Callable[[Any], Any]]) -> None:
-        self.transforms = transforms
-
-    def __call__(self, x: Any) -> Any:
-        for t in self.transforms:
-            x = t(x)
-        return x
-
-
-class ToTensor:
-    def __call__(self, pic: Any) -> torch.Tensor:
-        return _to_tensor(pic)
-
-
-class Normalize:
-    def __init__(self, mean: Any, std: Any, inplace: bool = False) -> None:
-        self.mean, self.std = mean, std
-
-    def __call__(self, t: torch.Tensor) -> torch.Tensor:
-        mean = torch.as_tensor(self.mean, dtype=t.dtype).reshape(-1, 1, 1)
-        std = torch.as_tensor(self.std, dtype=t.dtype).reshape(-1, 1, 1)
-        return (t - mean) / std
+_to_tensor = to_tensor  # transforms.functional.to_tensor
 
 
 class Lambda:

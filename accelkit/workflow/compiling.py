@@ -113,6 +113,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     device_iterations: int = 1,
     synthetic_data: bool = False,
     input_rate: float | None = None,
+    input_overlap: bool = True,
+    output_mode: str | None = None,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -138,13 +140,18 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     many samples per second the host's input pipeline delivers (your DataLoader's, measured:
     ``accelkit.profiler.input_rate(loader)``): it loads the next batch while the device computes this one, so a
     step takes at least ``batch / input_rate`` and the report says when the device waits for its data.
+    ``input_overlap=False`` says the pipeline runs in the training process between steps (PyTorch's
+    ``num_workers=0``, PopTorch's synchronous ``DataLoader``): every batch's loading time adds to its step.
+    ``output_mode`` is what each call sends back (PopTorch's ``OutputMode``): ``"final"`` (the call's last step's
+    outputs, a training model's default) or ``"all"`` (every step's, an inference model's default); where every
+    copy synchronises with the host (Poplar), ``"all"`` in training adds a copy to every step.
     """
     auto = chips == "auto"
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                    chips=1 if auto else chips, mode=mode, training=training, parallel=parallel,
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
                                    device_iterations=device_iterations, synthetic_data=synthetic_data,
-                                   input_rate=input_rate)
+                                   input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode)
     if not auto:
         return compile_with(model, example_inputs, options)
     return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),
