@@ -202,8 +202,15 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
     x = torch.randn(8, 4)
     opts = poptorch.Options().deviceIterations(4)
     assert poptorch.inferenceModel(net, opts)(x).shape == (8, 2)  # Default in inference: All
+    every = poptorch.inferenceModel(net, opts)
+    every(x)
     opts.outputMode(poptorch.OutputMode.Final)
-    assert torch.allclose(poptorch.inferenceModel(net, opts)(x), net(x[6:]).detach())
+    final = poptorch.inferenceModel(net, opts)
+    assert torch.allclose(final(x), net(x[6:]).detach())
+    # the clock follows the mode: every iteration's outputs are a stream copy back each step, the last one's are not
+    modelled = every.program.report, final.program.report
+    assert (modelled[0].output_mode, modelled[1].output_mode) == ("all", "final")
+    assert modelled[0].stream_syncs == modelled[1].stream_syncs + 1
     opts.outputMode(poptorch.OutputMode.Sum)
     assert torch.allclose(poptorch.inferenceModel(net, opts)(x), net(x).detach().reshape(4, 2, 2).sum(0), atol=1e-6)
     opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=2)

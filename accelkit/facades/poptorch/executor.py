@@ -65,6 +65,17 @@ def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     return [tuple(p[i] for p in parts) for i in range(n)]
 
 
+def _output_mode(o: Options) -> str | None:
+    """What the clock takes from ``options.outputMode``: ``"all"`` where every iteration's outputs come back
+    (``All``, or ``EveryN`` with a period of 1), ``"final"`` where one copy per call does (``Final``, ``Sum``, a
+    longer ``EveryN`` period: its few copies are not counted), None for PopTorch's default by model kind."""
+    mode = o.output_mode
+    if mode == OutputMode.Default:
+        return None
+    every = mode == OutputMode.All or (mode == OutputMode.EveryN and getattr(o, "output_return_period", 1) == 1)
+    return "all" if every else "final"
+
+
 def _merge(outs: list[Any], mode: OutputMode = OutputMode.All) -> Any:
     """Outputs of several device iterations as one: batched tensors concatenated (``OutputMode.All`` /
     ``EveryN``: the iterations given) or summed (``OutputMode.Sum``); scalars stacked."""
@@ -173,7 +184,7 @@ class PoplarExecutor:
             LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
             chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
-            synthetic_data=bool(getattr(o, "synthetic_data", False)))
+            synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o))
         self._combined_batch = n
         facade_log.register_run(repr(self), self.report)
         return self._session
