@@ -219,3 +219,69 @@ def test_a_tpu_all_reduce_runs_rings_along_the_torus_axes_the_slice_spans() -> N
                       parallel=ak.Parallel(data=8))
     want = model.allreduce_s(prog.memory_plan.gradient_bytes, 8, r, spec)
     assert prog.report.sections_s["comm"] == pytest.approx(want)
+
+
+def test_an_ipu_runs_elementwise_work_on_its_vector_units_even_beside_a_matmul(tmp_path: Path) -> None:
+    """Poplar runs each op as compute sets of its own: a matmul's fused GELU, a layer norm, attention's scale and
+    softmax run on the tiles' vector units at Graphcore's own cycle estimate (a 64-bit vector per 3 worker cycles:
+    2/3 fp32 or 4/3 fp16 values per tile per cycle), far below the matrix units; a GPU's kernel does its epilogue
+    and a fused attention's softmax beside the tensor cores, so its clock is unchanged by them."""
+    from accelkit.constants import value
+    from accelkit.graph.cost import attention_score_flops
+    from accelkit.graph.ir import TensorMeta
+
+    gc200 = ak.hardware.get("gc200")
+    model = families.model_for("bsp-tiles")
+    for precision, lanes in (("fp32", 2), ("fp16", 4)):
+        rates = model.rates(gc200, precision)
+        assert rates.vector_flops == pytest.approx(1472 * gc200.clock_hz * lanes / value("IPU_VECTOR_CYCLES"))
+        assert rates.vector_flops < rates.matmul_flops / 10
+    class Block(nn.Module):
+        def __init__(self, gelu: bool) -> None:
+            super().__init__()
+            self.fc, self.gelu = nn.Linear(256, 1024), gelu
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.gelu(self.fc(x)) if self.gelu else self.fc(x)
+
+    class Net(nn.Module):  # repeated blocks: each block's linear and GELU are one kernel (fusion groups a layer)
+        def __init__(self, gelu: bool) -> None:
+            super().__init__()
+            self.layers = nn.ModuleList([Block(gelu)])
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.layers[0](x)
+
+    x = torch.randn(64, 256)
+    plain = ak.compile(Net(False), (x,), target="gc200", precision="fp16")
+    fused = ak.compile(Net(True), (x,), target="gc200", precision="fp16")
+    k = fused.kernels[0]
+    assert k.kind == "matmul" and 0 < k.vector_flops < k.flops and k.vector_flops == k.flops - plain.kernels[0].flops
+    gelu_s = k.vector_flops / model.rates(gc200, "fp16").vector_flops
+    assert fused.report.kernels[0].compute_s == pytest.approx(plain.report.kernels[0].compute_s + gelu_s)
+    gpu = [ak.compile(m, (x,), target="h100", precision="bf16", stack="compiled").report.kernels[0].compute_s
+           for m in (plain.model, fused.model)]
+    ipu = [prog.report.kernels[0].compute_s for prog in (plain, fused)]
+    assert ipu[1] / ipu[0] > 1.5 and gpu[1] / gpu[0] < 1.1  # on a GPU the epilogue rides along with the GEMM
+    # attention: the registry counts its two matmuls; its scores' scale and softmax are the vector units' work
+    q = TensorMeta((2, 4, 128, 64), "float32")
+    k_ = TensorMeta((2, 4, 96, 64), "float32")
+    assert attention_score_flops("scaled_dot_product_attention", [q, k_, k_]) == 6 * 2 * 4 * 128 * 96
+    grad = TensorMeta((2, 4, 128, 64), "float32")
+    assert attention_score_flops("_scaled_dot_product_flash_attention_for_cpu_backward", [grad, q, k_]) == \
+        5 * 2 * 4 * 128 * 96
+    assert attention_score_flops("mm", [q, k_]) == 0
+
+    class Attention(nn.Module):
+        def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            return nn.functional.scaled_dot_product_attention(q, k, v)
+
+    qkv = tuple(torch.randn(2, 4, 128, 64) for _ in range(3))
+    att = ak.compile(Attention(), qkv, target="gc200", precision="fp16")
+    sdpa = next(k for k in att.kernels if "attention" in k.ops[0])
+    assert sdpa.score_flops == 6 * 2 * 4 * 128 * 128 and sdpa.scaled(2.0).score_flops == 2 * sdpa.score_flops
+    att.save(tmp_path / "att")
+    back = ak.load(tmp_path / "att")
+    assert [(b.vector_flops, b.score_flops) for b in back.kernels] == [(a.vector_flops, a.score_flops)
+                                                                         for a in att.kernels]
+    assert back.report.step_time_s == pytest.approx(att.report.step_time_s)

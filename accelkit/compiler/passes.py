@@ -14,7 +14,7 @@ from typing import Any
 
 from accelkit.cost.kernel import Generated, Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.families import ExecutionModel, model_for
-from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, matmul_dims
+from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, attention_score_flops, matmul_dims
 from accelkit.graph.ir import Graph, Node
 
 # Ops that only exist for tracing (asserts, symbolic sizes): never run on a chip.
@@ -212,6 +212,8 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a,
         saved_bytes=sum(n.bytes_written for n in group),
         matmul_dims=matmul_dims(lead.kind, list(lead.inputs)),
         fixed_bytes_read=fixed[0], fixed_bytes_written=fixed[1], fixed_flops=fixed[2],
+        vector_flops=sum(n.flops for n in group if n.kind not in MATMUL_KINDS),
+        score_flops=sum(attention_score_flops(n.kind, list(n.inputs)) for n in group),
     )
 
 

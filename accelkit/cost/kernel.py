@@ -69,6 +69,11 @@ class Kernel:
     fixed_bytes_read: int = 0
     fixed_bytes_written: int = 0
     fixed_flops: int = 0
+    # of its FLOPs, those of its elementwise, normalisation and softmax ops (a matmul kernel's fused epilogue); and
+    # an attention op's work on its scores, beside its matmuls and not in ``flops`` (graph.cost.attention_score_flops):
+    # what a chip that runs each op on its own units does on its vector units
+    vector_flops: int = 0
+    score_flops: int = 0
 
     def __post_init__(self) -> None:  # lists from JSON or a caller become tuples
         object.__setattr__(self, "nodes", tuple(self.nodes))
@@ -156,6 +161,9 @@ class Kernel:
         out.__dict__.update(self.__dict__)
         out.__dict__.update(
             flops=int(self.fixed_flops + max(0, self.flops - self.fixed_flops) * s), param_bytes=int(p),
+            vector_flops=int(min(self.vector_flops, self.fixed_flops)
+                             + max(0, self.vector_flops - self.fixed_flops) * s),
+            score_flops=int(self.score_flops * s),
             bytes_read=int(p + fr + max(0, self.bytes_read * byte_scale - p - fr) * s),
             bytes_written=int(fw + max(0, self.bytes_written * byte_scale - fw) * s),
             out_bytes=int(self.out_bytes * byte_scale * s), saved_bytes=int(self.saved_bytes * byte_scale * s),

@@ -4,12 +4,13 @@ weights' copy in."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from accelkit import constants
 from accelkit.constants import HOST_TRANSFER, Constant, register, value
 from accelkit.cost.kernel import Kernel, layers
-from accelkit.cost.rates import kernel_time, roofline
+from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.families.base import (
     CompileCost,
     ExecutionModel,
@@ -25,7 +26,7 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "bsp-tiles"
 
-SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY = register(
+SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES = register(
     Constant("IPU_SUPERSTEP_SYNC_S", 1e-6,
              "each kernel (an op: in Poplar several compute sets, each ending in a sync of every tile, with the "
              "exchanges between them) costs at least 1 µs beyond its compute and exchange",
@@ -61,6 +62,16 @@ SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY = register(
              "taking Begin 77,000-88,000 + Mid 1,500 + End 80,000-84,000 cycles (median about 164,000); cycles at the "
              "1.33 GHz of the tutorials' IPU-POD (tutorial 6's hardware profile: 25,444,984 cycles = 19,131.6 µs)",
              False, (FAMILY,)),
+    Constant("IPU_VECTOR_CYCLES", 3,
+             "elementwise work, normalisations and reductions run on each tile's vector unit: one 64-bit vector (2 "
+             "fp32 or 4 fp16 values) per 3 cycles of each of its 6 worker threads, which share the tile's cycles: "
+             "2/3 fp32 or 4/3 fp16 values per tile per cycle, one FLOP each (2.6 TFLOP/s fp16 on a GC200, not the "
+             "matrix units' 250)",
+             "Graphcore's own cycle estimates for its elementwise codelets (graphcore/poplibs, "
+             "lib/popops/popopsCycleEstimators.cpp, binaryOpInnerLoopCycles: cyclesPerLoop 1 for ADD and MULTIPLY "
+             "(popopsCycleEstimators.hpp) plus 2 for the loads, store and loop per natural vector of "
+             "dataPathWidth / 32 floats or / 16 halves; BinaryOp1D returns numWorkers x worker cycles); 64 bits per "
+             "vector, '2 floats, 4 halves' (lib/popops/codelets/asm/ContinuousReductionAcc.S)", False, (FAMILY,)),
 )
 
 
@@ -107,6 +118,14 @@ class IpuModel(ExecutionModel):
     compile_cost = CompileCost(60.0, 2.0, "a PopART executable (PopTorch `model.compile(...)`, cached by "
                                "`enableExecutableCaching`)")
 
+    def rates(self, spec: AcceleratorSpec, precision: str, measured: Any = None) -> Rates:
+        """The matrix units at the datasheet peak (x the efficiency constant); everything else at the tiles'
+        vector rate, Graphcore's own cycle estimate (``IPU_VECTOR_CYCLES``), which counts its overheads already."""
+        r = super().rates(spec, precision, measured)
+        lanes = 64 // (32 if precision == "fp32" else 16)
+        vec = spec.compute_units * (spec.clock_hz or 1e9) * lanes / float(value("IPU_VECTOR_CYCLES"))
+        return replace(r, vector_flops=min(r.matmul_flops, vec))
+
     def layouts(self, ctx: MemoryContext) -> list[Layout]:
         sram, stream = ctx.tier(0), ctx.tier(1)
         return [everything_in("on-chip", sram),
@@ -130,6 +149,10 @@ class IpuModel(ExecutionModel):
         for k in kernels:
             c, m = roofline(k, r, w, spec.memory_tiers[0].name, tensor=ctx.tensor,
                             opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
+            if k.kind == "matmul" and (k.vector_flops or k.score_flops):
+                # each op is a compute set of its own: the matrix units do the matmuls, the vector units the rest
+                vec = (k.vector_flops + k.score_flops) / ctx.tensor / (r.vector_flops * k.efficiency)
+                c = c * max(0, k.flops - k.vector_flops) / k.flops + vec if k.flops else vec
             # the exchange phase moves the superstep's inputs to the tiles that need them and its results out
             # (weights stay in their tiles' memory)
             exchange = (max(0, k.bytes_read - k.param_bytes) + k.out_bytes) / exchange_Bps

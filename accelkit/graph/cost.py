@@ -12,6 +12,7 @@ Bytes: an op reads its tensor inputs and writes its outputs once; views move not
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -124,6 +125,25 @@ def vector_flops(kind: str, inputs: list[TensorMeta], outputs: list[TensorMeta])
     if base == "dropout" or base == "native_dropout":
         return out_n
     return 0
+
+
+ATTENTION_KINDS = frozenset(k for k in MATMUL_KINDS if "attention" in k)
+
+
+def attention_score_flops(kind: str, inputs: list[Any]) -> int:
+    """The vector work an attention op does on its scores, which PyTorch's flop registry (its matmuls only) leaves
+    out: the scale and the softmax forward (1 + 5 FLOPs per score), their backward (1 + 4) in a backward op, as
+    this module counts ``mul``, ``softmax`` and ``_softmax_backward_data``. A fused attention kernel does it beside
+    its matmuls; a chip that runs each op on its own (an IPU's vector units) pays it. 0 for any other op."""
+    backward = kind.endswith("_backward")  # (grad_out, query, key, ...) where the forward takes (query, key, ...)
+    if kind not in ATTENTION_KINDS or len(inputs) < 2 + backward:
+        return 0
+    q, k = (tuple(getattr(t, "shape", ()) or ()) for t in inputs[backward:2 + backward])
+    if len(q) < 2 or len(k) < 2:
+        return 0
+    scores = math.prod(int(d) for d in q[:-1]) * int(k[-2])
+    per = 1 + (_NORMALISATION["_softmax_backward_data"] if backward else _NORMALISATION["softmax"])
+    return per * scores
 
 
 def _to_meta(x: Any) -> Any:
