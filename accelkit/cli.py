@@ -233,7 +233,8 @@ def _cmd_vendor_run(args: argparse.Namespace) -> int:
     from accelkit.vendor import run_script
 
     return run_script(args.script, args.args, synthetic_data=args.synthetic_data,
-                      show_traceback=args.traceback or getattr(args, "debug", False)).exit_code
+                      show_traceback=args.traceback or getattr(args, "debug", False),
+                      max_calls=args.max_calls).exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1605,3 +1605,40 @@ def test_poptorch_fp16_products_are_summed_in_fp32_partials_and_rounded_once_as_
     hidden = F.conv2d(x.float(), conv.weight.float(), conv.bias.float()).half()  # fp32 sums, one rounding
     assert torch.equal(out, F.linear(hidden.flatten(1).float(), fc.weight.float(), fc.bias.float()).half())
     assert out.dtype == torch.float16 and _get_current_dispatch_mode() is None  # only inside the call
+
+
+def test_max_calls_stops_a_long_tutorial_after_its_first_calls_and_reports_them(tmp_path, capsys):
+    """``--max-calls N`` stops a vendor script as it is about to make its call N+1 of a compiled model, whatever the
+    script catches (``except Exception`` does not swallow the stop), and reports the N calls made; a run without it
+    makes every call."""
+    from accelkit.cli import main
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "long_loop.py"
+    script.write_text(
+        "import poptorch, torch\n"
+        "m = poptorch.inferenceModel(torch.nn.Linear(4, 2))\n"
+        "done = 0\n"
+        "for _ in range(50):\n"
+        "    try:\n"
+        "        m(torch.ones(8, 4))\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    done += 1\n"
+        "print('made', done)\n")
+    run = run_script(script, quiet=True, max_calls=3)
+    assert run.exit_code == 0 and "made" not in run.output
+    assert "stopped at its call 4 (poptorch.inferenceModel(Linear)(...)), as --max-calls 3 asks" in run.stopped
+    assert "stopped early, as asked" in run.summary() and "3 steps" in run.summary()
+    whole = run_script(script, quiet=True)
+    assert whole.output.strip().endswith("made 50") and not whole.stopped and "50 steps" in whole.summary()
+    assert main(["vendor-run", "--max-calls", "2", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "as --max-calls 2 asks" in out and "2 steps" in out
+    for bad in ("0", "two"):
+        assert main(["vendor-run", "--max-calls", bad, str(script)]) == 2
+        assert "not a number of calls" in capsys.readouterr().err
+    from accelkit.errors import AccelkitError
+
+    with pytest.raises(AccelkitError, match="max_calls"):
+        run_script(script, quiet=True, max_calls=0)

@@ -78,18 +78,40 @@ def runs() -> list[tuple[str, Callable[[], Any]]]:
     return [(label() if callable(label) else label, report) for label, report in _runs or []]
 
 
+class CallBudgetSpent(BaseException):
+    """Raised at the entry of a vendor call once the launcher's ``--max-calls`` are spent: the script stops there.
+    Not an ``Exception``, so a script's own ``except Exception`` does not swallow the stop."""
+
+    def __init__(self, call: str, spent: int) -> None:
+        super().__init__(call)
+        self.call, self.spent = call, spent
+
+
+# ``--max-calls``: how many vendor calls the script may make (None: all), and how many it made
+_budget: list[int | None] = [None]
+_calls = [0, 0]  # calls made, calls open (a vendor call inside another counts once)
+
+
 @contextlib.contextmanager
-def collecting() -> Iterator[None]:
-    """For one vendor script's run: start from nothing, keep every run registered until the block ends."""
+def collecting(max_calls: int | None = None) -> Iterator[None]:
+    """For one vendor script's run: start from nothing, keep every run registered until the block ends. With
+    ``max_calls``, the call after that many vendor calls raises :class:`CallBudgetSpent` instead of running."""
     global _runs
     _accepted.clear()
     for clear in _resets:
         clear()
     _runs = []
+    _budget[0], _calls[:] = max_calls, [0, 0]
     try:
         yield
     finally:
         _runs = None
+        _budget[0], _calls[:] = None, [0, 0]
+
+
+def calls_made() -> int:
+    """Vendor calls made so far in this run (the outermost ones)."""
+    return _calls[0]
 
 
 class VendorCallError(AccelkitError, RuntimeError):
@@ -122,7 +144,13 @@ def _fix_for(message: str) -> str:
 def vendor_call(call: str) -> Iterator[None]:
     """Run the body as vendor call ``call`` (e.g. ``"poptorch.trainingModel(...)(x, labels)"``): accelkit
     errors pass through, PyTorch's ``RuntimeError`` / ``TypeError`` / ``IndexError`` become a
-    :class:`VendorCallError` that names the call and the fix, chained to the original."""
+    :class:`VendorCallError` that names the call and the fix, chained to the original. Counted against the
+    launcher's ``--max-calls`` (see :func:`collecting`)."""
+    if not _calls[1]:  # an outermost call
+        if _budget[0] is not None and _calls[0] >= _budget[0]:
+            raise CallBudgetSpent(call, _calls[0])
+        _calls[0] += 1
+    _calls[1] += 1
     try:
         yield
     except AccelkitError:
@@ -131,6 +159,8 @@ def vendor_call(call: str) -> Iterator[None]:
         where = _user_line(exc)
         raise VendorCallError(f"{call} failed: {type(exc).__name__}: {exc}".rstrip(), where=where,
                               fix=_fix_for(str(exc))) from exc
+    finally:
+        _calls[1] -= 1
 
 
 def _user_line(exc: BaseException) -> str | None:
@@ -151,5 +181,6 @@ def _user_line(exc: BaseException) -> str | None:
     return f"{f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
-__all__ = ["KNOWN_CAUSES", "AcceptedOption", "VendorCallError", "accept", "accepted", "collecting", "register_run",
+__all__ = ["KNOWN_CAUSES", "AcceptedOption", "CallBudgetSpent", "VendorCallError", "accept", "accepted", "calls_made",
+           "collecting", "register_run",
            "runs", "vendor_call"]

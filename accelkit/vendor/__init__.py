@@ -53,10 +53,14 @@ class VendorRun:
     compat: list[str] = field(default_factory=list)  # transformers 4 attributes answered (accelkit.vendor.hf_compat)
     error: str | None = None
     output: str | None = None  # the script's own stdout, when run with quiet=True
+    stopped: str = ""  # where --max-calls stopped the script (its calls until then ran, and are reported)
 
     def summary(self) -> str:
         lines = [f"accelkit vendor-run: {self.script} "
-                 + ("finished" if self.exit_code == 0 else f"stopped (exit status {self.exit_code})")]
+                 + ("stopped early, as asked" if self.stopped and self.exit_code == 0 else
+                    "finished" if self.exit_code == 0 else f"stopped (exit status {self.exit_code})")]
+        if self.stopped:
+            lines.append(f"  {self.stopped}")
         if self.served:
             lines.append("  vendor modules answered by accelkit's simulation: " + ", ".join(self.served))
         for text in self.substitutions:
@@ -131,16 +135,22 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
 
 def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synthetic_data: bool = False,
                show_traceback: bool = False, cwd: str | os.PathLike[str] | None = None,
-               quiet: bool = False) -> VendorRun:
+               quiet: bool = False, max_calls: int | None = None) -> VendorRun:
     """Run ``script`` with ``argv`` as a vendor SDK would run it (see the module docstring); prints the
     end-of-run summary and returns it as a :class:`VendorRun`. ``cwd``: the folder the script runs in (apps
     write their PEFs and checkpoints there; the working directory is restored after). ``quiet``: keep the
-    script's stdout in ``VendorRun.output`` and print nothing (a notebook then shows ``run.summary()``)."""
+    script's stdout in ``VendorRun.output`` and print nothing (a notebook then shows ``run.summary()``).
+    ``max_calls``: stop the script when it is about to make its call number ``max_calls + 1`` of a compiled model
+    (a PopTorch model, a SambaFlow session run, a GroqModel, a Cerebras step): a tutorial that loops over a whole
+    dataset shows its first calls and their modelled reports in seconds (``--max-calls``)."""
     from accelkit.vendor import aliases, hf_compat, synthetic
 
     path = os.path.abspath(script)
     if not Path(path).is_file():
         raise AccelkitError(f"no script at {script}", fix="give the path of the vendor script to run")
+    if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1):
+        raise AccelkitError(f"max_calls must be a whole number of calls, at least 1, not {max_calls!r}",
+                            fix="e.g. --max-calls 20, or leave it out to run the script to its end")
     run = VendorRun(script=str(script), exit_code=0)
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     sys.argv = [path, *argv]
@@ -174,7 +184,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         compat_cm: contextlib.AbstractContextManager[list[str]] = (
             hf_compat.installed() if wants_compat else contextlib.nullcontext([]))
         with compat_cm as compat, (
-                facade_log.collecting()), aliases.installed() as finder, (
+                facade_log.collecting(max_calls)), aliases.installed() as finder, (
                 synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
                                     datasets=wants_datasets, audio=wants_audio, wget=wants_wget) if synthetic_data
                 else contextlib.nullcontext()), (
@@ -184,6 +194,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
             run.compat = list(compat)
             try:
                 runpy.run_path(path, run_name="__main__")
+            except facade_log.CallBudgetSpent as stop:
+                run.stopped = (f"stopped at its call {stop.spent + 1} ({stop.call}), as --max-calls {stop.spent} "
+                               f"asks: the reports below cover its first {stop.spent} call(s)")
+                print(f"accelkit vendor-run: {run.stopped}")
             except SystemExit as exc:
                 run.exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
                 if exc.code not in (None, 0) and not isinstance(exc.code, int):
@@ -220,6 +234,16 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     return run
 
 
+def _calls(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of calls (a whole number, at least 1)")
+    return n
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The launcher's arguments (shared by ``accelkit vendor-run`` and ``python -m accelkit.vendor``)."""
     parser.add_argument("--synthetic-data", action="store_true",
@@ -229,6 +253,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "made on this machine; each substitution is announced")
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, print Python's full traceback as well as the call and the fix")
+    parser.add_argument("--max-calls", type=_calls, default=None, metavar="N",
+                        help="stop the script before its call N+1 of a compiled model (a PopTorch model, a SambaFlow "
+                             "session run, a GroqModel, a Cerebras step) and print the reports of the first N: a "
+                             "tutorial that loops over a whole dataset, shown in seconds")
     parser.add_argument("script", help="the vendor script (e.g. a SambaFlow app, a PopTorch tutorial)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments, passed unchanged")
 
@@ -241,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     return run_script(args.script, args.args, synthetic_data=args.synthetic_data,
-                      show_traceback=args.traceback).exit_code
+                      show_traceback=args.traceback, max_calls=args.max_calls).exit_code
 
 
 __all__ = ["VendorRun", "add_arguments", "main", "run_script"]
