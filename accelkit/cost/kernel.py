@@ -7,6 +7,9 @@ What the compiler learns about a kernel travels in typed fields, not a string-ke
 capture's matrix shape), ``generated`` (:class:`Generated`: code the compiler generated for ops outside the
 kernel library) and ``off_device`` (:class:`OffDevice`: a kernel the host CPU runs, or a transfer over the host
 link). ``Kernel.extra`` is a read-only view of them under their old names, for readers and saved artifacts.
+``vector_flops`` and ``score_flops`` split a kernel's work by the units that do it where a chip runs each op on
+its own (an IPU's vector units beside its matrix units): its elementwise, normalisation and softmax FLOPs, and an
+attention op's work on its scores that ``flops`` (PyTorch's flop registry: matmuls only) leaves out.
 """
 
 from __future__ import annotations
