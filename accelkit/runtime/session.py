@@ -17,7 +17,8 @@ shapes) and each step adds the modelled time of the sections it ran (fwd / bckwd
 multi-chip communication). Nothing about the clock is measured. ``input_rate=`` (samples per second your
 DataLoader delivers, measured with ``accelkit.profiler.input_rate``) makes a step wait for the data it cannot be
 fed in time, as ``ak.compile``'s does (``input_overlap=False``: a loader in the training process, whose every
-batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it; ``session.loader`` measures instead how long this CPU's loop waited.
+batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it;
+``session.loader`` measures instead how long this CPU's loop waited.
 """
 
 from __future__ import annotations
