@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -383,3 +384,20 @@ def test_a_cli_json_symlinked_elsewhere_is_not_read(tmp_path: Path, capsys: pyte
     (akp / "cli.json").symlink_to("/dev/zero")  # a device: never read (it has no end)
     assert main(["run", str(akp)]) == 1
     assert "outside the artifact's folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("key", "bad", "says"), [
+    ("output_mode", "every", "options.output_mode is 'every'"),
+    ("input_overlap", "no", "options.input_overlap is 'no'"),
+])
+def test_an_artifacts_host_loop_options_are_checked_on_load(tiny_akp: Path, key: str, bad: Any, says: str) -> None:
+    """A re-signed manifest with a host-loop option no compile could have written is refused, naming it; one
+    written before the options existed loads with their defaults."""
+    before = (tiny_akp / "manifest.json").read_bytes()
+    resign(tiny_akp, lambda body: body["options"].__setitem__(key, bad))
+    with pytest.raises(ArtifactError, match=re.escape(says)):
+        ak.load(tiny_akp)
+    (tiny_akp / "manifest.json").write_bytes(before)
+    resign(tiny_akp, lambda body: [body["options"].pop(k, None) for k in ("output_mode", "input_overlap")])
+    old = ak.load(tiny_akp)
+    assert (old.input_overlap, old.output_mode) == (True, None)
