@@ -1642,3 +1642,39 @@ def test_max_calls_stops_a_long_tutorial_after_its_first_calls_and_reports_them(
 
     with pytest.raises(AccelkitError, match="max_calls"):
         run_script(script, quiet=True, max_calls=0)
+
+
+def test_a_poptorch_dataloader_without_workers_says_what_it_adds_to_each_call(tmp_path):
+    """A synchronous poptorch.DataLoader (no workers, DataLoaderMode.Sync) loads between the calls on an IPU system's
+    host too: the run's report gives its load time MEASURED here and the rate with the modelled IPU time; a loader
+    with workers overlaps the IPU and adds nothing."""
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "loader.py"
+    script.write_text(
+        "import sys, time, poptorch, torch\n"
+        "class Slow(torch.utils.data.Dataset):\n"
+        "    def __len__(self): return 64\n"
+        "    def __getitem__(self, i):\n"
+        "        time.sleep(0.001)\n"
+        "        return torch.randn(4), i % 2\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.fc = torch.nn.Linear(4, 2)\n"
+        "    def forward(self, x, y):\n"
+        "        out = self.fc(x)\n"
+        "        return out, torch.nn.functional.cross_entropy(out, y)\n"
+        "opts = poptorch.Options().deviceIterations(2)\n"
+        "loader = poptorch.DataLoader(opts, Slow(), batch_size=4, num_workers=int(sys.argv[1]))\n"
+        "model = poptorch.trainingModel(Net(), opts, torch.optim.SGD(Net().parameters(), lr=0.1))\n"
+        "for x, y in loader:\n"
+        "    model(x, y)\n")
+    sync = run_script(script, ["0"], quiet=True)
+    assert sync.exit_code == 0, sync.error
+    text = sync.summary()
+    assert "poptorch.DataLoader has no workers (DataLoaderMode.Sync): this host loaded each batch of 8 in" in text
+    assert "(MEASURED, median of 8)" in text and "samples/s with the modelled IPU time" in text
+    ms = float(re.search(r"each batch of 8 in ([\d.]+) ms", text).group(1))
+    assert ms >= 8.0  # eight samples, each asleep for a millisecond
+    workers = run_script(script, ["2"], quiet=True)
+    assert workers.exit_code == 0 and "has no workers" not in workers.summary()

@@ -40,7 +40,7 @@ from accelkit.facades.poptorch.blocks import (
     blocks_in_forward,
     pipeline_plan,
 )
-from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError
+from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError, loading_note
 from accelkit.facades.poptorch.partials import FloatPartials, wants_float_partials
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
@@ -357,6 +357,9 @@ class PoplarExecutor:
         rep.notes.insert(0, f"{self.pipeline}; x {o.replication_factor} replica(s) = {self.chips} IPU(s); "
                             f"deviceIterations {o.device_iterations}"
                             + (f", gradientAccumulation {o.Training.gradient_accumulation}" if self.training else ""))
+        note = loading_note(self._combined_batch or 0, rep.simulated_time_s / rep.samples if rep.samples else 0.0)
+        if note:
+            rep.notes.append(note)
         return rep
 
     def __repr__(self) -> str:

@@ -17,6 +17,10 @@ from __future__ import annotations
 import copy
 import enum
 import os
+import statistics
+import time
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -489,6 +493,45 @@ class DataLoader(torch.utils.data.DataLoader):
         if hasattr(dataset, "at_real_size") and len(dataset) < combined:
             dataset.at_real_size(combined)  # --synthetic-data's small stand-in: as big as the real dataset
         super().__init__(dataset, batch_size=combined, shuffle=shuffle, num_workers=0, drop_last=drop_last, **kwargs)
+        self.load_s: list[float] = []  # MEASURED: seconds this host took to load each batch, in this process
+        _loaders.append(weakref.ref(self))
+
+    @property
+    def synchronous(self) -> bool:
+        """No workers and ``DataLoaderMode.Sync``: on an IPU system's host too the batches load in the training
+        process, between the calls."""
+        return not self.num_workers_requested and self.mode == DataLoaderMode.Sync
+
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        it = super().__iter__()
+        while True:
+            start = time.perf_counter()
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            self.load_s.append(time.perf_counter() - start)
+            yield batch
+
+
+_loaders: list[weakref.ref[DataLoader]] = []  # this run's DataLoaders (a vendor run clears the list)
+facade_log.reset_with_each_run(_loaders.clear)
+
+
+def loading_note(combined_batch: int, modelled_s_per_sample: float) -> str | None:
+    """What a synchronous ``poptorch.DataLoader`` of ``combined_batch``-sample batches adds to each call on an IPU
+    system, from its load times MEASURED here; None where no such loader ran."""
+    times = [t for ref in _loaders if (dl := ref()) is not None and dl.synchronous and dl.batch_size == combined_batch
+             for t in dl.load_s]
+    if not times or modelled_s_per_sample <= 0:
+        return None
+    load = statistics.median(times)
+    rate = 1.0 / (modelled_s_per_sample + load / combined_batch)
+    return (f"poptorch.DataLoader has no workers (DataLoaderMode.Sync): this host loaded each batch of "
+            f"{combined_batch} in {load * 1e3:.3g} ms (MEASURED, median of {len(times)}). On an IPU system it loads "
+            f"in the training process too, between the calls, so each call also waits for it: about "
+            f"{rate:,.0f} samples/s with the modelled IPU time (num_workers > 0 or DataLoaderMode.Async would "
+            "overlap it; ak.compile models it with input_rate= and input_overlap=False)")
 
 
 __all__ = ["TARGETS", "AnchorMode", "AutoStage", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
