@@ -109,11 +109,6 @@ def collecting(max_calls: int | None = None) -> Iterator[None]:
         _budget[0], _calls[:] = None, [0, 0]
 
 
-def calls_made() -> int:
-    """Vendor calls made so far in this run (the outermost ones)."""
-    return _calls[0]
-
-
 class VendorCallError(AccelkitError, RuntimeError):
     """PyTorch failed inside a vendor call; names the call, PyTorch's own message and the fix."""
 
@@ -181,6 +176,5 @@ def _user_line(exc: BaseException) -> str | None:
     return f"{f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
-__all__ = ["KNOWN_CAUSES", "AcceptedOption", "CallBudgetSpent", "VendorCallError", "accept", "accepted", "calls_made",
-           "collecting", "register_run",
-           "runs", "vendor_call"]
+__all__ = ["KNOWN_CAUSES", "AcceptedOption", "CallBudgetSpent", "VendorCallError", "accept", "accepted", "collecting",
+           "register_run", "runs", "vendor_call"]

@@ -483,7 +483,7 @@ CASES: dict[str, Case] = {
                    "ToTensor'd and Normalize'd in the training process before the call (input_overlap=False), at the "
                    "rate MEASURED on this host for the same pipeline over accelkit's digits (ALCF's host CPU is another "
                    "one); the loss mean and accuracy the loop computes after each call are not modelled",
-        measured={"input_rate": lambda: _mnist_pipeline_rate()}),
+        measured={"input_rate": _mnist_pipeline_rate}),
     "tsp1-groqflow-hello-world": Case(
         "linear-10-5", "infer", {"target": "tsp", "chips": 1, "precision": "fp16"}, inputs=(10,),
         assumption="GroqFlow's hello_world example: a Linear(10, 5) on one input of 10 values (one sample); GroqFlow "
