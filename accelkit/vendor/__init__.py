@@ -141,7 +141,8 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     write their PEFs and checkpoints there; the working directory is restored after). ``quiet``: keep the
     script's stdout in ``VendorRun.output`` and print nothing (a notebook then shows ``run.summary()``).
     ``max_calls``: stop the script when it is about to make its call number ``max_calls + 1`` of a compiled model
-    (a PopTorch model, a SambaFlow session run, a GroqModel, a Cerebras step): a tutorial that loops over a whole
+    (a PopTorch model, a SambaFlow session run, a GroqModel, a ``cstorch.trace`` step; a ``cbtorch.Session`` loop is
+    one call): a tutorial that loops over a whole
     dataset shows its first calls and their modelled reports in seconds (``--max-calls``)."""
     from accelkit.vendor import aliases, hf_compat, synthetic
 
@@ -255,7 +256,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="on an error, print Python's full traceback as well as the call and the fix")
     parser.add_argument("--max-calls", type=_calls, default=None, metavar="N",
                         help="stop the script before its call N+1 of a compiled model (a PopTorch model, a SambaFlow "
-                             "session run, a GroqModel, a Cerebras step) and print the reports of the first N: a "
+                             "session run, a GroqModel, a cstorch.trace step; a cbtorch.Session loop counts once) and "
+                             "print the reports of the first N: a "
                              "tutorial that loops over a whole dataset, shown in seconds")
     parser.add_argument("script", help="the vendor script (e.g. a SambaFlow app, a PopTorch tutorial)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments, passed unchanged")
