@@ -451,6 +451,92 @@ def test_synthetic_data_builds_hf_models_and_a_local_tokenizer_and_restores_the_
     assert [len(ids) for ids in pairs["input_ids"]] == [16, 16] and pairs["input_ids"][0].count(tok.sep_token_id) == 2
 
 
+def test_local_tokenizer_splits_everyday_english_as_bert_does_and_answers_transformers_4_calls():
+    pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+
+    from accelkit.vendor import synthetic
+    from accelkit.vendor.tokenizer import VOCAB_SIZE, english_words
+
+    assert len(english_words()) >= 10000 and english_words()[:3] == ["the", "to", "and"]
+    with synthetic.installed():
+        bert = transformers.BertTokenizerFast.from_pretrained("bert-base-uncased")
+        gpt2 = transformers.AutoTokenizer.from_pretrained("gpt2")
+        model = transformers.BertForQuestionAnswering.from_pretrained("bert-base-uncased")
+    question = "When were Institutes of technology developed?"
+    context = "Institutes of technology in Venezuela were developed in the 1950s"
+    # common words are whole tokens, a rarer one a stem and an ending: about BERT's own count (7 for the question)
+    assert bert.tokenize(question) == ["when", "were", "institute", "##s", "of", "technology", "developed", "?"]
+    windows = bert(question, context, truncation="only_second", max_length=32, stride=16,
+                   return_overflowing_tokens=True, return_offsets_mapping=True, padding="max_length")
+    assert all(len(ids) == 32 for ids in windows["input_ids"])  # the tutorial's own example: no truncation error
+    assert "token_type_ids" in windows and "token_type_ids" not in gpt2("a b")  # each class's own outputs
+    assert windows["token_type_ids"][0][-1] in (0, 1) and 1 in windows["token_type_ids"][0]
+    pair = bert.encode_plus((question, context))  # transformers 4 took a (question, context) tuple as one pair
+    assert pair["input_ids"].count(bert.sep_token_id) == 2 and isinstance(pair["input_ids"][0], int)
+    assert len(bert) == VOCAB_SIZE == model.config.vocab_size  # every id fits the small model
+
+
+def test_synthetic_data_loads_a_checkpoint_the_script_saved_and_stands_in_for_the_hubs(tmp_path):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+
+    from accelkit.vendor import synthetic
+
+    with synthetic.installed():
+        model = transformers.BertForQuestionAnswering.from_pretrained("bert-base-uncased")
+        with torch.no_grad():
+            model.qa_outputs.bias.fill_(0.25)  # "trained"
+        model.save_pretrained(tmp_path / "ckpt")
+        again = transformers.BertForQuestionAnswering.from_pretrained(tmp_path / "ckpt")
+        auto = transformers.AutoModelForQuestionAnswering.from_pretrained(str(tmp_path / "ckpt"))
+        config = transformers.AutoConfig.from_pretrained(str(tmp_path / "ckpt"))
+        fresh = transformers.BertForQuestionAnswering.from_pretrained("bert-base-uncased")
+        said = synthetic.substitutions()
+    for loaded in (again, auto):
+        assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), loaded.state_dict().values(),
+                                                        strict=True))
+    assert config.hidden_size == model.config.hidden_size
+    assert not torch.equal(fresh.qa_outputs.bias, model.qa_outputs.bias)  # a hub name still stands in
+    assert any("loads the checkpoint saved in that folder" in s for s in said)
+
+
+def test_popart_option_enums_are_popart_integers_that_print_their_names():
+    from accelkit.facades.poptorch import popart
+
+    assert int(popart.SubgraphCopyingStrategy.JustInTime) == 1  # graphcore/popart sessionoptions.hpp
+    assert int(popart.AccumulateOuterFragmentSchedule.OverlapMemoryOptimized) == 3
+    assert repr(popart.RecomputationType.Pipeline) == "RecomputationType.Pipeline"
+    with pytest.raises(AttributeError, match="OnEnterAndExit, JustInTime"):
+        _ = popart.SubgraphCopyingStrategy.Sometimes
+    assert str(popart.SomeNewerEnum.Value) == "SomeNewerEnum.Value"  # an enum accelkit has no list for: its name
+
+
+def test_poptorch_adamw_bias_correction_false_leaves_the_moments_uncorrected():
+    import torch
+
+    import accelkit.facades.poptorch as poptorch
+
+    torch.manual_seed(0)
+    w0, grads = torch.randn(5), [torch.randn(5) for _ in range(3)]
+    corrected, plain = torch.nn.Parameter(w0.clone()), torch.nn.Parameter(w0.clone())
+    ref = torch.nn.Parameter(w0.clone())
+    a = poptorch.optim.AdamW([corrected], lr=0.1, weight_decay=0.01, eps=1e-6, bias_correction=True)
+    b = poptorch.optim.AdamW([plain], lr=0.1, weight_decay=0.01, eps=1e-6, bias_correction=False)
+    r = torch.optim.AdamW([ref], lr=0.1, weight_decay=0.01, eps=1e-6)
+    m, v, w = torch.zeros(5), torch.zeros(5), w0.clone()
+    for g in grads:
+        for p, opt in ((corrected, a), (plain, b), (ref, r)):
+            p.grad = g.clone()
+            opt.step()
+        w = w * (1 - 0.1 * 0.01)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+        w = w - 0.1 * m / (v.sqrt() + 1e-6)
+    assert torch.allclose(corrected, ref)  # True (the default): PyTorch's AdamW
+    assert torch.allclose(plain, w, atol=1e-6)  # False: w -= lr m / (sqrt(v) + eps), uncorrected
+    assert not torch.allclose(plain, ref)
+
+
 def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
     import torch
     from torch import nn
@@ -639,7 +725,7 @@ def test_transformers_4_attributes_are_answered_only_inside_the_block_and_keep_g
     ids = torch.randint(0, 50, (2, 8))
     before = model(ids).logits
     had_bias, had_conv = "bias" in vars(GPT2Attention), hasattr(transformers.modeling_utils, "Conv1D")
-    with hf_compat.installed() as notes:
+    with hf_compat.installed([".attn.bias", "modeling_utils.Conv1D"]) as notes:
         attn = model.transformer.h[0].attn
         assert torch.equal(attn.bias[0, 0], torch.tril(torch.ones(8, 8, dtype=torch.bool)))  # 4.x's buffer
         attn.bias = attn.bias.expand(1, 1, 8, 8)  # the tutorial's own patch is kept...
@@ -649,6 +735,36 @@ def test_transformers_4_attributes_are_answered_only_inside_the_block_and_keep_g
         assert len(notes) == (not had_bias) + (not had_conv)
     assert ("bias" in vars(GPT2Attention)) == had_bias  # gone again after the run
     assert hasattr(transformers.modeling_utils, "Conv1D") == had_conv
+
+
+def test_hf_compat_gives_a_layer_hook_transformers_4s_tuple_output_and_only_what_the_script_asks_for():
+    import torch
+    import transformers
+
+    from accelkit.vendor import hf_compat
+
+    config = transformers.BertConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                                     vocab_size=50, max_position_embeddings=16)
+    torch.manual_seed(0)
+    model = transformers.BertModel(config).eval()
+    ids = torch.randint(0, 50, (3, 8))
+    before = model(ids).last_hidden_state
+    seen: list[object] = []
+
+    def checkpoint_outputs(module, inputs, outputs):  # Graphcore's BERT tutorial's hook, as written for 4.x
+        seen.append(type(outputs))
+        return tuple(y * 1 for y in outputs)
+
+    with hf_compat.installed(["register_forward_hook"]) as notes:
+        assert len(notes) == 1 and "1-tuple" in notes[0]
+        assert not hasattr(transformers.modeling_utils, "Conv1D") or "Conv1D" not in " ".join(notes)
+        handles = [layer.register_forward_hook(checkpoint_outputs) for layer in model.encoder.layer]
+        after = model(ids).last_hidden_state
+    assert seen == [tuple, tuple]  # each layer's hook saw a tuple, not a tensor it would split along the batch
+    assert torch.allclose(after, before)  # and the values did not change
+    for h in handles:
+        h.remove()
+    assert "register_forward_hook" not in vars(transformers.modeling_layers.GradientCheckpointingLayer)
 
 
 def test_samba_app_set_output_gradient_clipping_placeholders_and_int16_inputs_match_plain_pytorch(tmp_path):

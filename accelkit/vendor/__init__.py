@@ -176,14 +176,14 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                          for text in sources) and not (Path(path).parent / "datasets.py").exists() \
         and not (Path(path).parent / "datasets").is_dir()
     # transformers 4 attributes the script (or a module of its own that it imports) patches: answered where gone
-    wants_compat = any(m in text for text in own for m in hf_compat.MARKERS)
+    compat_markers = [m for m in hf_compat.MARKERS if any(m in text for text in own)]
     captured = io.StringIO()
     try:
         if cwd is not None:
             os.chdir(cwd)
         # hf_compat first: it imports transformers, which must not see the torchvision stand-in as the real one
         compat_cm: contextlib.AbstractContextManager[list[str]] = (
-            hf_compat.installed() if wants_compat else contextlib.nullcontext([]))
+            hf_compat.installed(compat_markers) if compat_markers else contextlib.nullcontext([]))
         with compat_cm as compat, (
                 facade_log.collecting(max_calls)), aliases.installed() as finder, (
                 synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,

@@ -42,6 +42,7 @@ import contextlib
 import enum
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -54,11 +55,12 @@ from accelkit.data.images import Compose, DigitImages, Normalize, ToTensor, digi
 from accelkit.vendor import torch_hub
 from accelkit.vendor.notices import reset as _reset_notices
 from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitutions is public here
+from accelkit.vendor.tokenizer import VOCAB_SIZE
 
 TRAIN_SAMPLES, TEST_SAMPLES = 2000, 500
 SMALL_TRANSFORMER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128,
                      "n_embd": 64, "n_layer": 2, "n_head": 2, "dim": 64, "n_layers": 2, "n_heads": 2,
-                     "hidden_dim": 128, "max_position_embeddings": 128, "n_positions": 128, "vocab_size": 1000}
+                     "hidden_dim": 128, "max_position_embeddings": 128, "n_positions": 128, "vocab_size": VOCAB_SIZE}
 
 _say = say  # the stand-ins' notices (accelkit.vendor.notices), under the name this module always used
 
@@ -317,6 +319,21 @@ def _config_class_for(name: str) -> Any:
     return CONFIG_MAPPING[matches[0]]
 
 
+def _input_names(cls: Any, name: str) -> list[str]:
+    """What the real tokenizer returns for ``name`` (BERT's ``token_type_ids`` too, GPT-2's not): the names of the
+    tokenizer class called (``BertTokenizerFast``), else of the checkpoint's architecture's own tokenizer class."""
+    import transformers
+
+    if cls.__module__.startswith("transformers.models.") and getattr(cls, "model_input_names", None):
+        return list(cls.model_input_names)
+    try:
+        prefix = _config_class_for(name).__name__.removesuffix("Config")
+    except Exception:  # a name no architecture matches: the common pair
+        return ["input_ids", "attention_mask"]
+    tok = getattr(transformers, f"{prefix}TokenizerFast", None) or getattr(transformers, f"{prefix}Tokenizer", None)
+    return list(getattr(tok, "model_input_names", None) or ["input_ids", "attention_mask"])
+
+
 @contextlib.contextmanager
 def _hf_hub() -> Iterator[None]:
     if importlib.util.find_spec("transformers") is None:
@@ -325,27 +342,49 @@ def _hf_hub() -> Iterator[None]:
     import transformers
     from transformers.models.auto.auto_factory import _BaseAutoModelClass
 
+    originals: dict[Any, Any] = {}  # filled below: each patched class's own from_pretrained
+
+    def saved_here(name: Any) -> bool:
+        """A checkpoint folder on this machine (one the script saved with ``save_pretrained``): loaded for real."""
+        if not isinstance(name, (str, os.PathLike)) or not os.path.isdir(name):
+            return False
+        if not os.path.isfile(os.path.join(name, "config.json")):
+            return False
+        _say(f"from_pretrained({os.fspath(name)!r}) loads the checkpoint saved in that folder (its config and "
+             "safetensors weights, from this machine)")
+        return True
+
+    def real(base: Any, cls: Any, name: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return originals[base].__func__(cls, name, *args, **kwargs)
+
     def model_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        if saved_here(name):
+            return real(transformers.PreTrainedModel, cls, name, args, {"use_safetensors": True, **kwargs})
         config = kwargs.get("config")
         return cls(config if config is not None else _small_config(cls.config_class, name, kwargs))
 
     def auto_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        if saved_here(name):
+            return real(_BaseAutoModelClass, cls, name, args, {"use_safetensors": True, **kwargs})
         config = kwargs.get("config")
         return cls.from_config(config if config is not None else _small_config(_config_class_for(name), name, kwargs))
 
     def config_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        if saved_here(name):
+            return real(transformers.AutoConfig if cls is transformers.AutoConfig else transformers.PretrainedConfig,
+                        cls, name, args, kwargs)
         unused = kwargs.pop("return_unused_kwargs", False)
         config = _small_config(cls if cls is not transformers.AutoConfig and hasattr(cls, "model_type")
                                else _config_class_for(name), name, kwargs)
         return (config, {}) if unused else config
 
     def tokenizer_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-        from accelkit.vendor.tokenizer import VOCAB_SIZE, local_tokenizer
+        from accelkit.vendor.tokenizer import local_tokenizer
 
         _say(f"{cls.__name__}.from_pretrained({str(name)!r}) is a small WordPiece tokenizer built on this machine "
-             f"(at most {VOCAB_SIZE} tokens, made from accelkit's own text corpus): the text is split as BERT splits "
+             f"({VOCAB_SIZE} tokens: accelkit's own text corpus and the most frequent English words): the text is split as BERT splits "
              "it, but the token ids are not the checkpoint's; nothing downloaded")
-        return local_tokenizer(str(name), **kwargs)
+        return local_tokenizer(str(name), **{"model_input_names": _input_names(cls, str(name)), **kwargs})
 
     # every class that defines its own from_pretrained (the auto classes each get a copy of it)
     autos = [c for n in dir(transformers) if n.startswith("AutoModel")
@@ -357,6 +396,7 @@ def _hf_hub() -> Iterator[None]:
                                                             tokenizer_from_pretrained),
         (transformers.AutoTokenizer, tokenizer_from_pretrained)]
     saved = [(cls, vars(cls).get("from_pretrained")) for cls, _ in patches]
+    originals.update((cls, fn) for cls, fn in saved if fn is not None)
     for cls, fn in patches:
         cls.from_pretrained = classmethod(fn)
     try:

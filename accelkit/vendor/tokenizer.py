@@ -3,12 +3,17 @@
 A tutorial's tokenizer is a download (its vocabulary file). Under ``accelkit vendor-run --synthetic-data``
 ``from_pretrained`` of any tokenizer returns this one instead, and says so: a WordPiece tokenizer (BERT's
 kind: lower-cased, ``[CLS] text [SEP]``, ``[PAD]``, ``[UNK]``, ``[MASK]``) whose vocabulary is made here, in
-milliseconds, from accelkit's own text corpus (``datasets/corpus``: the most frequent words, then every
-single character and ``##`` continuation, so any lower-case text splits into known pieces), with at most
-:data:`VOCAB_SIZE` tokens, so its ids fit the small models ``--synthetic-data`` builds (vocab_size 1000). It
-is a ``transformers`` ``PreTrainedTokenizerFast``: ``tokenizer(texts, padding=..., truncation=...,
-max_length=..., return_tensors="pt")``, ``decode``, ``pad_token_id``... behave as the real one's do. What
-differs: the vocabulary, so token ids (and a pretrained model's outputs) are not the checkpoint's.
+milliseconds, with :data:`VOCAB_SIZE` tokens: the specials, every printable ASCII character and its ``##``
+continuation (so any lower-case text splits into known pieces), English's common suffixes as continuations,
+then the words of accelkit's own text corpus (``datasets/corpus``, what the stand-in datasets are made of) and
+the most frequent English words (``accelkit/data/english_words.txt``, from wordfreq, CC BY-SA 4.0). A
+sentence of everyday English therefore takes about as many tokens as BERT's own vocabulary gives it (a
+tutorial's "question + context in 32 tokens, stride 16" example fits), and a rare word splits into a known
+stem and suffix or into characters. The ids fit the small models ``--synthetic-data`` builds (their
+``vocab_size`` is the same number). It is a ``transformers`` ``PreTrainedTokenizerFast``: ``tokenizer(texts,
+padding=..., truncation=..., max_length=..., stride=..., return_tensors="pt")``, ``decode``, ``pad_token_id``...
+behave as the real one's do. What differs: the vocabulary, so token ids (and a pretrained model's outputs) are
+not the checkpoint's.
 """
 
 from __future__ import annotations
@@ -18,25 +23,47 @@ from typing import Any
 
 from accelkit.errors import AccelkitError
 
-VOCAB_SIZE = 1000  # the --synthetic-data models' vocab_size (accelkit.vendor.synthetic.SMALL_TRANSFORMER)
+VOCAB_SIZE = 8000  # the --synthetic-data models' vocab_size (accelkit.vendor.synthetic.SMALL_TRANSFORMER)
+# English's common endings, as WordPiece continuations: a word outside the vocabulary splits into stem + ending
+SUFFIXES = ("s", "es", "ed", "d", "ing", "ly", "er", "ers", "est", "ion", "ions", "tion", "al", "ity", "ness", "ment",
+            "ments", "able", "ful", "less", "ize", "ized", "ise", "ism", "ist", "ists", "ian", "ians", "ic", "ical",
+            "ous", "ive", "en", "y", "ies", "ied", "ty", "ship", "ward", "wise")
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
+def english_words() -> list[str]:
+    """The most frequent English words, most frequent first (``accelkit/data/english_words.txt``; empty when an
+    installed copy lacks the file: the characters still tokenize everything)."""
+    from importlib import resources
+
+    try:
+        text = resources.files("accelkit.data").joinpath("english_words.txt").read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        return []
+    return [w for line in text.splitlines() if (w := line.strip()) and not w.startswith("#") and w.isalpha()]
+
+
 def _vocabulary() -> dict[str, int]:
-    """Specials, every printable ASCII character and its ``##`` continuation, then the corpus's most frequent
-    words (ties broken alphabetically) up to :data:`VOCAB_SIZE`."""
+    """Specials, every printable ASCII character and its ``##`` continuation, the common suffixes, then the
+    corpus's words (most frequent first) and the most frequent English words, up to :data:`VOCAB_SIZE`."""
     import string
     from collections import Counter
 
     from accelkit.data.text import corpus_text, words
 
     chars = sorted(set(string.ascii_lowercase + string.digits + string.punctuation))
-    pieces = [*SPECIALS, *chars, *("##" + c for c in chars)]
+    pieces = [*SPECIALS, *chars, *("##" + c for c in chars), *("##" + s for s in SUFFIXES if len(s) > 1)]
     try:
         counts = Counter(w for w in words(corpus_text()) if len(w) > 1 and w.isalnum())
-    except AccelkitError:  # an installed copy without the corpus: characters alone still tokenize everything
+    except AccelkitError:  # an installed copy without the corpus
         counts = Counter()
-    pieces += sorted(counts, key=lambda w: (-counts[w], w))[: VOCAB_SIZE - len(pieces)]
+    seen = set(pieces)
+    for w in [*sorted(counts, key=lambda w: (-counts[w], w)), *english_words()]:
+        if len(pieces) >= VOCAB_SIZE:
+            break
+        if w not in seen:
+            seen.add(w)
+            pieces.append(w)
     return {piece: i for i, piece in enumerate(pieces)}
 
 
@@ -74,6 +101,9 @@ def _tokenizer_class() -> Any:
         ``batch_encode_plus`` (gone from transformers 5), which tutorials written for the SDKs call."""
 
         def encode_plus(self, text: Any, text_pair: Any = None, **kwargs: Any) -> Any:
+            if text_pair is None and isinstance(text, (tuple, list)) and len(text) == 2 \
+                    and all(isinstance(t, str) for t in text):
+                text, text_pair = text  # transformers 4 encoded a (question, context) tuple as one pair
             return self(text, text_pair, **_v4_keywords(kwargs))
 
         def batch_encode_plus(self, batch_text_or_text_pairs: Any, **kwargs: Any) -> Any:
@@ -91,7 +121,8 @@ def local_tokenizer(name: str = "local", model_max_length: int = 128, **kwargs: 
     ``max_position_embeddings``."""
     from tokenizers import Tokenizer
 
-    keep = {k: v for k, v in kwargs.items() if k in ("padding_side", "truncation_side", "model_max_length")}
+    keep = {k: v for k, v in kwargs.items()
+            if k in ("padding_side", "truncation_side", "model_max_length", "model_input_names")}
     tok = _tokenizer_class()(tokenizer_object=Tokenizer.from_str(_tokenizer_json()), unk_token="[UNK]",
                              pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
                              bos_token="[CLS]", eos_token="[SEP]", **{"model_max_length": model_max_length, **keep})
@@ -99,4 +130,4 @@ def local_tokenizer(name: str = "local", model_max_length: int = 128, **kwargs: 
     return tok
 
 
-__all__ = ["SPECIALS", "VOCAB_SIZE", "local_tokenizer"]
+__all__ = ["SPECIALS", "SUFFIXES", "VOCAB_SIZE", "english_words", "local_tokenizer"]

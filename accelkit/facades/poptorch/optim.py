@@ -110,7 +110,7 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
         try:
             for g in fuse:
                 g["fused"] = True
-            return super().step(closure)  # type: ignore[safe-super]
+            return self._update(closure)
         finally:
             for g in fuse:
                 g["fused"] = None
@@ -129,6 +129,10 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
                         if target is None or target.dtype != keep:
                             target = torch.empty(v.shape, dtype=keep)
                         self.state[p][k] = target.copy_(round_to(v, keep, True) if self.stochastic_rounding else v)
+
+    def _update(self, closure: Callable[[], Any] | None) -> Any:
+        """The update itself, on the (widened) weights and gradients: PyTorch's."""
+        return super().step(closure)  # type: ignore[safe-super]
 
     def _widened(self, p: torch.Tensor) -> dict[str, torch.Tensor]:
         """The fp32 buffers of 16-bit weight ``p``: its value, its gradient and its 16-bit state, by name."""
@@ -190,17 +194,18 @@ def _split(locals_: dict[str, Any], torch_cls: type) -> dict[str, Any]:
 
 class SGD(_PopTorchOptimizer, torch.optim.SGD):
     """``poptorch.optim.SGD(params, lr=None, momentum=None, dampening=None, weight_decay=None, nesterov=None,
-    maximize=None, foreach=None, differentiable=None, loss_scaling=None, velocity_accum_type=None,
-    velocity_scaling=None, use_combined_accum=None, max_grad_norm=None)``."""
+    maximize=None, foreach=None, differentiable=None, loss_scaling=None, velocity_scaling=None,
+    use_combined_accum=None, accum_type=None, velocity_accum_type=None, max_grad_norm=None)``."""
 
     def __init__(self, params: Iterable[Any], lr: float | None = None, momentum: float | None = None,
                  dampening: float | None = None, weight_decay: float | None = None, nesterov: bool | None = None,
                  maximize: bool | None = None, foreach: bool | None = None, differentiable: bool | None = None,
-                 loss_scaling: float | None = None, velocity_accum_type: torch.dtype | None = None,
-                 velocity_scaling: float | None = None, use_combined_accum: bool | None = None,
-                 max_grad_norm: float | None = None) -> None:
+                 loss_scaling: float | None = None, velocity_scaling: float | None = None,
+                 use_combined_accum: bool | None = None, accum_type: torch.dtype | None = None,
+                 velocity_accum_type: torch.dtype | None = None, max_grad_norm: float | None = None) -> None:
         torch.optim.SGD.__init__(self, params, **_split(locals(), torch.optim.SGD))
-        self._popart_init({}, loss_scaling, max_grad_norm, {"velocity_accum_type": velocity_accum_type},
+        self._popart_init({}, loss_scaling, max_grad_norm, {"accum_type": accum_type,
+                                                            "velocity_accum_type": velocity_accum_type},
                           {"velocity_scaling": velocity_scaling, "use_combined_accum": use_combined_accum})
 
 
@@ -229,7 +234,55 @@ class Adam(_adam_family(torch.optim.Adam)):  # type: ignore[misc]
 
 
 class AdamW(_adam_family(torch.optim.AdamW)):  # type: ignore[misc]
-    """``poptorch.optim.AdamW``: :class:`Adam`'s arguments, with decoupled weight decay (PyTorch's AdamW)."""
+    """``poptorch.optim.AdamW``: :class:`Adam`'s arguments, with decoupled weight decay (PyTorch's AdamW), and
+    ``bias_correction`` (default True, PyTorch's update; False leaves the moments uncorrected, as PopTorch's
+    ``bias_correction=False`` does: ``w -= lr * m / (sqrt(v) + eps)``)."""
+
+    def __init__(self, params: Iterable[Any], lr: float | None = None, betas: tuple[float, float] | None = None,
+                 eps: float | None = None, weight_decay: float | None = None, amsgrad: bool | None = None,
+                 maximize: bool | None = None, foreach: bool | None = None, capturable: bool | None = None,
+                 differentiable: bool | None = None, fused: bool | None = None, loss_scaling: float | None = None,
+                 bias_correction: bool | None = None, accum_type: torch.dtype | None = None,
+                 first_order_momentum_accum_type: torch.dtype | None = None,
+                 second_order_momentum_accum_type: torch.dtype | None = None,
+                 max_grad_norm: float | None = None) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, loss_scaling=loss_scaling, accum_type=accum_type,
+                         first_order_momentum_accum_type=first_order_momentum_accum_type,
+                         second_order_momentum_accum_type=second_order_momentum_accum_type,
+                         max_grad_norm=max_grad_norm)
+        self.bias_correction = True if bias_correction is None else bool(bias_correction)
+        if not self.bias_correction and any(g.get("amsgrad") for g in self.param_groups):
+            raise PopTorchError("poptorch.optim.AdamW(bias_correction=False) with amsgrad: PopTorch has no AMSGrad",
+                                fix="leave amsgrad unset")
+
+    def _fusable(self, params: list[torch.Tensor], narrow: dict[Any, Any]) -> list[dict[str, Any]]:
+        return super()._fusable(params, narrow) if self.bias_correction else []
+
+    @torch.no_grad()
+    def _update(self, closure: Callable[[], Any] | None) -> Any:
+        if self.bias_correction:
+            return super()._update(closure)
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            lr, eps, wd = float(group["lr"]), group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = -p.grad if group.get("maximize") else p.grad
+                state = self.state[p]
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] += 1
+                p.mul_(1 - lr * wd)  # decoupled weight decay
+                state["exp_avg"].lerp_(grad, 1 - b1)
+                state["exp_avg_sq"].mul_(b2).addcmul_(grad, grad, value=1 - b2)
+                p.addcdiv_(state["exp_avg"], state["exp_avg_sq"].sqrt().add_(eps), value=-lr)
+        return loss
 
 
 class RMSprop(_PopTorchOptimizer, torch.optim.RMSprop):

@@ -19,18 +19,62 @@ GRAPH_API = ("Builder", "TrainingSession", "InferenceSession", "DataFlow", "PySt
              "AnchorReturnType", "TensorInfo", "ConstSGD", "SGD", "Adam", "InitOp", "Patterns")
 
 
-class _OptionValue(str):
-    """One value of a PopART option enum, e.g. ``SubgraphCopyingStrategy.JustInTime`` (a named string)."""
+# PopART's session-option enums and their members in order (their integer values, which scripts pass as
+# ``int(popart.SubgraphCopyingStrategy.JustInTime)``): graphcore/popart, willow/include/popart/sessionoptions.hpp
+ENUMS: dict[str, tuple[str, ...]] = {
+    "GradientTensorTrackingMethod": ("AllNonViewChangingGradientTensors", "ConvAndMatmulGradients",
+                                     "GradientsOfUserSpecifiedTensors"),
+    "RecomputationType": ("None", "Standard", "NormOnly", "Pipeline", "RecomputeAll"),
+    "MergeVarUpdateType": ("None", "All", "AutoLoose", "AutoTight"),
+    "VirtualGraphMode": ("Off", "Manual", "Auto", "ExecutionPhases"),
+    "SyntheticDataMode": ("Off", "Zeros", "RandomNormal", "RandomUniform"),
+    "Instrumentation": ("Outer", "Inner"),
+    "BatchSerializationBatchSchedule": ("Scheduler", "Isomorphic", "OverlapOnIo", "OverlapOnCompute"),
+    "BatchSerializationTransformContext": ("Fwd", "Bwd"),
+    "BatchSerializationMethod": ("UnrollDynamic", "UnrollStatic", "Loop"),
+    "ExecutionPhaseIOSchedule": ("Preload", "OnDemand"),
+    "ExecutionPhaseSchedule": ("Interleaving", "Batch", "BatchClusteredIO"),
+    "AccumulateOuterFragmentSchedule": ("Scheduler", "Serial", "OverlapCycleOptimized", "OverlapMemoryOptimized"),
+    "SubgraphCopyingStrategy": ("OnEnterAndExit", "JustInTime"),
+    "MeanReductionStrategy": ("Running", "Post"),
+    "AutodiffStitchStrategy": ("RecomputeMinimal", "RecomputeAllNonInputs", "AddFwdOutputs", "SafeAddFwdOutputs"),
+}
+
+
+class _OptionValue(int):
+    """One value of a PopART option enum, e.g. ``SubgraphCopyingStrategy.JustInTime``: its integer value (what
+    ``int(...)`` gives a PopART enum) that prints as its name."""
+
+    name: str
+
+    def __new__(cls, value: int, name: str) -> _OptionValue:
+        self = super().__new__(cls, value)
+        self.name = name
+        return self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+class _NamedValue(str):
+    """A value of a PopART option enum accelkit has no member list for: a named string (recorded, not simulated)."""
 
 
 class _OptionEnum:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, value: str) -> _OptionValue:
+    def __getattr__(self, value: str) -> Any:
         if value.startswith("_"):
             raise AttributeError(value)
-        return _OptionValue(f"{self._name}.{value}")
+        members = ENUMS.get(self._name)
+        if members is None:
+            return _NamedValue(f"{self._name}.{value}")
+        if value not in members:
+            raise AttributeError(f"popart.{self._name} has no member {value!r} (it has {', '.join(members)})")
+        return _OptionValue(members.index(value), f"{self._name}.{value}")
 
     def __repr__(self) -> str:
         return f"popart.{self._name}"
