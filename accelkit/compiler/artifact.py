@@ -111,6 +111,8 @@ def _read_manifest(root: Path) -> tuple[Path, dict[str, Any]]:
 def _check_options(opts: dict[str, Any], mpath: Path) -> None:
     """The compile options are the kinds of value ``compile`` accepts (a checksum says the file is as written,
     not that its writer wrote sense)."""
+    from accelkit.graph.capture import OPTIMIZERS
+
     for key in ("batch_size", "micro_batch", "example_batch", "chips"):
         _positive_int(opts, key, mpath)
     if opts.get("fallback") not in (None, "host"):
@@ -130,6 +132,9 @@ def _check_options(opts: dict[str, Any], mpath: Path) -> None:
     if opts.get("output_mode") not in (None, "all", "final"):
         raise ArtifactError(f"{mpath}: options.output_mode is {opts.get('output_mode')!r}, not None, 'all' or 'final'",
                             fix=_FIX)
+    if opts.get("optimizer", "") not in ("", "custom", *OPTIMIZERS):
+        raise ArtifactError(f"{mpath}: options.optimizer is {opts.get('optimizer')!r}, not one of "
+                            f"{['', 'custom', *OPTIMIZERS]}", fix=_FIX)
     for key in ("training", "synthetic_data", "input_overlap"):
         if not isinstance(opts.get(key, key == "input_overlap"), bool):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
@@ -198,6 +203,8 @@ def _load(root: Path, reading: list[Path]) -> Any:
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         input_rate=float(opts["input_rate"]) if opts.get("input_rate") is not None else None,
         input_overlap=bool(opts.get("input_overlap", True)), output_mode=opts.get("output_mode"),
+        # older artifacts: a training program's step ran AdamW, the only update accelkit modelled then
+        optimizer=str(opts.get("optimizer", "adamw" if opts["training"] else "")),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel.from_dict(k) for k in manifest["kernels"]],

@@ -7,8 +7,10 @@ The plan counts four kinds of bytes per chip, at the compile's precision:
   for training every op's output of one micro-batch, kept for the backward pass
   (``recompute="selective"`` keeps each fused kernel's result only, ``"full"`` one tensor per layer);
 - gradients (training): one per weight, at the compile precision;
-- optimizer state (training): Adam's two moments plus an fp32 master copy = 12 bytes per weight
-  (mixed-precision practice, Micikevicius et al. 2018).
+- optimizer state (training): the update's fp32 state per weight (AdamW's or Adam's two moments, SGD's
+  momentum velocity, nothing for plain SGD; ``ak.compile(optimizer=...)``, a Session's own optimizer) plus,
+  when the weights are 16-bit, their fp32 master copy: 12 bytes per weight for mixed-precision AdamW
+  (Micikevicius et al. 2018), 8 for fp32 AdamW, 4 for fp32 SGD with momentum.
 
 Modes per family (``auto`` picks the first that holds):
 
@@ -37,7 +39,17 @@ from accelkit.hardware.spec import AcceleratorSpec, fmt_bytes
 
 # Part of on-chip SRAM a compiler can give to tensors (see accelkit.sim.constants, illustrative).
 USABLE_SRAM_FRACTION: float = constants.value("USABLE_SRAM_FRACTION")  # the default; see usable_note(family)
-OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments
+OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments (mixed-precision AdamW)
+
+
+def optimizer_state_bytes(optimizer: str, elem_bytes: float) -> float:
+    """Bytes of optimizer state per weight: 4 per fp32 state tensor of the update (``optimizer`` names one of
+    :data:`accelkit.graph.capture.OPTIMIZERS`; an optimizer accelkit does not know counts as AdamW's two), plus
+    the fp32 master copy that 16-bit weights are trained with."""
+    from accelkit.graph.capture import OPTIMIZERS
+
+    states = OPTIMIZERS.get(optimizer, OPTIMIZERS["adamw"])[0]
+    return 4.0 * states + (4.0 if elem_bytes < 4 else 0.0)
 
 MODES = {family: model.modes for family, model in REGISTRY.items()}
 """Each family's execution modes, fastest first, as its execution model (``accelkit.families``) lists them."""
@@ -143,17 +155,18 @@ class Footprint:
     largest_layer_weights: int
     training: bool
     elem_bytes: float  # bytes per weight at the compile's precision
+    optimizer_state: float = OPTIMIZER_BYTES_PER_PARAM  # training: optimizer bytes per weight (optimizer_state_bytes)
 
     def per_chip(self, shards: int) -> tuple[int, int, int, int]:
         w = math.ceil(self.weights / shards)
         act = math.ceil((self.activations_stored if self.training else self.activations_peak) / max(1, shards))
         grad = w if self.training else 0
-        opt = math.ceil(self.weights / shards / self.elem_bytes * OPTIMIZER_BYTES_PER_PARAM) if self.training else 0
+        opt = math.ceil(self.weights / shards / self.elem_bytes * self.optimizer_state) if self.training else 0
         return w, act, grad, opt
 
 
 def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, recompute: str,
-              elem_bytes: float) -> Footprint:
+              elem_bytes: float, optimizer: str = "adamw") -> Footprint:
     fwd = [k for k in kernels if k.section == "fwd"]
     peak = max((k.bytes_read - k.param_bytes + k.bytes_written for k in fwd), default=0)
     if recompute == "full":  # keep one tensor per layer, recompute the rest in backward
@@ -168,7 +181,8 @@ def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, reco
     layers: dict[str, int] = {}
     for k in fwd:
         layers[k.group] = layers.get(k.group, 0) + k.param_bytes
-    return Footprint(weights_bytes, peak, stored, max(layers.values(), default=0), training, elem_bytes)
+    return Footprint(weights_bytes, peak, stored, max(layers.values(), default=0), training, elem_bytes,
+                     optimizer_state_bytes(optimizer, elem_bytes))
 
 
 def capacity_text(usable: int, datasheet: int) -> str:

@@ -26,6 +26,7 @@ from accelkit.cost import Parallel
 from accelkit.cost.rates import Rates
 from accelkit.errors import CompileError, PrecisionError
 from accelkit.families import ExecutionModel, model_for
+from accelkit.graph.capture import OPTIMIZERS
 from accelkit.hardware.spec import AcceleratorSpec
 
 RECOMPUTE = ("none", "selective", "full")
@@ -59,6 +60,7 @@ class CompileOptions:
     input_rate: float | None = None  # samples/s the host's input pipeline delivers (None: never the bound)
     input_overlap: bool = True  # the pipeline loads the next batch while the chip runs (False: in the training process)
     output_mode: str | None = None  # "all" or "final" (PopTorch's OutputMode); None: training "final", inference "all"
+    optimizer: str = "adamw"  # the update a training step runs (accelkit.graph.capture.OPTIMIZERS)
     family: ExecutionModel = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -70,7 +72,8 @@ class CompileOptions:
               chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
               recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
               device_iterations: Any = 1, synthetic_data: Any = False, input_rate: Any = None,
-              input_overlap: Any = True, output_mode: Any = None, role: Role = "compile") -> CompileOptions:
+              input_overlap: Any = True, output_mode: Any = None, optimizer: Any = "adamw",
+              role: Role = "compile") -> CompileOptions:
         """Check what a compile is asked for before any work starts; every refusal names the argument and the
         fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
         server its engine)."""
@@ -94,6 +97,7 @@ class CompileOptions:
         flag("input_overlap", input_overlap)
         if output_mode is not None:
             one_of("output_mode", output_mode, OUTPUT_MODES, error=CompileError)
+        one_of("optimizer", optimizer, tuple(OPTIMIZERS), error=CompileError)
         whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
         check_mode(spec, mode)
         family = model_for(spec.family)
@@ -116,7 +120,7 @@ class CompileOptions:
                    mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
                    fallback=fallback, stack=stack_name, device_iterations=device_iterations,
                    synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
-                   output_mode=output_mode, family=family)
+                   output_mode=output_mode, optimizer=optimizer, family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
         """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed

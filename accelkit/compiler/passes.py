@@ -14,6 +14,7 @@ from typing import Any
 
 from accelkit.cost.kernel import Generated, Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.families import ExecutionModel, model_for
+from accelkit.graph.capture import OPTIMIZERS
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, attention_score_flops, matmul_dims
 from accelkit.graph.ir import Graph, Node
 
@@ -100,7 +101,8 @@ def _model(family: str | ExecutionModel) -> ExecutionModel:
 
 def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1",
            host: frozenset[str] = frozenset(),
-           weight_shapes: frozenset[tuple[int, ...]] = frozenset()) -> tuple[list[Kernel], PassResult]:
+           weight_shapes: frozenset[tuple[int, ...]] = frozenset(),
+           update: tuple[int, dict[str, int]] | None = None) -> tuple[list[Kernel], PassResult]:
     """Groups nodes into kernels, and kernels into layers (``Kernel.group``).
 
     A matmul-type op starts a kernel and the elementwise ops after it fuse into it as an epilogue
@@ -115,7 +117,10 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
 
     Nodes in ``host`` (``compile(..., fallback="host")``) never share a kernel with nodes that are not.
     ``weight_shapes`` (the parameters' shapes) mark the tensors whose bytes do not grow with the batch
-    (``Kernel.fixed_*``).
+    (``Kernel.fixed_*``). ``update`` is the optimizer's (state tensors per weight, each module's own parameter
+    bytes): a fused optimizer kernel updates its module's weights in place, reading each weight, its gradient and
+    its state once and writing the weight and its state once (a multi-tensor update), which the bytes of the ops
+    it fuses do not say (each op mutates a tensor an earlier op of the kernel made).
     """
     model = _model(family)
     # a family with fusion levels fuses nothing at its first (SambaFlow o0: every op a section of its own)
@@ -147,6 +152,10 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
     kernels = [_kernel(i, g, root, weight_shapes) for i, g in enumerate(groups)]
     if unfused:  # every op is a group (an RDU section) of its own
         kernels = [replace(k, group=k.name) for k in kernels]
+    elif update is not None:
+        states, own = update
+        kernels = [replace(k, bytes_read=(2 + states) * own[k.module], bytes_written=(1 + states) * own[k.module])
+                   if k.section == "opt" and own.get(k.module) else k for k in kernels]
     n_groups = len(layers(kernels))
     unit = model.fusion_unit
     return kernels, PassResult(
@@ -256,7 +265,14 @@ def run_pipeline(graph: Graph, *, family: str | ExecutionModel, level: str, find
         nodes, res = fn(nodes, **kw)
         results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))
     weight_shapes = frozenset(tuple(m.shape) for m in graph.params.values())
-    kernels, res = fusion(nodes, family=family, level=level, host=host, weight_shapes=weight_shapes)
+    update = None
+    if graph.training and graph.optimizer in OPTIMIZERS:
+        own: dict[str, int] = {}
+        for name, meta in graph.params.items():
+            module = name.rsplit(".", 1)[0] if "." in name else ""
+            own[module] = own.get(module, 0) + meta.nbytes
+        update = (OPTIMIZERS[graph.optimizer][0], own)
+    kernels, res = fusion(nodes, family=family, level=level, host=host, weight_shapes=weight_shapes, update=update)
     results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))  # fusion groups nodes into kernels
     kernels, res = kernel_matching(kernels, family=family, nodes=nodes)
     results.append(replace(res, graph=results[-1].graph))  # matching labels kernels; the nodes stay as fused

@@ -89,6 +89,7 @@ class CompiledProgram:
     input_rate: float | None = None  # samples/s the host's input pipeline delivers; a slower one bounds the step
     input_overlap: bool = True  # ... while the chip runs the step before (False: in the training process, between)
     output_mode: str | None = None  # "all", "final" (PopTorch's OutputMode); None: training "final", inference "all"
+    optimizer: str = ""  # training: the update each step runs (accelkit.graph.capture.OPTIMIZERS); "": inference
     # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
     options: CompileOptions | None = field(default=None, repr=False, compare=False)
 
@@ -234,14 +235,15 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
                   chips: Any = 1, mode: Any = "auto", training: Any = False, parallel: Any = None,
                   recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
                   stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False,
-                  input_rate: Any = None, input_overlap: Any = True, output_mode: Any = None) -> AcceleratorSpec:
+                  input_rate: Any = None, input_overlap: Any = True, output_mode: Any = None,
+                  optimizer: Any = "adamw") -> AcceleratorSpec:
     """Check what :func:`compile` is asked for before any work starts; returns the target's spec. Every refusal
     names the argument. (:meth:`CompileOptions.check` checks the same and keeps the result.)"""
     return CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                 chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
                                 fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
                                 synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
-                                output_mode=output_mode).spec
+                                output_mode=output_mode, optimizer=optimizer).spec
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,7 @@ class Lowered:
     model: nn.Module | None = field(default=None, repr=False, compare=False)
 
 
-def _graph_of(model: nn.Module | Graph, example_inputs: Any, training: bool) -> Graph:
+def _graph_of(model: nn.Module | Graph, example_inputs: Any, training: bool, optimizer: str = "adamw") -> Graph:
     if isinstance(model, Graph):
         if training and not model.training:
             raise CompileError("training=True needs a graph captured with training=True",
@@ -273,7 +275,7 @@ def _graph_of(model: nn.Module | Graph, example_inputs: Any, training: bool) -> 
         if example_inputs is None:
             raise CompileError("compile needs example inputs to capture the model",
                                fix="ak.compile(model, (torch.randn(8, 16),), target=...)")
-        return captured(model, example_inputs, training)
+        return captured(model, example_inputs, training, optimizer)
     raise CompileError(f"compile needs an nn.Module or a captured Graph, not {type(model).__name__}",
                        fix="pass the model object (e.g. MyNet()) and its example inputs")
 
@@ -336,7 +338,7 @@ def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions
     """Capture (or reuse) the graph, check it against the chip and run the passes: everything a compile does
     before it chooses a parallel split and a memory plan."""
     spec = options.spec
-    graph = _graph_of(model, example_inputs, options.training)
+    graph = _graph_of(model, example_inputs, options.training, options.optimizer)
     example_batch, batch, micro = _batches(graph, options)
     findings = _legality_findings(model, example_inputs, graph, spec, options.fallback)
     host = host_nodes(graph, findings, spec.dtypes) if options.fallback == "host" else frozenset()
@@ -365,7 +367,8 @@ def memory_plans(lowered: Lowered, options: CompileOptions, parallel: Parallel) 
     mem_kernels = [k.scaled(act_batch / lowered.example_batch, lowered.byte_scale)
                    for k in device_kernels(list(lowered.kernels))]
     fp: Footprint = footprint(mem_kernels, weights_bytes=lowered.weights_bytes, training=options.training,
-                              recompute=options.recompute, elem_bytes=element_bytes(options.precision))
+                              recompute=options.recompute, elem_bytes=element_bytes(options.precision),
+                              optimizer=optimizer_of(lowered.graph, options))
     return plan_options(fp, options.spec, chips=options.chips, model_shards=parallel.model_shards, mode=options.mode,
                         family=options.family)
 
@@ -390,7 +393,15 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
         model=lowered.model, host=lowered.host, host_spec=lowered.host_spec, fallback=options.fallback,
         stack=options.stack, device_iterations=options.device_iterations, synthetic_data=options.synthetic_data,
         input_rate=options.input_rate, input_overlap=options.input_overlap, output_mode=options.output_mode,
-        options=options)
+        optimizer=optimizer_of(lowered.graph, options), options=options)
+
+
+def optimizer_of(graph: Graph, options: CompileOptions) -> str:
+    """The update a training program's steps run: the one its graph recorded (a graph captured by the caller
+    keeps its own), else the options'; "" for inference."""
+    if not options.training:
+        return ""
+    return graph.optimizer or options.optimizer
 
 
 def __getattr__(name: str) -> Any:

@@ -518,11 +518,33 @@ class _Recorder(TorchDispatchMode):
         return out
 
 
+OPTIMIZERS: dict[str, tuple[int, str]] = {
+    "adamw": (2, "AdamW: two moments per weight"),
+    "adam": (2, "Adam: two moments per weight"),
+    "sgd": (1, "SGD with momentum: one velocity per weight"),
+    "sgd-plain": (0, "SGD without momentum: no state"),
+}
+"""The optimizers a training capture records, by name: (state tensors per weight, what they are)."""
+
+
+def optimizer_kind(optimizer: Any) -> str | None:
+    """The name in :data:`OPTIMIZERS` of a PyTorch optimizer's update (an AdamW, an SGD with or without momentum,
+    the vendors' subclasses of them); None for any other optimizer."""
+    if isinstance(optimizer, torch.optim.AdamW):
+        return "adamw"
+    if isinstance(optimizer, torch.optim.Adam):
+        return "adam"
+    if isinstance(optimizer, torch.optim.SGD):
+        return "sgd" if any(g.get("momentum") for g in optimizer.param_groups) else "sgd-plain"
+    return None
+
+
 def _make_optimizer(name: str | Callable[..., torch.optim.Optimizer], params: list[torch.Tensor]) -> Any:
     if callable(name):
         return name(params)
     table = {
         "sgd": lambda p: torch.optim.SGD(p, lr=1e-3, momentum=0.9, foreach=False),
+        "sgd-plain": lambda p: torch.optim.SGD(p, lr=1e-3, foreach=False),
         "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=False),
         "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=False),
     }
@@ -712,7 +734,8 @@ def _capture(model: nn.Module, example_inputs: Any, training: bool,
     g = Graph(nodes=tuple(nodes), inputs=inputs, params=params, outputs=outputs, buffers=buffers, model_name=name,
               wrapper_prefix=prefix, channels_last=channels_last(model, example_inputs),
               training=training, capture_s=time.perf_counter() - t0, notes=notes, mutated_inputs=mutated,
-              output_names=output_names, non_tensor_outputs=non_tensor)
+              output_names=output_names, non_tensor_outputs=non_tensor,
+              optimizer=("" if not training else optimizer if isinstance(optimizer, str) else "custom"))
     return g
 
 
@@ -796,14 +819,14 @@ def _structure_key(model: nn.Module) -> tuple[Any, ...]:
     return tuple(modules), tuple(tensors)
 
 
-def captured(model: nn.Module, example_inputs: Any, training: bool) -> Graph:
-    """The model's graph for these input shapes, captured once and reused by later compiles of the same,
-    unchanged model (see :func:`_structure_key`)."""
+def captured(model: nn.Module, example_inputs: Any, training: bool, optimizer: str = "adamw") -> Graph:
+    """The model's graph for these input shapes (a training graph with ``optimizer``'s step), captured once and
+    reused by later compiles of the same, unchanged model (see :func:`_structure_key`)."""
     structure = _structure_key(model)
-    key = (_input_key(example_inputs), training, structure)
+    key = (_input_key(example_inputs), training, structure, optimizer if training else "")
     cache = _GRAPHS.setdefault(model, {})
     if key not in cache:
         for stale in [k for k in cache if k[2] != structure]:  # graphs of the model before it changed
             del cache[stale]
-        cache[key] = capture(model, example_inputs, training=training)
+        cache[key] = capture(model, example_inputs, training=training, optimizer=optimizer)
     return cache[key]

@@ -114,6 +114,9 @@ class Graph:
     # the images are laid out channels last (NHWC: ``x.to(memory_format=torch.channels_last)``, or a model whose
     # convolution weights were converted): PyTorch picks other kernels for them (batch norm, cuDNN's layout)
     channels_last: bool = False
+    # the optimizer whose step a training capture recorded (a name of accelkit.graph.capture.OPTIMIZERS, "custom"
+    # for a callable); "" for an inference capture
+    optimizer: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(self.nodes))
@@ -228,7 +231,7 @@ def graph_to_dict(g: Graph) -> dict[str, Any]:
         "outputs": [_meta_to(m) for m in g.outputs],
         "mutated_inputs": dict(g.mutated_inputs), "output_names": list(g.output_names),
         "wrapper_prefix": g.wrapper_prefix, "non_tensor_outputs": list(g.non_tensor_outputs),
-        "channels_last": g.channels_last, "nodes": nodes,
+        "channels_last": g.channels_last, "optimizer": g.optimizer, "nodes": nodes,
     }
 
 
@@ -248,5 +251,5 @@ def graph_from_dict(d: dict[str, Any]) -> Graph:
         notes=list(d["notes"]), mutated_inputs=dict(d["mutated_inputs"]), output_names=list(d["output_names"]),
         wrapper_prefix=str(d.get("wrapper_prefix", "")),
         non_tensor_outputs=tuple(str(t) for t in d.get("non_tensor_outputs", ())),
-        channels_last=bool(d.get("channels_last", False)),
+        channels_last=bool(d.get("channels_last", False)), optimizer=str(d.get("optimizer", "") or ""),
     )

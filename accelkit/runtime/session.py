@@ -17,7 +17,9 @@ shapes) and each step adds the modelled time of the sections it ran (fwd / bckwd
 multi-chip communication). Nothing about the clock is measured. ``input_rate=`` (samples per second your
 DataLoader delivers, measured with ``accelkit.profiler.input_rate``) makes a step wait for the data it cannot be
 fed in time, as ``ak.compile``'s does (``input_overlap=False``: a loader in the training process, whose every
-batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it;
+batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it; the
+optimizer step's time and state follow the session's optimizer (AdamW, Adam, SGD with or without momentum;
+another optimizer is modelled as AdamW, and the report says which update it modelled);
 ``session.loader`` measures instead how long this CPU's loop waited.
 """
 
@@ -40,7 +42,7 @@ from accelkit.compiler.options import CompileOptions
 from accelkit.compiler.program import CompiledProgram
 from accelkit.cost.report import utilization_text
 from accelkit.errors import AccelkitError, ModelError
-from accelkit.graph.capture import user_code
+from accelkit.graph.capture import optimizer_kind, user_code
 from accelkit.graph.ir import SECTIONS  # the sections a step runs (also read here by older imports)
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
 from accelkit.hardware.precision import (
@@ -201,7 +203,7 @@ class Session:
                                        chips=chips, mode=mode, parallel=parallel, fallback=fallback, stack=stack,
                                        device_iterations=device_iterations, synthetic_data=synthetic_data,
                                        input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
-                                       role="session")
+                                       optimizer=optimizer_kind(optimizer) or "adamw", role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

@@ -402,4 +402,5 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         io_note=io_model.loop if io_model is not None else "",
         input_rate=prog.input_rate if not prog.synthetic_data else None, input_overlap=prog.input_overlap,
         output_mode=output_mode(prog) if model.host_io is not None else "",
+        optimizer=prog.optimizer if prog.training else "",
     )

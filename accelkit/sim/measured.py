@@ -226,6 +226,15 @@ def _stack_of(row: dict[str, str]) -> str:
     return row.get("stack") or "eager"  # the first file's rows all ran in eager PyTorch (its runtime column)
 
 
+def _optimizer_of(row: dict[str, str]) -> str:
+    """The update a training row's step ran, as its runtime column says (the first file: "fused AdamW (GPT-2,
+    BERT) / SGD momentum (ResNet-50)"); AdamW where a row does not say."""
+    runtime = row.get("runtime") or ""
+    if row["model"].lower() == "resnet50" and "SGD momentum (ResNet-50)" in runtime:
+        return "sgd"
+    return "adamw"
+
+
 def _target_of(row: dict[str, str]) -> str | AcceleratorSpec:
     from accelkit.hardware import load
 
@@ -287,7 +296,9 @@ def _run(row: dict[str, str], models: dict[str, nn.Module]) -> tuple[float, str]
         prog = ak.compile(m.eval(), (x,), **kw)
     else:
         m, inputs = _workload_model(row, model)
-        prog = ak.compile(m, inputs, batch_size=batch, training=workload == "train", **kw)
+        train = workload == "train"
+        prog = ak.compile(m, inputs, batch_size=batch, training=train,
+                          **(kw | {"optimizer": _optimizer_of(row)} if train else kw))
     rep = prog.report
     bound = max(rep.breakdown.parts_s.items(), key=lambda kv: kv[1])[0]
     return rep.step_time_s, bound

@@ -115,6 +115,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     input_rate: float | None = None,
     input_overlap: bool = True,
     output_mode: str | None = None,
+    optimizer: str = "adamw",
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -145,13 +146,17 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``output_mode`` is what each call sends back (PopTorch's ``OutputMode``): ``"final"`` (the call's last step's
     outputs, a training model's default) or ``"all"`` (every step's, an inference model's default); where every
     copy synchronises with the host (Poplar), ``"all"`` in training adds a copy to every step.
+    ``optimizer`` is the update a training step runs: ``"adamw"`` (the default), ``"adam"``, ``"sgd"`` (with
+    momentum: one velocity per weight) or ``"sgd-plain"`` (no state); it sets the optimizer step's kernels and the
+    optimizer state the memory plan holds (an ``ak.Session`` uses its own optimizer's).
     """
     auto = chips == "auto"
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                    chips=1 if auto else chips, mode=mode, training=training, parallel=parallel,
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
                                    device_iterations=device_iterations, synthetic_data=synthetic_data,
-                                   input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode)
+                                   input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
+                                   optimizer=optimizer)
     if not auto:
         return compile_with(model, example_inputs, options)
     return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),

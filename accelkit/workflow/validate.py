@@ -380,28 +380,31 @@ CASES: dict[str, Case] = {
                    "model is faster than the figure by more than the error shows"),
     "a100x1-resnet50-train-amp": Case(
         "resnet50", "train", {"target": "a100", "chips": 1, "precision": "fp16", "stack": "eager",
-                              "batch_size": 256}, inputs=(1, 3, 224, 224),
+                              "batch_size": 256, "optimizer": "sgd"}, inputs=(1, 3, 224, 224),
         assumption="NVIDIA's PyTorch recipe runs eager PyTorch with native AMP (fp16 autocast over fp32 weights), "
                    "batch 256 per GPU, SGD with momentum; DALI feeds the images, so the input pipeline is not the "
                    "bound; transformers' ResNet-50 has torchvision's layers"),
     "a100x1-resnet50-train-tf32": Case(
         "resnet50", "train", {"target": "a100", "chips": 1, "precision": "tf32", "stack": "eager",
-                              "batch_size": 256}, inputs=(1, 3, 224, 224),
+                              "batch_size": 256, "optimizer": "sgd"}, inputs=(1, 3, 224, 224),
         assumption="the same recipe in TF32: fp32 weights and activations, matmuls and convolutions on the tensor "
                    "cores at the TF32 rate; batch 256 per GPU"),
     # Graphcore's ResNet-50 training at scale: a dataflow chip's published training throughput
     "bow16-resnet50-train": Case(
         "resnet50", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=16), "precision": "fp16",
-                              "batch_size": 1920, "micro_batch": 20, "recompute": "full", "synthetic_data": True},
+                              "batch_size": 1920, "micro_batch": 20, "recompute": "full", "synthetic_data": True,
+                              "optimizer": "sgd"},
         inputs=(1, 3, 224, 224), assumption=_GC_RN50 + "; the performance page's run: config "
         "mk2_resnet50_mlperf_pod16_bs20 (16 replicas of one IPU, micro-batch 20, 6 micro-batches accumulated: 1,920 "
         "images a step, SGD with momentum)"),
     "gc200x16-resnet50-train-mlperf": Case(
         "resnet50", "train", {"target": "gc200", "chips": 16, "parallel": Parallel(data=16), "precision": "fp16",
-                              "batch_size": 3200, "micro_batch": 20, "recompute": "full", "synthetic_data": True},
+                              "batch_size": 3200, "micro_batch": 20, "recompute": "full", "synthetic_data": True,
+                              "optimizer": "sgd"},
         inputs=(1, 3, 224, 224), assumption=_GC_RN50 + "; the MLPerf v1.1 run: config "
         "mk2_resnet50_mlperf_pod16_lars (16 replicas of one IPU, micro-batch 20, 10 micro-batches accumulated: 3,200 "
-        "images a step, LARS); '30k images per second' is the blog's rounding"),
+        "images a step, LARS: SGD's momentum per weight plus a norm per layer, modelled as SGD with momentum); '30k "
+        "images per second' is the blog's rounding"),
     "tsp1-resnet50-b1": Case(
         "resnet50", "infer", {"target": "tsp", "chips": 1, "precision": "int8", "device_iterations": 1000},
         inputs=(1, 3, 224, 224),
@@ -443,28 +446,28 @@ CASES: dict[str, Case] = {
     # the vendors' small models, where a step is short enough for the host's share to show
     "gc200x1-data-loading-synthetic": Case(
         "graphcore-data-loading-net", "train",
-        {"target": "gc200", "chips": 1, "precision": "fp32", "device_iterations": 50, "synthetic_data": True},
-        inputs=(16, 1, 128, 128),
+        {"target": "gc200", "chips": 1, "precision": "fp32", "device_iterations": 50, "synthetic_data": True,
+         "optimizer": "sgd"}, inputs=(16, 1, 128, 128),
         assumption=_GC_DATA_LOADING + "; enableSyntheticData(True): no input crosses the host link, the call's round "
                    "trip remains"),
     "gc200x1-data-loading-real": Case(
         "graphcore-data-loading-net", "train",
-        {"target": "gc200", "chips": 1, "precision": "fp32", "device_iterations": 50, "input_rate": 37710.0},
-        inputs=(16, 1, 128, 128),
+        {"target": "gc200", "chips": 1, "precision": "fp32", "device_iterations": 50, "input_rate": 37710.0,
+         "optimizer": "sgd"}, inputs=(16, 1, 128, 128),
         assumption=_GC_DATA_LOADING + "; real data: every iteration's 16 images cross the host link; the asynchronous "
                    "DataLoader delivers 37,710 items/s on its own (measured by the same run: input_rate) while the "
                    "IPU computes"),
     "gc200x2-data-loading-synthetic": Case(
         "graphcore-data-loading-net", "train",
         {"target": "gc200", "chips": 2, "parallel": Parallel(data=2), "precision": "fp32", "device_iterations": 50,
-         "synthetic_data": True}, inputs=(32, 1, 128, 128),
+         "synthetic_data": True, "optimizer": "sgd"}, inputs=(32, 1, 128, 128),
         assumption=_GC_DATA_LOADING.replace("1 replica", "2 replicas (replicationFactor 2: one copy of the model per "
                                             "IPU, gradients all-reduced every step)").replace("800 items", "1,600 items")
         + "; enableSyntheticData(True): no input crosses the host link, the call's round trip remains"),
     "gc200x2-data-loading-real": Case(
         "graphcore-data-loading-net", "train",
         {"target": "gc200", "chips": 2, "parallel": Parallel(data=2), "precision": "fp32", "device_iterations": 50,
-         "input_rate": 42604.88},
+         "input_rate": 42604.88, "optimizer": "sgd"},
         inputs=(32, 1, 128, 128),
         assumption=_GC_DATA_LOADING.replace("1 replica", "2 replicas (replicationFactor 2: one copy of the model per "
                                             "IPU, gradients all-reduced every step)").replace("800 items", "1,600 items")
@@ -473,8 +476,8 @@ CASES: dict[str, Case] = {
     "bow1-mnist-poptorch": Case(
         "graphcore-mnist-net", "train",
         {"target": "bow", "chips": 1, "precision": "fp32", "device_iterations": 50, "output_mode": "all",
-         "input_overlap": False}, inputs=(8, 1, 28, 28),
-        assumption="Graphcore's MNIST tutorial as ALCF runs it (srun --ipus=1 on the Bow-Pod64): trainingModel with SGD, "
+         "input_overlap": False, "optimizer": "sgd-plain"}, inputs=(8, 1, 28, 28),
+        assumption="Graphcore's MNIST tutorial as ALCF runs it (srun --ipus=1 on the Bow-Pod64): trainingModel with plain SGD (no momentum), "
                    "batch 8, deviceIterations 50 (400 images per call), fp32, outputMode All (every batch's predictions "
                    "and loss come back: a stream copy to the host each step); images/s = the 60,000 training images "
                    "over an epoch's wall time, host included: tqdm's 7.71 s per epoch is the 10 epochs' 77 s (ALCF's "

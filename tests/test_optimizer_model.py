@@ -1,0 +1,59 @@
+"""The optimizer a training step runs sets its modelled update and the optimizer state the memory plan holds:
+``ak.compile(optimizer=...)``, a Session's own optimizer, an artifact's record of it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import accelkit as ak
+from accelkit.errors import CompileError
+
+
+def _mlp(wide: int = 256) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(64, wide), nn.ReLU(), nn.Linear(wide, 10)), (torch.randn(32, 64),)
+
+
+def test_the_update_and_its_state_follow_the_optimizer() -> None:
+    model, x = _mlp(wide=32768)  # 2.4 M weights: the update is bound by the bytes it moves, not by its launches
+    params = sum(p.numel() for p in model.parameters())
+    progs = {o: ak.compile(model, x, target="a100", precision="fp32", training=True, optimizer=o)
+             for o in ("adamw", "adam", "sgd", "sgd-plain")}
+    state = {o: p.memory_plan.optimizer_bytes for o, p in progs.items()}
+    # fp32 weights need no master copy: AdamW's two moments, SGD's one velocity, plain SGD nothing
+    assert state == {"adamw": 8 * params, "adam": 8 * params, "sgd": 4 * params, "sgd-plain": 0}
+    opt_s = {o: p.report.sections_s["opt"] for o, p in progs.items()}
+    assert opt_s["adamw"] > opt_s["sgd"] > opt_s["sgd-plain"] > 0  # fewer state tensors read and written
+    assert progs["sgd"].report.sections_s["fwd"] == pytest.approx(progs["adamw"].report.sections_s["fwd"])
+    assert "training (sgd)" in progs["sgd"].report.summary()
+    mixed = ak.compile(model, x, target="a100", precision="bf16", training=True)  # the default: AdamW
+    assert mixed.optimizer == "adamw" and mixed.memory_plan.optimizer_bytes == 12 * params  # + the fp32 master
+    assert ak.compile(model, x, target="a100").optimizer == ""  # inference runs no update
+    with pytest.raises(CompileError, match="optimizer='lamb' is not one of"):
+        ak.compile(model, x, target="a100", training=True, optimizer="lamb")
+
+
+@pytest.mark.parametrize(("make", "kind"), [
+    (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), "sgd"),
+    (lambda p: torch.optim.SGD(p, lr=0.1), "sgd-plain"),
+    (lambda p: torch.optim.Adam(p, lr=1e-3), "adam"),
+    (lambda p: torch.optim.RMSprop(p, lr=1e-3), "adamw"),  # no model of its own: modelled as AdamW, and said
+])
+def test_a_session_models_its_own_optimizers_update(make, kind: str) -> None:
+    model, (x,) = _mlp()
+    y = torch.randint(0, 10, (32,))
+    session = ak.Session(model, target="a100", optimizer=make(model.parameters()), loss_fn=nn.CrossEntropyLoss())
+    session.run(x, labels=y)
+    assert session.compiled is not None and session.compiled.optimizer == kind
+    assert f"training ({kind})" in session.compiled.report.summary()
+
+
+def test_an_artifact_keeps_the_optimizer(tmp_path) -> None:
+    model, x = _mlp()
+    prog = ak.compile(model, x, target="gc200", precision="fp32", training=True, optimizer="sgd")
+    prog.save(tmp_path / "m.akp")
+    back = ak.load(tmp_path / "m.akp")
+    assert back.optimizer == "sgd" and back.memory_plan.optimizer_bytes == prog.memory_plan.optimizer_bytes
+    assert back.report.step_time_s == pytest.approx(prog.report.step_time_s)
