@@ -501,6 +501,36 @@ def test_synthetic_data_loads_a_checkpoint_the_script_saved_and_stands_in_for_th
     assert any("loads the checkpoint saved in that folder" in s for s in said)
 
 
+def test_a_call_whose_numerics_keep_this_cpu_busy_for_minutes_says_so_once(monkeypatch, capsys):
+    import torch
+    from torch import nn
+
+    import accelkit.facades.poptorch as poptorch
+    from accelkit.runtime import facade_log
+
+    class WithLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 3)
+
+        def forward(self, x, labels):
+            out = self.fc(x)
+            return out, nn.functional.cross_entropy(out, labels)
+
+    x, y = torch.randn(4, 8), torch.randint(0, 3, (4,))
+    quick = poptorch.trainingModel(WithLoss(), optimizer=torch.optim.SGD(WithLoss().parameters(), lr=0.1))
+    quick(x, y)
+    assert "computes" not in capsys.readouterr().err  # a small model: nothing to say
+    monkeypatch.setattr(facade_log, "cpu_matmul_rate", lambda: 1.0)  # a CPU of one FLOP per second
+    with facade_log.collecting(max_calls=5):
+        slow = poptorch.trainingModel(WithLoss())
+        slow(x, y)
+        slow(x, y)
+    err = capsys.readouterr().err
+    assert err.count("accelkit: each call of poptorch.trainingModel(WithLoss) computes 4 samples' training") == 1
+    assert "(MEASURED)" in err and "stops after 5 call(s)" in err and "modelled, not this" in err
+
+
 def test_popart_option_enums_are_popart_integers_that_print_their_names():
     from accelkit.facades.poptorch import popart
 

@@ -1,7 +1,8 @@
 """What the vendor facades tell the person running a vendor script, beyond the script's own output.
 
 Three things, kept here so each facade records them the same way and ``accelkit vendor-run`` can print
-them at the end of a run:
+them at the end of a run (and a fourth, said at once: :func:`cpu_work`, when one call's real numerics will keep
+this CPU busy for minutes):
 
 - **options accepted but not simulated**: an option that only matters on the real hardware (a GroqView
   file, an IPU memory proportion, a compiler flag) is accepted so the script runs unchanged; it is
@@ -18,6 +19,7 @@ them at the end of a run:
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +45,50 @@ class AcceptedOption:
 _accepted: list[AcceptedOption] = []
 _runs: list[tuple[str | Callable[[], str], Callable[[], Any]]] | None = None  # only while a launcher collects: see collecting()
 _resets: list[Callable[[], None]] = []  # a facade's module state to clear before each vendor script
+
+
+LONG_CALL_S = 60.0  # a call whose numerics this CPU needs longer than this for is announced (cpu_work)
+_cpu_said: set[str] = set()
+
+
+@functools.cache
+def cpu_matmul_rate() -> float:
+    """FLOP/s this CPU's fp32 matrix products reach: the fastest of three 512 x 512 x 512 products, MEASURED here
+    once per process (an upper bound on what a model's whole step reaches)."""
+    import time
+
+    import torch
+
+    a, b = torch.randn(512, 512), torch.randn(512, 512)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * 512**3 / max(best, 1e-9)
+
+
+def cpu_work(call: str, flops: float, what: str) -> float:
+    """Say once per ``call`` (on stderr) when the ``flops`` of one call's real numerics will take this CPU more than
+    :data:`LONG_CALL_S` even at its measured matmul rate, naming ``what`` the call computes and how to stop early
+    (``--max-calls``). Returns that lower bound, in seconds."""
+    import sys
+
+    seconds = flops / cpu_matmul_rate()
+    if seconds > LONG_CALL_S and call not in _cpu_said:
+        _cpu_said.add(call)
+        stop = (f"this run stops after {_budget[0]} call(s) (--max-calls)" if _budget[0] is not None else
+                "to see the reports sooner, run a few calls: accelkit vendor-run --max-calls 1 ...")
+        print(f"accelkit: each call of {call} computes {what} on this CPU, {flops / 1e12:.3g} TFLOP: at least "
+              f"{_duration(seconds)} at the {cpu_matmul_rate() / 1e9:.0f} GFLOP/s this CPU's fp32 matrix products "
+              f"reach (MEASURED); the accelerator's time is modelled, not this; {stop}", file=sys.stderr, flush=True)
+    return seconds
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.1f} hours"
 
 
 def reset_with_each_run(clear: Callable[[], None]) -> None:
@@ -107,6 +153,7 @@ def collecting(max_calls: int | None = None) -> Iterator[None]:
     finally:
         _runs = None
         _budget[0], _calls[:] = None, [0, 0]
+        _cpu_said.clear()
 
 
 class VendorCallError(AccelkitError, RuntimeError):

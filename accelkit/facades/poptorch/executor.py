@@ -146,6 +146,12 @@ class PoplarExecutor:
             mins, secs = divmod(round(time.perf_counter() - t0), 60)
             bar = "\u2588" * 10
             print(f"Graph compilation: 100%|{bar}| 100/100 [{mins:02d}:{secs:02d}<00:00]", flush=True)
+            # this CPU computes every replica's samples of every device iteration: say so when that is minutes
+            per_step = sum(k.flops for k in program.kernels) * program.parallel.data
+            samples = program.batch_size * self.options.device_iterations
+            facade_log.cpu_work(f"poptorch.{'trainingModel' if self.training else 'inferenceModel'}"
+                                f"({type(self.model).__name__})", per_step * self.options.device_iterations,
+                                f"{samples} samples' {'training steps' if self.training else 'inference'}")
         return program
 
     def _session_for(self, args: tuple[Any, ...]) -> Session:
