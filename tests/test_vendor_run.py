@@ -1166,6 +1166,8 @@ def test_hf_datasets_stand_in_has_the_real_columns_answers_inside_the_context_an
     positive = [r["sentence"] for r in rows if r["label"] == 1]
     assert all(any(p in s for p in hd.POSITIVE) for s in positive)  # the label is what the sentence says
     assert hd.load_dataset("imdb", split="test").column_names == ["text", "label"]
+    full = hd.load_dataset("squad")  # SQuAD at its real size: a tutorial's row 10,016 exists
+    assert (len(full["train"]), len(full["validation"])) == (87599, 10570) and full["train"][10016]["id"]
     squad = hd.load_dataset("squad", split="validation[:20]")
     assert len(squad) == 20
     with pytest.raises(IndexError, match="stand-in: 20 rows") as err:  # Graphcore's SQuAD tutorial shows row 10016
@@ -1199,7 +1201,8 @@ def test_poptorch_text_classification_with_hub_data_tokenizer_and_metric_offline
     out = in_process(tmp_path, monkeypatch, capsys, "poptorch_sst2.py", "--epochs", "1", "--device-iterations", "8")
     falls(out)
     assert float(re.search(r"validation accuracy (\d\.\d+)", out).group(1)) > 0.7  # the labels can be learned
-    assert "load_dataset('glue', 'sst2') is 512 rows a split" in out and "load_metric('accuracy')" in out
+    assert "load_dataset('glue', 'sst2') is 512 / 128 / 128 rows (train, validation, test)" in out \
+        and "load_metric('accuracy')" in out
     columns = re.search(r"train rows 512, columns (\[.*\])", out).group(1)  # map's columns, the text ones removed
     assert "'label'" in columns and "'input_ids'" in columns and "'sentence'" not in columns
     assert "evaluate" not in sys.modules or hasattr(sys.modules["evaluate"], "__file__")  # answered for the run only
