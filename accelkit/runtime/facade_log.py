@@ -53,15 +53,17 @@ _cpu_said: set[str] = set()
 
 @functools.cache
 def cpu_matmul_rate() -> float:
-    """FLOP/s this CPU's fp32 matrix products reach: the fastest of three 512 x 512 x 512 products, MEASURED here
-    once per process (an upper bound on what a model's whole step reaches)."""
+    """FLOP/s this CPU's fp32 matrix products reach: the fastest of five 512 x 512 x 512 products after one to warm
+    up, MEASURED here once per process (the one other work disturbed least; an upper bound on what a model's whole
+    step reaches)."""
     import time
 
     import torch
 
     a, b = torch.randn(512, 512), torch.randn(512, 512)
+    torch.mm(a, b)
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         t0 = time.perf_counter()
         torch.mm(a, b)
         best = min(best, time.perf_counter() - t0)
