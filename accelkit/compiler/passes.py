@@ -15,7 +15,7 @@ from typing import Any
 from accelkit.cost.kernel import Generated, Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.families import ExecutionModel, model_for
 from accelkit.graph.capture import OPTIMIZERS
-from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, attention_score_flops, matmul_dims
+from accelkit.graph.cost import GATHER_OPS, MATMUL_KINDS, VIEW_OPS, attention_score_flops, matmul_dims
 from accelkit.graph.ir import Graph, Node
 
 # Ops that only exist for tracing (asserts, symbolic sizes): never run on a chip.
@@ -208,7 +208,7 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a,
     internal = {n.name for n in group}
     # bytes: what enters the group from outside, and what leaves it (intermediates stay on chip)
     readers = [n for n in group if not any(root(a) in internal for a in n.args)] or group[:1]
-    read = sum(n.bytes_read for n in readers)
+    read = _reads_from_outside(group, internal, root)
     consumed_inside = {root(a) for n in group for a in n.args}
     writers = [n for n in group if n.name not in consumed_inside] or group[-1:]
     written = sum(n.bytes_written for n in writers)
@@ -224,6 +224,29 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a,
         vector_flops=sum(n.flops for n in group if n.kind not in MATMUL_KINDS),
         score_flops=sum(attention_score_flops(n.kind, list(n.inputs)) for n in group),
     )
+
+
+def _reads_from_outside(group: list[Node], internal: set[str], root: Callable[[str], str]) -> int:
+    """Bytes a fused kernel reads from memory: each tensor it takes from outside itself, once, however many of its
+    ops read it (an intermediate one op makes and the next consumes stays on chip). A node whose inputs are not all
+    named (an exported op with a size among its inputs) counts its whole read, unless it reads something made
+    inside the kernel."""
+    seen: set[str] = set()
+    read = 0
+    for n in group:
+        if len(n.args) != len(n.inputs):
+            if not any(root(a) in internal for a in n.args):
+                read += n.bytes_read
+            continue
+        sizes = [m.nbytes for m in n.inputs]
+        if n.kind in GATHER_OPS and sizes:  # a table is read only where indexed (node_bytes' rule)
+            sizes[0] = n.bytes_written
+        for a, size in zip(n.args, sizes, strict=True):
+            r = root(a)
+            if r not in internal and r not in seen:
+                seen.add(r)
+                read += size
+    return read
 
 
 def _weight_shaped(shape: tuple[int, ...], weight_shapes: frozenset[tuple[int, ...]]) -> bool:

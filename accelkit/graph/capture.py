@@ -460,12 +460,23 @@ class _Recorder(TorchDispatchMode):
         super().__init__()
         self.owner = owner or {}  # tensor id -> module path (optimizer state is owned by its parameter)
         self.producer: dict[int, str] = {}  # tensor id -> the node that last wrote it (dataflow edges)
+        # tensor id -> a name for a tensor no recorded op made (a weight, an activation the forward saved, the
+        # optimizer's state), so that every input of a node is named, as an exported graph's placeholders are
+        self.outside: dict[int, str] = {}
         self.keep: list[Any] = []  # outputs kept alive so their ids are not reused
         self.section = section
         self.tracker = tracker
         self.root = root
         self.param_ids = param_ids
         self.nodes: list[Node] = []
+
+    def _outside(self, t: torch.Tensor) -> str:
+        """The name of a tensor that no recorded op made (named once; kept alive so its id is not reused)."""
+        name = self.outside.get(id(t))
+        if name is None:
+            name = self.outside[id(t)] = f"{self.section}_input_{len(self.outside)}"
+            self.keep.append(t)
+        return name
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         kwargs = kwargs or {}
@@ -478,6 +489,8 @@ class _Recorder(TorchDispatchMode):
                 if isinstance(t, torch.Tensor) and src is not None:
                     if id(src) in self.producer:
                         self.producer[id(t)] = self.producer[id(src)]
+                    else:  # a view of a tensor from outside (a weight's transpose) is that tensor
+                        self.outside[id(t)] = self._outside(src)
                     if id(src) in self.owner:
                         self.owner[id(t)] = self.owner[id(src)]
                     self.keep.append(t)
@@ -498,7 +511,7 @@ class _Recorder(TorchDispatchMode):
                 module = deepest[len(self.root) + 1:] if deepest.startswith(self.root + ".") else ""
         br, bw = node_bytes(kind, ins, outs)
         name = f"{self.section}_{len(self.nodes)}"
-        args = [self.producer[id(t)] for t in tensors if id(t) in self.producer]
+        args = [self.producer.get(id(t)) or self._outside(t) for t in tensors]  # one name per tensor input
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 self.producer[id(t)] = name
