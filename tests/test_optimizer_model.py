@@ -1,5 +1,6 @@
-"""The optimizer a training step runs sets its modelled update and the optimizer state the memory plan holds:
-``ak.compile(optimizer=...)``, a Session's own optimizer, an artifact's record of it."""
+"""What a training step's kernels move: the optimizer a step runs sets its modelled update and the optimizer state
+the memory plan holds (``ak.compile(optimizer=...)``, a Session's own optimizer, an artifact's record of it), and a
+fused kernel reads each tensor from outside itself once."""
 
 from __future__ import annotations
 
@@ -57,3 +58,24 @@ def test_an_artifact_keeps_the_optimizer(tmp_path) -> None:
     back = ak.load(tmp_path / "m.akp")
     assert back.optimizer == "sgd" and back.memory_plan.optimizer_bytes == prog.memory_plan.optimizer_bytes
     assert back.report.step_time_s == pytest.approx(prog.report.step_time_s)
+
+
+def test_a_fused_kernel_reads_each_outside_tensor_once_whichever_op_reads_it() -> None:
+    from accelkit.compiler.passes import fusion
+    from accelkit.graph.cost import node_bytes
+    from accelkit.graph.ir import Node, TensorMeta
+
+    def node(name: str, kind: str, args: list[str], shapes: list[tuple[int, ...]], out: tuple[int, ...]) -> Node:
+        ins, outs = [TensorMeta(s, "float32") for s in shapes], [TensorMeta(out, "float32")]
+        br, bw = node_bytes(kind, ins, outs)
+        return Node(name=name, op=f"aten.{kind}", kind=kind, inputs=ins, outputs=outs, args=args, module="block",
+                    bytes_read=br, bytes_written=bw, section="bckwd")
+
+    x, w, saved = (64, 128), (128, 256), (64, 256)  # 32 kB, 128 kB, 64 kB
+    group = [node("mm", "mm", ["x", "w"], [x, w], saved),
+             node("gelu_bwd", "gelu_backward", ["mm", "saved"], [saved, saved], saved),  # reads `saved` from outside
+             node("mul", "mul", ["gelu_bwd", "saved"], [saved, saved], saved)]  # ...and again: it stays on chip
+    (kernel,), _ = fusion(group, family="gpu")
+    assert len(kernel.nodes) == 3
+    assert kernel.bytes_read == 4 * (64 * 128 + 128 * 256 + 64 * 256)  # x, w and the saved activation, once each
+    assert kernel.bytes_written == 4 * 64 * 256  # the last op's result; the others stay inside
