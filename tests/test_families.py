@@ -285,3 +285,26 @@ def test_an_ipu_runs_elementwise_work_on_its_vector_units_even_beside_a_matmul(t
     assert [(b.vector_flops, b.score_flops) for b in back.kernels] == [(a.vector_flops, a.score_flops)
                                                                          for a in att.kernels]
     assert back.report.step_time_s == pytest.approx(att.report.step_time_s)
+
+
+def test_an_ipu_pipeline_waits_for_its_busiest_stage() -> None:
+    """Pipelined training runs at the pace of the stage the placement gave the most work, not of an even split."""
+    import torch
+    from torch import nn
+
+    import accelkit as ak
+
+    torch.manual_seed(0)
+    uneven = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 16384), nn.Linear(16384, 8))  # one layer ~ 9/10 of it
+    x = torch.randn(8, 64)
+    prog = ak.compile(uneven, (x,), target="gc200", precision="fp16", training=True, chips=2,
+                      parallel=ak.Parallel(pipeline=2), batch_size=64, micro_batch=8)
+    rep = prog.report
+    assert len(prog.placement.stages) == 2
+    note = next(n for n in rep.notes if "busiest stage holds" in n)
+    share = float(note.split("busiest stage holds ")[1].split("%")[0]) / 100
+    assert share > 0.75  # the big layer's stage
+    work = rep.sections_s["fwd"] + rep.sections_s["bckwd"]  # the average chip's: 8 micro-batches x half the model
+    # even stages would idle 1/8 of that (filling and draining a 2-stage pipe over 8 micro-batches); these idle
+    # while the busy stage works
+    assert rep.sections_s["bubble"] > 0.5 * work

@@ -185,18 +185,42 @@ def _tensor_parallel(prog: CompiledProgram, fwd_kernels: list[Kernel], notes: li
     return per_pass * passes, int(sum(layer_out) * 2 * passes)
 
 
-def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[str]) -> tuple[float, float, float]:
+def _stage_shares(prog: CompiledProgram, passes: list[_Pass]) -> list[float] | None:
+    """Each pipeline stage's share of one micro-batch's forward and backward time, from the stage the placement
+    put each kernel in (``Placement.stages``, its regions' chips); None where the placement names no stages."""
+    p = prog.parallel.pipeline
+    if len(prog.placement.stages) != p:
+        return None
+    stage_of = {name: r.chip for r in prog.placement.regions for name in r.kernels}
+    times = [0.0] * p
+    for ps in passes:
+        for kt in ps.kernels:
+            s = stage_of.get(kt.name)
+            if s is None or not 0 <= s < p:
+                return None
+            times[s] += kt.time_s
+    total = sum(times)
+    return [t / total for t in times] if total > 0 else None
+
+
+def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[str],
+              shares: list[float] | None = None) -> tuple[float, float, float]:
     """The step's seconds over the pipeline, how many times each section's work runs per step on one chip, and
-    the bubble: stages of about equal work, a fill/drain bubble of (stages - 1) micro-batches in training."""
+    the bubble. In training every micro-batch waits for the busiest stage (``shares``: each stage's share of the
+    work, as placed; stages of equal work where the placement does not say), plus a fill/drain bubble of
+    (stages - 1) micro-batches."""
     p = prog.parallel.pipeline
     hop_s = value("CHIP_HOP_LATENCY_S")  # read when used, as every constant
     if p <= 1:
         return n_micro * micro_s, float(n_micro), 0.0
     if prog.training:
-        stage_s = micro_s / p + hop_s
+        busiest = max(shares) if shares else 1 / p
+        stage_s = micro_s * busiest + hop_s
         step_s = (n_micro + p - 1) * stage_s
         scale = n_micro / p
-        notes.append(f"pipeline of {p} stages, {n_micro} micro-batches: bubble {(p - 1) / (n_micro + p - 1):.0%}")
+        notes.append(f"pipeline of {p} stages, {n_micro} micro-batches: bubble {(p - 1) / (n_micro + p - 1):.0%}"
+                     + (f"; the busiest stage holds {busiest:.0%} of the work (the chips wait for it)"
+                        if busiest > 1.02 / p else ""))
         return step_s, scale, step_s - scale * micro_s
     if prog.family.schedule_charges_hops:  # the schedule already charges every chip boundary it crosses
         return micro_s, float(n_micro), 0.0
@@ -342,7 +366,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     bwd_s = bwd.seconds + _recompute_s(prog, fwd, notes)
     comm_s, comm_bytes = _tensor_parallel(prog, [k for k in step_kernels if k.section == "fwd"], notes)
     micro_s = fwd_s + bwd_s + comm_s
-    step_s, scale, bubble_s = _pipeline(prog, micro_s, n_micro, notes)
+    step_s, scale, bubble_s = _pipeline(prog, micro_s, n_micro, notes, _stage_shares(prog, [fwd, bwd]))
     dp_s, dp_bytes = _data_parallel(prog, notes)
     comm_bytes += dp_bytes
     step_s += dp_s + opt_s
