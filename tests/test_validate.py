@@ -125,6 +125,50 @@ def test_a_step_captured_at_a_small_batch_and_scaled_matches_one_captured_at_the
     assert all(k.bytes_written == pytest.approx(by_name[k.name].bytes_written, rel=0.01) for k in grads)
 
 
+
+class _Tokens(torch.nn.Module):
+    """A ViT-like stem: tokens plus a position embedding of shape (1, 64, 256), the shape a batch-1 activation has."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.zeros(1, 64, 256))
+        self.norm, self.fc = torch.nn.LayerNorm(256), torch.nn.Linear(256, 256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x + self.pos
+        return (h + self.fc(self.norm(h))).mean()
+
+
+@pytest.mark.parametrize("stack", ["eager", "compiled"])
+@pytest.mark.parametrize("training", [False, True])
+def test_an_activation_shaped_like_a_parameter_at_batch_1_still_grows_with_the_batch(stack: str, training: bool):
+    """Captured at batch 1, a (1, 64, 256) activation has the shape of the (1, 64, 256) position embedding: it is
+    not a weight-shaped tensor (its bytes grow with the batch; ViT-B/16 at batch 256 was modelled 24% fast)."""
+    import accelkit as ak
+    from accelkit.graph.cost import WeightShapes
+
+    with torch.device("meta"):
+        model = _Tokens()
+
+    def program(captured: int) -> ak.CompiledProgram:
+        x = torch.zeros(captured, 64, 256, device="meta")
+        return ak.compile(model, (x,), target="h100", precision="bf16", batch_size=64, training=training,
+                          stack=stack)
+
+    one, two = program(1), program(2)
+    # (at batch 2 the backward sums the embedding's gradient over the batch: one op more for the host to issue)
+    assert one.report.step_time_s == pytest.approx(two.report.step_time_s, rel=0.05)
+    at_two = {k.name: k for k in two.kernels}
+    for k in (k for k in one.kernels if k.section == "fwd"):  # the same bytes at batch 64, whatever the capture's
+        assert (k.bytes_read, k.bytes_written) == pytest.approx((at_two[k.name].bytes_read, at_two[k.name].bytes_written),
+                                                                rel=0.01, abs=1024), k.name
+    shapes = WeightShapes.of(one.graph)
+    assert (1, 64, 256) in shapes.ambiguous
+    assert not shapes.fixed((1, 64, 256), next(n.name for n in one.graph.nodes if n.kind == "add"))
+    if training:  # the embedding's own gradient is still as large at any batch
+        store = next(n for n in one.graph.nodes if n.kind == "copy_" and tuple(n.outputs[0].shape) == (1, 64, 256))
+        assert shapes.fixed((1, 64, 256), store.name)
+
 @pytest.fixture(scope="module")
 def result() -> v.ValidationResult:
     return v.validate(_test_cases(), progress=False, bench=False, gpu=False)  # the measured rows have their own tests

@@ -15,7 +15,14 @@ from typing import Any
 from accelkit.cost.kernel import Generated, Kernel, layer_of, layers  # noqa: F401 - re-exported: the compiler's output
 from accelkit.families import ExecutionModel, model_for
 from accelkit.graph.capture import OPTIMIZERS
-from accelkit.graph.cost import GATHER_OPS, MATMUL_KINDS, VIEW_OPS, attention_score_flops, matmul_dims
+from accelkit.graph.cost import (
+    GATHER_OPS,
+    MATMUL_KINDS,
+    VIEW_OPS,
+    WeightShapes,
+    attention_score_flops,
+    matmul_dims,
+)
 from accelkit.graph.ir import Graph, Node
 
 # Ops that only exist for tracing (asserts, symbolic sizes): never run on a chip.
@@ -101,7 +108,7 @@ def _model(family: str | ExecutionModel) -> ExecutionModel:
 
 def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1",
            host: frozenset[str] = frozenset(),
-           weight_shapes: frozenset[tuple[int, ...]] = frozenset(),
+           weight_shapes: frozenset[tuple[int, ...]] | WeightShapes = frozenset(),
            update: tuple[int, dict[str, int]] | None = None) -> tuple[list[Kernel], PassResult]:
     """Groups nodes into kernels, and kernels into layers (``Kernel.group``).
 
@@ -149,7 +156,8 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
             name, seen = alias[name], seen + 1
         return name
 
-    kernels = [_kernel(i, g, root, weight_shapes) for i, g in enumerate(groups)]
+    shapes = weight_shapes if isinstance(weight_shapes, WeightShapes) else WeightShapes(frozenset(weight_shapes))
+    kernels = [_kernel(i, g, root, shapes) for i, g in enumerate(groups)]
     if unfused:  # every op is a group (an RDU section) of its own
         kernels = [replace(k, group=k.name) for k in kernels]
     elif update is not None:
@@ -202,7 +210,7 @@ def kernel_matching(kernels: list[Kernel], *, family: str | ExecutionModel, node
 
 
 def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a,
-            weight_shapes: frozenset[tuple[int, ...]] = frozenset()) -> Kernel:
+            weight_shapes: WeightShapes | None = None) -> Kernel:
     lead = next((n for n in group if n.kind in MATMUL_KINDS), group[0])
     kind = "matmul" if lead.kind in MATMUL_KINDS else ("vector" if any(n.flops for n in group) else "memory")
     internal = {n.name for n in group}
@@ -212,7 +220,7 @@ def _kernel(i: int, group: list[Node], root: Callable[[str], str] = lambda a: a,
     consumed_inside = {root(a) for n in group for a in n.args}
     writers = [n for n in group if n.name not in consumed_inside] or group[-1:]
     written = sum(n.bytes_written for n in writers)
-    fixed = _fixed(group, readers, writers, weight_shapes)
+    fixed = _fixed(group, readers, writers, weight_shapes or WeightShapes(frozenset()))
     return Kernel(
         name=f"k{i}_{lead.kind}", kind=kind, group=layer_of(lead.module), section=lead.section,
         nodes=tuple(n.name for n in group), ops=tuple(n.kind for n in group), module=lead.module, source=lead.source,
@@ -249,24 +257,24 @@ def _reads_from_outside(group: list[Node], internal: set[str], root: Callable[[s
     return read
 
 
-def _weight_shaped(shape: tuple[int, ...], weight_shapes: frozenset[tuple[int, ...]]) -> bool:
-    return shape in weight_shapes or (len(shape) == 2 and shape[::-1] in weight_shapes)
-
-
 def _fixed(group: list[Node], readers: list[Node], writers: list[Node],
-           weight_shapes: frozenset[tuple[int, ...]]) -> tuple[int, int, int]:
+           weight_shapes: WeightShapes) -> tuple[int, int, int]:
     """(bytes read, bytes written, FLOPs) of a kernel that do not grow with the batch, though no parameter is read:
     weight-shaped tensors (a weight's gradient and what adds it up, a weight cast to 16 bits). A matmul's FLOPs
     grow with the tokens it contracts over, whatever its output's shape; an elementwise op on a weight's gradient
     does the same work at any batch."""
     if not weight_shapes:
         return 0, 0, 0
+
+    def made_by(n: Node) -> list[str | None]:
+        return list(n.args) if len(n.args) == len(n.inputs) else [None] * len(n.inputs)
+
     read = sum(t.nbytes for n in readers
-               for t, is_param in zip(n.inputs, n.param_inputs or [False] * len(n.inputs), strict=False)
-               if not is_param and _weight_shaped(tuple(t.shape), weight_shapes))
-    written = sum(t.nbytes for n in writers for t in n.outputs if _weight_shaped(tuple(t.shape), weight_shapes))
+               for t, is_param, a in zip(n.inputs, n.param_inputs or [False] * len(n.inputs), made_by(n), strict=False)
+               if not is_param and weight_shapes.fixed(tuple(t.shape), a))
+    written = sum(t.nbytes for n in writers for t in n.outputs if weight_shapes.fixed(tuple(t.shape), n.name))
     flops = sum(n.flops for n in group if n.kind not in MATMUL_KINDS and n.outputs
-                and all(_weight_shaped(tuple(t.shape), weight_shapes) for t in n.outputs))
+                and all(weight_shapes.fixed(tuple(t.shape), n.name) for t in n.outputs))
     return (min(read, sum(n.bytes_read for n in readers)), min(written, sum(n.bytes_written for n in writers)),
             flops)
 
@@ -287,7 +295,7 @@ def run_pipeline(graph: Graph, *, family: str | ExecutionModel, level: str, find
     for _name, fn, kw in steps:
         nodes, res = fn(nodes, **kw)
         results.append(replace(res, graph=replace(graph, nodes=tuple(nodes))))
-    weight_shapes = frozenset(tuple(m.shape) for m in graph.params.values())
+    weight_shapes = WeightShapes.of(graph, nodes)
     update = None
     if graph.training and graph.optimizer in OPTIMIZERS:
         own: dict[str, int] = {}

@@ -26,7 +26,7 @@ from typing import Any
 
 from accelkit.cost.gemm import GemmShape, alignment
 from accelkit.cost.kernel import Kernel
-from accelkit.graph.cost import GATHER_OPS, MATMUL_KINDS, VIEW_OPS
+from accelkit.graph.cost import GATHER_OPS, MATMUL_KINDS, VIEW_OPS, WeightShapes
 from accelkit.graph.ir import DTYPE_BYTES, Node
 
 ATTENTION_KINDS = frozenset(k for k in MATMUL_KINDS if "attention" in k)
@@ -102,13 +102,13 @@ def _dims(n: Node) -> tuple[int, int, int, int] | None:
     return None
 
 
-def gemm_of(n: Node, scale: float, param_shapes: set[tuple[int, ...]]) -> GemmShape | None:
+def gemm_of(n: Node, scale: float, param_shapes: WeightShapes) -> GemmShape | None:
     d = _dims(n)
     if d is None:
         return None
     m, nn_, k, b = d
     out = tuple(n.outputs[0].shape) if n.outputs else ()
-    weight_grad = n.section == "bckwd" and (out in param_shapes or tuple(reversed(out)) in param_shapes)
+    weight_grad = n.section == "bckwd" and (param_shapes.fixed(out, n.name) or param_shapes.fixed(out[::-1], n.name))
     conv = n.kind in CONV_KINDS  # cuDNN pads a convolution's channels itself
     if weight_grad:  # dW = dY^T X: the tokens are the contraction; the rows are the weight's two sides
         return GemmShape(m, nn_, max(1, round(k * scale)), b, 16 if conv else alignment(m, nn_))
@@ -121,7 +121,7 @@ def gemm_of(n: Node, scale: float, param_shapes: set[tuple[int, ...]]) -> GemmSh
 CONV_KINDS = frozenset({"conv1d", "conv2d", "conv3d", "convolution", "_convolution", "convolution_backward"})
 
 
-def _traffic(n: Node, scale: float, param_shapes: set[tuple[int, ...]]) -> tuple[float, float, float]:
+def _traffic(n: Node, scale: float, param_shapes: WeightShapes) -> tuple[float, float, float]:
     """(activation bytes at ``scale`` times the captured batch, weight bytes, bytes of weight-shaped tensors) one
     op reads and writes. A tensor shaped like a weight (a weight's gradient, a saved weight the backward pass
     reads) does not grow with the batch; a lookup reads only the rows it fetches."""
@@ -135,11 +135,15 @@ def _traffic(n: Node, scale: float, param_shapes: set[tuple[int, ...]]) -> tuple
     else:
         params, act_extra = 0.0, 0.0
     act = fixed = 0.0
-    for t, is_param in (*reads, *((o, False) for o in n.outputs)):
+    made_by = list(n.args) if len(n.args) == len(n.inputs) else [None] * len(n.inputs)
+    if n.kind in GATHER_OPS and n.inputs:
+        made_by = made_by[1:]
+    for (t, is_param), producer in zip((*reads, *((o, False) for o in n.outputs)),
+                                       (*made_by, *([n.name] * len(n.outputs))), strict=False):
         shape = tuple(t.shape)
         if is_param:
             params += t.nbytes
-        elif shape in param_shapes or (len(shape) == 2 and shape[::-1] in param_shapes):
+        elif param_shapes.fixed(shape, producer):
             fixed += t.nbytes
         else:
             act += t.nbytes * scale
@@ -165,7 +169,7 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
     captured = max((DTYPE_BYTES.get(m.dtype, 4) for m in graph.params.values()), default=4)
     low = low_bytes if autocast else captured
     width: dict[str, int] = {name: DTYPE_BYTES.get(m.dtype, 4) for name, m in graph.inputs.items()}
-    param_shapes = {tuple(m.shape) for m in graph.params.values()}
+    param_shapes = WeightShapes.of(graph)
     out: list[EagerOp] = []
     for n in graph.nodes:
         if n.section != section or n.name in fused_away:
@@ -214,8 +218,7 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
         # an elementwise op on weight-shaped tensors (adding up a tied weight's gradients) does the same work at any
         # batch; a matmul's FLOPs grow with the tokens, whatever its output's shape
         fixed_work = kind not in MATMUL_KINDS and bool(n.outputs) and all(
-            tuple(o.shape) in param_shapes or (len(o.shape) == 2 and tuple(o.shape)[::-1] in param_shapes)
-            for o in n.outputs)
+            param_shapes.fixed(tuple(o.shape), n.name) for o in n.outputs)
         out.append(EagerOp(n.name, owner.get(n.name, "") or ("dropout" if mask else ""), kind, section,
                            n.flops * (1.0 if fixed_work else s), act, params, True, gemm, attention))
     if autocast and section == "bckwd":

@@ -17,7 +17,7 @@ from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue
-from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS
+from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, WeightShapes
 from accelkit.graph.ir import DTYPE_BYTES
 from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec
@@ -286,7 +286,7 @@ def unaligned_share(gemm: GemmShape, precision: str) -> float:
     return float(UNALIGNED.value[-1][1])
 
 
-def boundary_bytes(k: Kernel, nodes: dict[str, Any], scale: float, param_shapes: set[tuple[int, ...]],
+def boundary_bytes(k: Kernel, nodes: dict[str, Any], scale: float, param_shapes: WeightShapes,
                    elem: int = 2) -> float:
     """Bytes a fused kernel's GEMM sends through memory when the GEMM runs as a library call and the pointwise ops
     fused with it as a kernel of their own: the GEMM's output written and read back, and an input that a
@@ -300,22 +300,22 @@ def boundary_bytes(k: Kernel, nodes: dict[str, Any], scale: float, param_shapes:
     if not neighbours:
         return 0.0
 
-    def nbytes(t: Any) -> float:  # a floating tensor at the program's precision (``elem`` bytes)
+    def nbytes(t: Any, producer: str) -> float:  # a floating tensor at the program's precision (``elem`` bytes)
         size = t.numel * elem if t.dtype.startswith(("float", "bfloat")) else t.nbytes
-        return float(size) * (1.0 if tuple(t.shape) in param_shapes else scale)
+        return float(size) * (1.0 if param_shapes.fixed(tuple(t.shape), producer) else scale)
 
     moved = 0.0
     if any(mm.name in n.args for n in neighbours) or any(mm.name in n.args for n in inside if n.kind in VIEW_OPS):
-        moved += 2 * sum(nbytes(t) for t in mm.outputs)
+        moved += 2 * sum(nbytes(t, mm.name) for t in mm.outputs)
     flags = mm.param_inputs or [False] * len(mm.inputs)
     for producer, t, is_param in zip(mm.args, mm.inputs, flags, strict=False):
         if not is_param and producer in names:
-            moved += 2 * nbytes(t)
+            moved += 2 * nbytes(t, producer)
     return moved
 
 
 def _kernel_shape(k: Kernel, nodes: dict[str, Any], scale: float,
-                  param_shapes: set[tuple[int, ...]]) -> tuple[GemmShape | None, tuple[int, int] | None]:
+                  param_shapes: WeightShapes) -> tuple[GemmShape | None, tuple[int, int] | None]:
     """The GEMM (or attention) a fused kernel's matmul node runs, at ``scale`` times the captured batch."""
     for name in k.nodes:
         n = nodes.get(name)
@@ -455,7 +455,7 @@ class GpuModel(ExecutionModel):
         units = f"{spec.compute_units} {spec.unit_name or 'units'}"
         graph = getattr(prog, "graph", None)
         nodes = {n.name: n for n in graph.nodes} if graph is not None else {}
-        param_shapes = {tuple(m.shape) for m in graph.params.values()} if graph is not None else set()
+        param_shapes = WeightShapes.of(graph) if graph is not None else WeightShapes(frozenset())
         precision = prog.precision if prog is not None else "bf16"
         compiled = self.stack(getattr(prog, "stack", None) or None) == "compiled"
         library_gemms = compiled and LIBRARY_GEMMS.value

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -66,6 +67,65 @@ _NORMALISATION = {  # per element: mean, variance, normalise, scale, shift
 GATHER_OPS = frozenset({"embedding", "index_select", "gather", "index", "take", "embedding_dense_backward",
                         "index_put", "scatter", "scatter_add", "index_add"})
 # Ops whose time on every architecture is dominated by the FLOP registry's work.
+@dataclass(frozen=True)
+class WeightShapes:
+    """Which tensors are weight-shaped: as large at any batch (a weight's gradient and what adds it up, a weight
+    cast to 16 bits). ``shapes`` are the parameters' shapes. A parameter whose first dimension equals the example's
+    batch (ViT's position embeddings, ``(1, 197, 768)``, captured at batch 1) has the shape of an activation too:
+    for those ``ambiguous`` shapes a tensor is weight-shaped only when the node that made it is not in ``scaled``,
+    the nodes whose outputs grow with the batch (:func:`batch_scaled`)."""
+
+    shapes: frozenset[tuple[int, ...]]
+    ambiguous: frozenset[tuple[int, ...]] = frozenset()
+    scaled: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, graph: Any, nodes: list[Any] | None = None) -> WeightShapes:
+        """The weight shapes of a captured graph (its ``nodes``, or the surviving ``nodes`` of a pass pipeline)."""
+        shapes = frozenset(tuple(m.shape) for m in graph.params.values())
+        first = next(iter(graph.inputs.values()), None)  # the example's batch: its first input's leading dimension
+        batch = int(first.shape[0]) if first is not None and len(first.shape) > 1 else None
+        ambiguous = frozenset(s for s in shapes if batch is not None and s
+                              and (s[0] == batch or (len(s) == 2 and s[1] == batch)))
+        scaled = batch_scaled(list(graph.nodes if nodes is None else nodes), set(graph.inputs)) | set(graph.inputs) \
+            if ambiguous else frozenset()
+        return cls(shapes, ambiguous, scaled)
+
+    def __bool__(self) -> bool:
+        return bool(self.shapes)
+
+    def fixed(self, shape: tuple[int, ...], producer: str | None = None) -> bool:
+        """Whether a tensor of ``shape`` made by node ``producer`` (None: not known) keeps its size at any batch."""
+        if not _weight_shaped(shape, self.shapes):
+            return False
+        if _weight_shaped(shape, self.ambiguous):
+            return producer is not None and producer not in self.scaled
+        return True
+
+
+def _weight_shaped(shape: tuple[int, ...], weight_shapes: frozenset[tuple[int, ...]]) -> bool:
+    return shape in weight_shapes or (len(shape) == 2 and shape[::-1] in weight_shapes)
+
+
+def batch_scaled(nodes: list[Any], inputs: set[str]) -> frozenset[str]:
+    """The nodes whose outputs grow with the batch (the model's inputs aside): those reading a model input, or a node of this set, or a
+    saved activation (a backward op's outside input that is not a parameter). A weight's gradient stored into
+    its ``.grad`` (``new_empty_strided`` and the ``copy_`` into it) is not among them: it is as large at any batch."""
+    scaled: set[str] = set()
+    stores: set[str] = set()
+    for n in nodes:
+        if n.kind == "new_empty_strided":
+            stores.add(n.name)
+            continue
+        if n.kind == "copy_" and n.args and n.args[0] in stores:
+            continue
+        params = n.param_inputs or [False] * len(n.args)
+        if any(not is_param and (a in inputs or a in scaled or a.startswith("bckwd_input_"))
+               for a, is_param in zip(n.args, params, strict=False)):
+            scaled.add(n.name)
+    return frozenset(scaled)
+
+
 def matmul_dims(kind: str, inputs: list[Any]) -> tuple[int, int] | None:
     """(contraction, output features) of a matmul-type op from its input shapes: what a matrix unit's
     tile must hold (``K`` and ``N`` of ``(M, K) @ (K, N)``; for a convolution ``Cin/groups x kh x kw`` and
