@@ -4,6 +4,7 @@ shape, and the host's share of an eager step; checked against timings measured o
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 import torch
@@ -101,6 +102,48 @@ def test_autocast_casts_fp32_weights_and_a_16_bit_model_has_none() -> None:
     assert not any(k.name == "autocast casts" for k in bf16.kernels)
     assert fp32.step_time_s > bf16.step_time_s
 
+
+
+class _Residual(nn.Module):
+    """A pre-norm block: the fp32 residual stream meets the bf16 output of a Linear under autocast."""
+
+    def __init__(self, d: int = 1024) -> None:
+        super().__init__()
+        self.norm, self.fc = nn.LayerNorm(d), nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc(self.norm(x))
+
+
+def test_eager_norms_and_mixed_dtype_adds_run_at_the_sms_rate_not_the_memorys() -> None:
+    """Under autocast the residual add reads an fp32 and a bf16 tensor: PyTorch's unrolled kernel, bounded by what
+    the SMs keep in flight; the layer norm likewise. The H200's faster HBM does not speed them up; more SMs do."""
+    from accelkit.families.eager import eager_ops
+    from accelkit.families.gpu import ROWS_BYTES, UNROLLED_BYTES
+    from accelkit.sim.measured import H200_TOML
+
+    x = torch.zeros(1, 4096, 1024, device="meta")
+    with torch.device("meta"):
+        block = _Residual()
+    prog = ak.compile(block, (x,), target="h100", precision="bf16", stack="eager", batch_size=32)
+    ops = {op.kind: op for op in eager_ops(prog.graph, list(prog.kernels), scale=32.0, low_bytes=2, autocast=True,
+                                           section="fwd")}
+    assert ops["layer_norm"].access == "rows" and ops["add"].access == "unrolled"
+    assert ops["linear"].access == "vector"
+
+    def norm_and_add_s(target: object) -> float:
+        rep = ak.compile(block, (x,), target=target, precision="bf16", stack="eager", batch_size=32).report
+        return sum(k.time_s for k in rep.kernels if k.ops in ("layer_norm", "linear+add"))
+
+    h200 = ak.hardware.load(H200_TOML)
+    assert norm_and_add_s(h200) == pytest.approx(norm_and_add_s("h100"), rel=0.05)  # 1.43x the HBM, same SMs
+    rep = ak.compile(block, (x,), target=h200, precision="bf16", stack="eager", batch_size=32).report
+    norm = next(k for k in rep.kernels if k.ops == "layer_norm")
+    sm_rate = ROWS_BYTES.value * 132 * 1.98e9
+    assert norm.time_s == pytest.approx(norm.bytes / sm_rate, rel=0.1)  # 32 x 4096 x 1024 fp32 in and out
+    assert UNROLLED_BYTES.value * 132 * 1.98e9 < 0.8 * 4.8e12  # below what the H200's HBM would give
+    more_sms = dataclasses.replace(h200, name="h200-264", compute_units=264)
+    assert norm_and_add_s(more_sms) < 0.8 * norm_and_add_s(h200)
 
 def test_eager_training_dropout_is_a_kernel_and_an_idle_one_is_not() -> None:
     """A dropout in training with 0 < p < 1 runs PyTorch's fused kernel (the output and a byte-per-element mask

@@ -44,6 +44,28 @@ AUTOCAST_FP32 = frozenset({
 """Ops CUDA autocast runs in fp32 (PyTorch documentation, "Automatic Mixed Precision package", CUDA ops that
 can autocast to float32), with their backward ops."""
 
+ROW_KERNELS = frozenset({"layer_norm", "native_layer_norm", "group_norm", "native_group_norm", "rms_norm",
+                         "_fused_rms_norm", "softmax", "_softmax", "log_softmax", "_log_softmax"})
+"""Ops whose eager CUDA kernel normalizes row by row (PyTorch's layer-norm, group-norm and softmax kernels: a block
+reduces a row, then writes it): the ``"rows"`` access."""
+
+POINTWISE = frozenset({
+    "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "div", "div_", "where", "masked_fill", "masked_fill_",
+    "addcmul", "addcdiv", "maximum", "minimum", "clamp", "clamp_min", "clamp_max", "neg", "relu", "gelu", "silu",
+    "tanh", "sigmoid", "threshold_backward", "gelu_backward", "silu_backward", "tanh_backward", "sigmoid_backward",
+})
+"""Elementwise ops PyTorch runs through its TensorIterator loops (CUDALoops.cuh): one of them whose floating
+operands differ in dtype takes the unrolled kernel."""
+
+ACCESS = {
+    "vector": "contiguous operands of one dtype: PyTorch's vectorized elementwise kernels, at the memory's rate",
+    "unrolled": "operands of different dtypes (autocast's fp32 residual stream plus a 16-bit output): PyTorch casts "
+                "each element as it loads it, in its unrolled, unvectorized kernel (CUDALoops.cuh, gpu_kernel_impl: "
+                "needs_dynamic_casting)",
+    "rows": "a normalization, row by row (ROW_KERNELS)",
+}
+"""How an eager op's kernel walks memory: the classes the GPU family gives a bandwidth each."""
+
 _FOLLOWS_INPUT = frozenset({"batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit",
                             "native_batch_norm", "_native_batch_norm_legit_functional", "native_batch_norm_backward"})
 # no kernel at all: shape and metadata queries, profiler markers, Python-level bookkeeping
@@ -65,6 +87,7 @@ class EagerOp:
     runs_kernel: bool  # False: a view or a query, host work only
     gemm: GemmShape | None = None
     attention: tuple[int, int] | None = None  # (sequences x heads, queries) of a fused attention kernel
+    access: str = "vector"  # how its kernel walks memory: "vector", "unrolled" or "rows" (ACCESS)
 
     @property
     def bytes(self) -> float:
@@ -210,6 +233,12 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
             act *= low / captured
         act += fixed + mask  # weight-shaped tensors (a weight's gradient) are as large at any batch
         width[n.name] = w
+        access = "vector"
+        if kind in ROW_KERNELS:
+            access = "rows"
+        elif kind in POINTWISE and section != "opt":
+            # type promotion, not autocast: an fp32 tensor meets a 16-bit one (or an fp32 weight) in one kernel
+            access = "unrolled" if len(_float_widths(n, width, captured)) > 1 else "vector"
         gemm = gemm_of(n, s, param_shapes) if kind in MATMUL_KINDS and kind not in ATTENTION_KINDS else None
         attention = None
         if kind in ATTENTION_KINDS and n.inputs and len(n.inputs[0].shape) == 4:
@@ -220,11 +249,28 @@ def eager_ops(graph: Any, kernels: list[Kernel], *, scale: float, low_bytes: int
         fixed_work = kind not in MATMUL_KINDS and bool(n.outputs) and all(
             param_shapes.fixed(tuple(o.shape), n.name) for o in n.outputs)
         out.append(EagerOp(n.name, owner.get(n.name, "") or ("dropout" if mask else ""), kind, section,
-                           n.flops * (1.0 if fixed_work else s), act, params, True, gemm, attention))
+                           n.flops * (1.0 if fixed_work else s), act, params, True, gemm, attention, access))
     if autocast and section == "bckwd":
         # each weight's gradient comes back through its cast: 16-bit -> the fp32 .grad (a kernel per weight)
         out += [EagerOp(f"{name}.grad_cast", "casts", "_to_copy", section, 0.0, 0.0, numel * (captured + low), True)
                 for name, numel in _cast_weights(graph)]
+    return out
+
+
+def _float_widths(n: Node, width: dict[str, int], captured: int) -> set[int]:
+    """The element widths of the floating-point tensors an op reads as eager PyTorch runs it (an integer or bool
+    operand, a mask or an index, is not cast)."""
+    if len(n.args) != len(n.inputs):
+        return set()
+    flags = list(n.param_inputs)[:len(n.inputs)] + [False] * max(0, len(n.inputs) - len(n.param_inputs))
+    out = set()
+    for a, t, is_param in zip(n.args, n.inputs, flags, strict=True):
+        if not str(t.dtype).startswith(("float", "bfloat")):
+            continue
+        if is_param:
+            out.add(captured)
+        elif a in width:
+            out.add(width[a])
     return out
 
 
