@@ -45,9 +45,10 @@ AUTOCAST_FP32 = frozenset({
 can autocast to float32), with their backward ops."""
 
 ROW_KERNELS = frozenset({"layer_norm", "native_layer_norm", "group_norm", "native_group_norm", "rms_norm",
-                         "_fused_rms_norm", "softmax", "_softmax", "log_softmax", "_log_softmax"})
-"""Ops whose eager CUDA kernel normalizes row by row (PyTorch's layer-norm, group-norm and softmax kernels: a block
-reduces a row, then writes it): the ``"rows"`` access."""
+                         "_fused_rms_norm"})
+"""Ops whose eager CUDA kernel normalizes row by row (PyTorch's layer-norm and group-norm kernels: a block reduces a
+row, then writes it): the ``"rows"`` access. (Its softmax over rows of 512 runs at the memory's rate, measured on an
+H200: benchmarks/gpu/eager_bandwidth.py.)"""
 
 POINTWISE = frozenset({
     "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "div", "div_", "where", "masked_fill", "masked_fill_",
@@ -62,7 +63,7 @@ ACCESS = {
     "unrolled": "operands of different dtypes (autocast's fp32 residual stream plus a 16-bit output): PyTorch casts "
                 "each element as it loads it, in its unrolled, unvectorized kernel (CUDALoops.cuh, gpu_kernel_impl: "
                 "needs_dynamic_casting)",
-    "rows": "a normalization, row by row (ROW_KERNELS)",
+    "rows": "a layer or group norm, row by row (ROW_KERNELS)",
 }
 """How an eager op's kernel walks memory: the classes the GPU family gives a bandwidth each."""
 

@@ -112,14 +112,19 @@ UNROLLED_BYTES, ROWS_BYTES = register(
              "BERT-base at batch 32 x 128): 24 residual adds (unrolled_elementwise_kernel<CUDAFunctor_add<float>>, an fp32 "
              "and a bf16 operand, 3.1 M elements, 31.5 MB each) took 0.319 ms: 2.37 TB/s, 71% of the HBM's 3.35, or 9.1 "
              "bytes per SM per clock at 132 SMs x 1.98 GHz; which kernel PyTorch picks: aten/src/ATen/native/cuda/"
-             "CUDALoops.cuh, gpu_kernel_impl (needs_dynamic_casting -> unrolled)", False, (FAMILY,), when="eager"),
-    Constant("GPU_ROWS_BYTES_PER_SM_CYCLE", 7.5,
-             "an eager normalization (PyTorch's layer-norm, group-norm or softmax kernel, a row at a time, fp32 under "
-             "autocast) moves at most 7.5 bytes per SM per clock",
+             "CUDALoops.cuh, gpu_kernel_impl (needs_dynamic_casting -> unrolled). On an H200 (benchmarks/gpu/"
+             "eager_bandwidth.py, results/h200_eager_bandwidth.json) an fp32 + bf16 add of 12.6 M-201 M elements "
+             "moved 8.6-10.8 bytes per SM per clock where a bf16 add reached the HBM's rate (16.3)", False, (FAMILY,),
+             when="eager"),
+    Constant("GPU_ROWS_BYTES_PER_SM_CYCLE", 8.0,
+             "an eager layer or group norm (PyTorch's kernel, a row at a time, fp32 under autocast) moves at most 8 "
+             "bytes per SM per clock, for rows of 768-1,024 features",
              "measured on an H100 SXM5 (results/h100_profile_compiled.json, eager BERT-base at batch 32 x 128): 25 "
              "vectorized_layer_norm_kernel<float> over 3.1 M fp32 elements (25.2 MB read and written each) took "
-             "0.323 ms: 1.95 TB/s, 58% of the HBM's 3.35, 7.5 bytes per SM per clock at 132 SMs x 1.98 GHz",
-             False, (FAMILY,), when="eager"),
+             "0.323 ms: 1.95 TB/s, 58% of the HBM's 3.35, 7.5 bytes per SM per clock at 132 SMs x 1.98 GHz; on an "
+             "H200 (benchmarks/gpu/eager_bandwidth.py, results/h200_eager_bandwidth.json) fp32 layer norms of 12.6 M-"
+             "201 M elements moved 6.1-8.6 bytes per SM per clock in rows of 768, 6.9-10.2 in rows of 1,024 and "
+             "6.9-11.5 in rows of 4,096 (wider rows are faster; not modelled)", False, (FAMILY,), when="eager"),
 )
 
 
