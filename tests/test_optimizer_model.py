@@ -79,3 +79,65 @@ def test_a_fused_kernel_reads_each_outside_tensor_once_whichever_op_reads_it() -
     assert len(kernel.nodes) == 3
     assert kernel.bytes_read == 4 * (64 * 128 + 128 * 256 + 64 * 256)  # x, w and the saved activation, once each
     assert kernel.bytes_written == 4 * 64 * 256  # the last op's result; the others stay inside
+
+
+def test_where_the_optimizer_keeps_its_state() -> None:
+    """Mixed precision keeps fp32 state and an fp32 master copy (12 bytes per weight for AdamW); a model whose own
+    weights are 16-bit keeps its optimizer's state in 16 bits and no master (PyTorch's and PopTorch's optimizers:
+    4 bytes per weight), unless told otherwise; fp32 state without a master copy is PopTorch's accum_type=float32."""
+    model, x = _mlp(wide=4096)
+    params = sum(p.numel() for p in model.parameters())
+
+    def state(m: nn.Module, xs: tuple[torch.Tensor], **kw: object) -> ak.CompiledProgram:
+        return ak.compile(m, xs, target="gc200", precision="fp16", training=True, **kw)
+
+    mixed = state(model, x)
+    assert mixed.optimizer_state == "mixed" and mixed.memory_plan.optimizer_bytes == 12 * params
+    half = nn.Sequential(*[m for m in _mlp(wide=4096)[0]]).half()
+    x16 = (x[0].half(),)
+    own = state(half, x16)
+    assert own.optimizer_state == "16-bit" and own.memory_plan.optimizer_bytes == 4 * params
+    assert "training (adamw, 16-bit state)" in own.report.summary()
+    assert "training (adamw)" in mixed.report.summary()
+    assert state(half, x16, optimizer_state="fp32").memory_plan.optimizer_bytes == 8 * params
+    assert state(half, x16, optimizer_state="mixed").memory_plan.optimizer_bytes == 12 * params
+    assert state(model, x, optimizer="sgd", optimizer_state="16-bit").memory_plan.optimizer_bytes == 2 * params
+    assert ak.compile(model, x, target="gc200", precision="fp16").optimizer_state == ""  # inference: no state
+    with pytest.raises(CompileError, match="optimizer_state='bf16' is not one of"):
+        state(model, x, optimizer_state="bf16")
+
+
+def test_poptorch_keeps_a_half_models_optimizer_state_in_its_accum_type() -> None:
+    from accelkit.facades import poptorch
+
+    def program(**accum: torch.dtype) -> ak.CompiledProgram:
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).half()
+
+        class WithLoss(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = net
+
+            def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                out = self.net(x)
+                return out, nn.functional.cross_entropy(out.float(), y)
+
+        model = WithLoss()
+        opt = poptorch.optim.AdamW(model.parameters(), lr=1e-3, **accum)
+        trained = poptorch.trainingModel(model, poptorch.Options(), opt)
+        trained(torch.randn(8, 16).half(), torch.randint(0, 4, (8,)))
+        session = trained._session
+        assert session is not None and session.compiled is not None
+        return session.compiled
+
+    assert program().optimizer_state == "16-bit"
+    assert program(accum_type=torch.float32).optimizer_state == "fp32"
+
+
+def test_an_artifact_keeps_where_the_state_lives(tmp_path) -> None:
+    model, x = _mlp()
+    prog = ak.compile(model, x, target="gc200", precision="fp16", training=True, optimizer_state="fp32")
+    prog.save(tmp_path / "m.akp")
+    back = ak.load(tmp_path / "m.akp")
+    assert back.optimizer_state == "fp32" and back.memory_plan.optimizer_bytes == prog.memory_plan.optimizer_bytes

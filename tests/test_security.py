@@ -390,6 +390,7 @@ def test_a_cli_json_symlinked_elsewhere_is_not_read(tmp_path: Path, capsys: pyte
     ("output_mode", "every", "options.output_mode is 'every'"),
     ("input_overlap", "no", "options.input_overlap is 'no'"),
     ("optimizer", "lion", "options.optimizer is 'lion'"),
+    ("optimizer_state", "fp8", "options.optimizer_state is 'fp8'"),
 ])
 def test_an_artifacts_host_loop_options_are_checked_on_load(tiny_akp: Path, key: str, bad: Any, says: str) -> None:
     """A re-signed manifest with a host-loop option no compile could have written is refused, naming it; one
@@ -400,7 +401,8 @@ def test_an_artifacts_host_loop_options_are_checked_on_load(tiny_akp: Path, key:
         ak.load(tiny_akp)
     (tiny_akp / "manifest.json").write_bytes(before)
     resign(tiny_akp, lambda body: [body["options"].pop(k, None) for k in ("output_mode", "input_overlap",
-                                                                          "optimizer")])
+                                                                          "optimizer", "optimizer_state")])
     old = ak.load(tiny_akp)
     assert (old.input_overlap, old.output_mode) == (True, None)
     assert old.optimizer == ("adamw" if old.training else "")  # before the option: AdamW, the only update then
+    assert old.optimizer_state == ("mixed" if old.training else "")  # and mixed precision's state, the only layout

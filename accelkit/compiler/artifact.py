@@ -111,7 +111,7 @@ def _read_manifest(root: Path) -> tuple[Path, dict[str, Any]]:
 def _check_options(opts: dict[str, Any], mpath: Path) -> None:
     """The compile options are the kinds of value ``compile`` accepts (a checksum says the file is as written,
     not that its writer wrote sense)."""
-    from accelkit.graph.capture import OPTIMIZERS
+    from accelkit.graph.capture import OPTIMIZER_STATES, OPTIMIZERS
 
     for key in ("batch_size", "micro_batch", "example_batch", "chips"):
         _positive_int(opts, key, mpath)
@@ -135,6 +135,9 @@ def _check_options(opts: dict[str, Any], mpath: Path) -> None:
     if opts.get("optimizer", "") not in ("", "custom", *OPTIMIZERS):
         raise ArtifactError(f"{mpath}: options.optimizer is {opts.get('optimizer')!r}, not one of "
                             f"{['', 'custom', *OPTIMIZERS]}", fix=_FIX)
+    if opts.get("optimizer_state", "") not in ("", *OPTIMIZER_STATES):
+        raise ArtifactError(f"{mpath}: options.optimizer_state is {opts.get('optimizer_state')!r}, not one of "
+                            f"{['', *OPTIMIZER_STATES]}", fix=_FIX)
     for key in ("training", "synthetic_data", "input_overlap"):
         if not isinstance(opts.get(key, key == "input_overlap"), bool):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
@@ -205,6 +208,8 @@ def _load(root: Path, reading: list[Path]) -> Any:
         input_overlap=bool(opts.get("input_overlap", True)), output_mode=opts.get("output_mode"),
         # older artifacts: a training program's step ran AdamW, the only update accelkit modelled then
         optimizer=str(opts.get("optimizer", "adamw" if opts["training"] else "")),
+        # older artifacts: mixed precision's fp32 state and master copy, the only layout accelkit modelled then
+        optimizer_state=str(opts.get("optimizer_state", "mixed" if opts["training"] else "")),
         training=opts["training"], recompute=opts["recompute"], fusion_level=opts["fusion_level"],
         passes=[PassResult(**{**p, "details": tuple(p["details"])}) for p in manifest["passes"]],
         kernels=[Kernel.from_dict(k) for k in manifest["kernels"]],

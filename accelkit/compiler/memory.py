@@ -10,7 +10,9 @@ The plan counts four kinds of bytes per chip, at the compile's precision:
 - optimizer state (training): the update's fp32 state per weight (AdamW's or Adam's two moments, SGD's
   momentum velocity, nothing for plain SGD; ``ak.compile(optimizer=...)``, a Session's own optimizer) plus,
   when the weights are 16-bit, their fp32 master copy: 12 bytes per weight for mixed-precision AdamW
-  (Micikevicius et al. 2018), 8 for fp32 AdamW, 4 for fp32 SGD with momentum.
+  (Micikevicius et al. 2018), 8 for fp32 AdamW, 4 for fp32 SGD with momentum. A model whose own weights are
+  16-bit keeps its state in 16 bits and no master copy (4 bytes per weight for AdamW), as PyTorch's and
+  PopTorch's optimizers do; ``ak.compile(optimizer_state=...)`` says otherwise (``OPTIMIZER_STATES``).
 
 Modes per family (``auto`` picks the first that holds):
 
@@ -42,14 +44,17 @@ USABLE_SRAM_FRACTION: float = constants.value("USABLE_SRAM_FRACTION")  # the def
 OPTIMIZER_BYTES_PER_PARAM = 12  # fp32 master weights + Adam's two fp32 moments (mixed-precision AdamW)
 
 
-def optimizer_state_bytes(optimizer: str, elem_bytes: float) -> float:
-    """Bytes of optimizer state per weight: 4 per fp32 state tensor of the update (``optimizer`` names one of
-    :data:`accelkit.graph.capture.OPTIMIZERS`; an optimizer accelkit does not know counts as AdamW's two), plus
-    the fp32 master copy that 16-bit weights are trained with."""
+def optimizer_state_bytes(optimizer: str, elem_bytes: float, state: str = "mixed") -> float:
+    """Bytes of optimizer state per weight: each state tensor of the update (``optimizer`` names one of
+    :data:`accelkit.graph.capture.OPTIMIZERS`; an optimizer accelkit does not know counts as AdamW's two) in fp32,
+    or in the weights' 16-bit format where ``state`` is ``"16-bit"``; with ``"mixed"`` (the default) plus the fp32
+    master copy that 16-bit weights are trained with (:data:`~accelkit.graph.capture.OPTIMIZER_STATES`)."""
     from accelkit.graph.capture import OPTIMIZERS
 
     states = OPTIMIZERS.get(optimizer, OPTIMIZERS["adamw"])[0]
-    return 4.0 * states + (4.0 if elem_bytes < 4 else 0.0)
+    if state == "16-bit":
+        return min(4.0, elem_bytes) * states
+    return 4.0 * states + (4.0 if elem_bytes < 4 and state == "mixed" else 0.0)
 
 MODES = {family: model.modes for family, model in REGISTRY.items()}
 """Each family's execution modes, fastest first, as its execution model (``accelkit.families``) lists them."""
@@ -166,7 +171,7 @@ class Footprint:
 
 
 def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, recompute: str,
-              elem_bytes: float, optimizer: str = "adamw") -> Footprint:
+              elem_bytes: float, optimizer: str = "adamw", optimizer_state: str = "mixed") -> Footprint:
     fwd = [k for k in kernels if k.section == "fwd"]
     peak = max((k.bytes_read - k.param_bytes + k.bytes_written for k in fwd), default=0)
     if recompute == "full":  # keep one tensor per layer, recompute the rest in backward
@@ -182,7 +187,7 @@ def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, reco
     for k in fwd:
         layers[k.group] = layers.get(k.group, 0) + k.param_bytes
     return Footprint(weights_bytes, peak, stored, max(layers.values(), default=0), training, elem_bytes,
-                     optimizer_state_bytes(optimizer, elem_bytes))
+                     optimizer_state_bytes(optimizer, elem_bytes, optimizer_state))
 
 
 def capacity_text(usable: int, datasheet: int) -> str:

@@ -26,7 +26,7 @@ from accelkit.cost import Parallel
 from accelkit.cost.rates import Rates
 from accelkit.errors import CompileError, PrecisionError
 from accelkit.families import ExecutionModel, model_for
-from accelkit.graph.capture import OPTIMIZERS
+from accelkit.graph.capture import OPTIMIZER_STATES, OPTIMIZERS
 from accelkit.hardware.spec import AcceleratorSpec
 
 RECOMPUTE = ("none", "selective", "full")
@@ -61,6 +61,7 @@ class CompileOptions:
     input_overlap: bool = True  # the pipeline loads the next batch while the chip runs (False: in the training process)
     output_mode: str | None = None  # "all" or "final" (PopTorch's OutputMode); None: training "final", inference "all"
     optimizer: str = "adamw"  # the update a training step runs (accelkit.graph.capture.OPTIMIZERS)
+    optimizer_state: str | None = None  # where it keeps its state (OPTIMIZER_STATES); None: by the weights' dtype
     family: ExecutionModel = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -73,6 +74,7 @@ class CompileOptions:
               recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
               device_iterations: Any = 1, synthetic_data: Any = False, input_rate: Any = None,
               input_overlap: Any = True, output_mode: Any = None, optimizer: Any = "adamw",
+              optimizer_state: Any = None,
               role: Role = "compile") -> CompileOptions:
         """Check what a compile is asked for before any work starts; every refusal names the argument and the
         fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
@@ -98,6 +100,8 @@ class CompileOptions:
         if output_mode is not None:
             one_of("output_mode", output_mode, OUTPUT_MODES, error=CompileError)
         one_of("optimizer", optimizer, tuple(OPTIMIZERS), error=CompileError)
+        if optimizer_state is not None:
+            one_of("optimizer_state", optimizer_state, tuple(OPTIMIZER_STATES), error=CompileError)
         whole("device_iterations", device_iterations, example="device_iterations=50", error=CompileError)
         check_mode(spec, mode)
         family = model_for(spec.family)
@@ -120,7 +124,7 @@ class CompileOptions:
                    mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
                    fallback=fallback, stack=stack_name, device_iterations=device_iterations,
                    synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
-                   output_mode=output_mode, optimizer=optimizer, family=family)
+                   output_mode=output_mode, optimizer=optimizer, optimizer_state=optimizer_state, family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
         """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed

@@ -47,7 +47,7 @@ from accelkit.errors import CompileError
 from accelkit.families import ExecutionModel, model_for
 from accelkit.graph.capture import _GRAPHS, captured, holds_values  # one graph cache, shared with ak.check
 from accelkit.graph.cost import captured_element_bytes
-from accelkit.graph.ir import Graph
+from accelkit.graph.ir import DTYPE_BYTES, Graph
 from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
 from accelkit.hardware.spec import AcceleratorSpec
 
@@ -90,6 +90,7 @@ class CompiledProgram:
     input_overlap: bool = True  # ... while the chip runs the step before (False: in the training process, between)
     output_mode: str | None = None  # "all", "final" (PopTorch's OutputMode); None: training "final", inference "all"
     optimizer: str = ""  # training: the update each step runs (accelkit.graph.capture.OPTIMIZERS); "": inference
+    optimizer_state: str = ""  # training: where that update keeps its state (OPTIMIZER_STATES); "": inference
     # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
     options: CompileOptions | None = field(default=None, repr=False, compare=False)
 
@@ -368,7 +369,8 @@ def memory_plans(lowered: Lowered, options: CompileOptions, parallel: Parallel) 
                    for k in device_kernels(list(lowered.kernels))]
     fp: Footprint = footprint(mem_kernels, weights_bytes=lowered.weights_bytes, training=options.training,
                               recompute=options.recompute, elem_bytes=element_bytes(options.precision),
-                              optimizer=optimizer_of(lowered.graph, options))
+                              optimizer=optimizer_of(lowered.graph, options),
+                              optimizer_state=optimizer_state_of(lowered.graph, options))
     return plan_options(fp, options.spec, chips=options.chips, model_shards=parallel.model_shards, mode=options.mode,
                         family=options.family)
 
@@ -393,7 +395,8 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
         model=lowered.model, host=lowered.host, host_spec=lowered.host_spec, fallback=options.fallback,
         stack=options.stack, device_iterations=options.device_iterations, synthetic_data=options.synthetic_data,
         input_rate=options.input_rate, input_overlap=options.input_overlap, output_mode=options.output_mode,
-        optimizer=optimizer_of(lowered.graph, options), options=options)
+        optimizer=optimizer_of(lowered.graph, options), optimizer_state=optimizer_state_of(lowered.graph, options),
+        options=options)
 
 
 def optimizer_of(graph: Graph, options: CompileOptions) -> str:
@@ -402,6 +405,18 @@ def optimizer_of(graph: Graph, options: CompileOptions) -> str:
     if not options.training:
         return ""
     return graph.optimizer or options.optimizer
+
+
+def optimizer_state_of(graph: Graph, options: CompileOptions) -> str:
+    """Where a training program's optimizer keeps its state (:data:`~accelkit.graph.capture.OPTIMIZER_STATES`): the
+    options' choice, else ``"16-bit"`` when the model's own weights are 16-bit (PyTorch's optimizers keep their
+    state in the weights' dtype), else ``"mixed"``; "" for inference."""
+    if not options.training:
+        return ""
+    if options.optimizer_state is not None:
+        return options.optimizer_state
+    widths = {DTYPE_BYTES.get(m.dtype, 4) for m in graph.params.values() if m.dtype.startswith(("float", "bfloat"))}
+    return "16-bit" if widths and max(widths) < 4 else "mixed"
 
 
 def __getattr__(name: str) -> Any:

@@ -155,6 +155,7 @@ class PerfReport:
     input_overlap: bool = True  # ... while the chip runs (False: in the training process, between steps)
     output_mode: str = ""  # what each call sends back, where the family has a host loop: "all" or "final"
     optimizer: str = ""  # training: the update each step runs (accelkit.graph.capture.OPTIMIZERS); "" for inference
+    optimizer_state: str = ""  # training: where it keeps its state (OPTIMIZER_STATES; "mixed" is left unsaid)
 
     label = "modelled"
 
@@ -251,7 +252,9 @@ class PerfReport:
         lines = [
             f"PerfReport (MODELLED, not measured): {self.target} x {self.chips} [{self.family}], mode {self.mode!r}, "
             f"{self.precision}, batch {self.batch_size}, {'training' if self.training else 'inference'}"
-            + (f" ({self.optimizer})" if self.optimizer else "") + (f", stack {self.stack!r}" if self.stack else ""),
+            + (f" ({self.optimizer}" + (f", {self.optimizer_state} state" if self.optimizer_state not in ("", "mixed")
+                                        else "") + ")" if self.optimizer else "")
+            + (f", stack {self.stack!r}" if self.stack else ""),
             *([f"  stack: {self.stack_note}"] if self.stack_note else []),
             f"  step time {fmt_s(self.step_time_s)}; throughput {tput}"
             + (f"; energy {self.energy_j:.3g} J per step" if self.energy_j else ""),

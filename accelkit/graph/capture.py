@@ -539,6 +539,15 @@ OPTIMIZERS: dict[str, tuple[int, str]] = {
 }
 """The optimizers a training capture records, by name: (state tensors per weight, what they are)."""
 
+OPTIMIZER_STATES: dict[str, str] = {
+    "mixed": "fp32 state, and an fp32 master copy of 16-bit weights (mixed precision: Megatron-LM, DeepSpeed, apex)",
+    "fp32": "fp32 state, no master copy (PopTorch's accum_type=torch.float32 over 16-bit weights)",
+    "16-bit": "state in the weights' 16-bit format, no master copy (PyTorch's and PopTorch's optimizers over a "
+              "model.half() model)",
+}
+"""Where a training step keeps its optimizer state (``ak.compile(optimizer_state=...)``); None: ``"16-bit"`` when
+the model's own weights are 16-bit (its optimizer's state follows them), else ``"mixed"``."""
+
 
 def optimizer_kind(optimizer: Any) -> str | None:
     """The name in :data:`OPTIMIZERS` of a PyTorch optimizer's update (an AdamW, an SGD with or without momentum,

@@ -19,7 +19,8 @@ DataLoader delivers, measured with ``accelkit.profiler.input_rate``) makes a ste
 fed in time, as ``ak.compile``'s does (``input_overlap=False``: a loader in the training process, whose every
 batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it; the
 optimizer step's time and state follow the session's optimizer (AdamW, Adam, SGD with or without momentum;
-another optimizer is modelled as AdamW, and the report says which update it modelled);
+another optimizer is modelled as AdamW, and the report says which update it modelled; ``optimizer_state=`` says
+where it keeps its state, as ``ak.compile`` takes it);
 ``session.loader`` measures instead how long this CPU's loop waited.
 """
 
@@ -191,6 +192,7 @@ class Session:
         input_rate: float | None = None,
         input_overlap: bool = True,
         output_mode: str | None = None,
+        optimizer_state: str | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -203,7 +205,8 @@ class Session:
                                        chips=chips, mode=mode, parallel=parallel, fallback=fallback, stack=stack,
                                        device_iterations=device_iterations, synthetic_data=synthetic_data,
                                        input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
-                                       optimizer=optimizer_kind(optimizer) or "adamw", role="session")
+                                       optimizer=optimizer_kind(optimizer) or "adamw",
+                                       optimizer_state=optimizer_state, role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

@@ -427,4 +427,5 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         input_rate=prog.input_rate if not prog.synthetic_data else None, input_overlap=prog.input_overlap,
         output_mode=output_mode(prog) if model.host_io is not None else "",
         optimizer=prog.optimizer if prog.training else "",
+        optimizer_state=getattr(prog, "optimizer_state", "") if prog.training else "",
     )

@@ -116,6 +116,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     input_overlap: bool = True,
     output_mode: str | None = None,
     optimizer: str = "adamw",
+    optimizer_state: str | None = None,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -148,7 +149,11 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     copy synchronises with the host (Poplar), ``"all"`` in training adds a copy to every step.
     ``optimizer`` is the update a training step runs: ``"adamw"`` (the default), ``"adam"``, ``"sgd"`` (with
     momentum: one velocity per weight) or ``"sgd-plain"`` (no state); it sets the optimizer step's kernels and the
-    optimizer state the memory plan holds (an ``ak.Session`` uses its own optimizer's).
+    optimizer state the memory plan holds (an ``ak.Session`` uses its own optimizer's). ``optimizer_state`` is
+    where that state lives: ``"mixed"`` (fp32 state, and an fp32 master copy of 16-bit weights: mixed precision),
+    ``"fp32"`` (fp32 state, no master copy: PopTorch's ``accum_type=torch.float32``) or ``"16-bit"`` (the state in
+    the weights' 16-bit format, no master copy: what PyTorch's and PopTorch's optimizers keep for a
+    ``model.half()`` model); None picks ``"16-bit"`` for a model whose own weights are 16-bit, else ``"mixed"``.
     """
     auto = chips == "auto"
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
@@ -156,7 +161,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
                                    device_iterations=device_iterations, synthetic_data=synthetic_data,
                                    input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
-                                   optimizer=optimizer)
+                                   optimizer=optimizer, optimizer_state=optimizer_state)
     if not auto:
         return compile_with(model, example_inputs, options)
     return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),

@@ -65,6 +65,17 @@ def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     return [tuple(p[i] for p in parts) for i in range(n)]
 
 
+def _state_format(optimizer: Any, model: nn.Module) -> str | None:
+    """Where PopTorch keeps the optimizer state of ``model``'s weights (accelkit's ``optimizer_state``): in the
+    weights' own 16-bit format unless an ``accum_type`` asks for fp32, and never with an fp32 master copy; None
+    for fp32 weights (fp32 state, as accelkit's default)."""
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    if dtype not in (torch.float16, torch.bfloat16):
+        return None
+    state = optimizer._state_dtype(dtype) if hasattr(optimizer, "_state_dtype") else dtype
+    return "fp32" if state == torch.float32 else "16-bit"
+
+
 def _output_mode(o: Options) -> str | None:
     """What the clock takes from ``options.outputMode``: ``"all"`` where every iteration's outputs come back
     (``All``, or ``EveryN`` with a period of 1), ``"final"`` where one copy per call does (``Final``, ``Sum``, a
@@ -190,7 +201,8 @@ class PoplarExecutor:
             LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
             chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
-            synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o))
+            synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o),
+            optimizer_state=_state_format(self.optimizer, self.model) if self.training else None)
         self._combined_batch = n
         facade_log.register_run(repr(self), self.report)
         return self._session
