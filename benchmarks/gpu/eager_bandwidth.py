@@ -12,14 +12,14 @@ Writes ``$OUT/eager_bandwidth.json``; ``DRY=1`` checks the script on the CPU.
 import json
 import os
 import subprocess
-import time
 
+import measure_more as mm
 import torch
 import torch.nn.functional as F
 
 OUT = os.environ.get("OUT", "/tmp")
-DRY = os.environ.get("DRY") == "1"
-dev = torch.device("cpu" if DRY else "cuda")
+DRY = mm.DRY
+dev = mm.dev
 res = {"env": {}, "rows": []}
 
 
@@ -34,29 +34,8 @@ def clock_mhz():
         return float("nan")
 
 
-def timeit(fn, warm=5, iters=20):
-    if DRY:
-        fn()
-        t = time.perf_counter()
-        fn()
-        return time.perf_counter() - t
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e) / 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
 def row(name, access, nbytes, fn, sms):
-    t = timeit(fn)
+    t = mm.timeit(fn, 5, 20)[0]
     mhz = clock_mhz()
     r = {"kernel": name, "access": access, "bytes": nbytes, "s": t, "TBps": nbytes / t / 1e12, "sm_mhz": mhz,
          "bytes_per_sm_cycle": nbytes / t / (sms * mhz * 1e6)}

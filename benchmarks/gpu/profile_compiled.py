@@ -32,13 +32,19 @@ def kind(name):
     return "elementwise/other"
 
 
-def profile_case(tag, name, b, s, training, stack):
+def make_step(name, b, s, training, stack, sgd=False):
+    """One training or inference step of ``measure_more``'s ``name`` under bf16 autocast, as a function: AdamW
+    (fused) for training, or SGD with momentum where ``sgd``; ``stack="compiled"`` wraps the model in
+    ``torch.compile(mode="reduce-overhead")``."""
     if mm.DRY:
         b, s = min(b, 2), min(s, 16)
     m = mm.build(name, training)
     x = mm.inputs(name, b, s, training)
     run_model = torch.compile(m, mode="reduce-overhead") if stack == "compiled" and not mm.DRY else m
-    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=not mm.DRY) if training else None
+    opt = None
+    if training:
+        opt = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) if sgd
+               else torch.optim.AdamW(m.parameters(), lr=1e-4, fused=not mm.DRY))
 
     def step():
         if stack == "compiled":
@@ -52,6 +58,11 @@ def profile_case(tag, name, b, s, training, stack):
         else:
             with torch.no_grad(), torch.autocast(mm.dev.type, dtype=torch.bfloat16):
                 mm.forward(run_model, name, x, False)
+    return step
+
+
+def profile_case(tag, name, b, s, training, stack):
+    step = make_step(name, b, s, training, stack)
     for _ in range(4):
         step()
     mm.sync()

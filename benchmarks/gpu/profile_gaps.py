@@ -16,7 +16,7 @@ import time
 
 import measure_more as mm
 import torch
-from profile_compiled import kind
+from profile_compiled import kind, make_step
 from torch.profiler import ProfilerActivity, profile
 
 OUT = os.environ.get("OUT", "/tmp")
@@ -25,28 +25,7 @@ out = {"env": {}, "cases": {}}
 
 
 def profile_case(tag, name, b, s, training, stack="eager"):
-    if mm.DRY:
-        b, s = min(b, 2), min(s, 16)
-    m = mm.build(name, training)
-    x = mm.inputs(name, b, s, training)
-    run_model = torch.compile(m, mode="reduce-overhead") if stack == "compiled" and not mm.DRY else m
-    opt = None
-    if training:
-        opt = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) if name in ("unet", "resnet50")
-               else torch.optim.AdamW(m.parameters(), lr=1e-4, fused=not mm.DRY))
-
-    def step():
-        if stack == "compiled":
-            torch.compiler.cudagraph_mark_step_begin()
-        if training:
-            opt.zero_grad(set_to_none=True)
-            with torch.autocast(mm.dev.type, dtype=torch.bfloat16):
-                loss = mm.forward(run_model, name, x, True)
-            loss.backward()
-            opt.step()
-        else:
-            with torch.no_grad(), torch.autocast(mm.dev.type, dtype=torch.bfloat16):
-                mm.forward(run_model, name, x, False)
+    step = make_step(name, b, s, training, stack, sgd=name in ("unet", "resnet50"))
     for _ in range(4):
         step()
     mm.sync()
