@@ -201,6 +201,29 @@ def test_compiled_attention_with_a_key_broadcast_mask_runs_in_fp32_math_and_a_ca
     assert attention_s(eager) < attention_s(bert)
 
 
+def test_compiled_math_attention_backward_runs_on_the_tensor_cores_and_its_forward_casts_its_inputs() -> None:
+    """Measured on an H100: the math path's forward matmuls are fp32 on the CUDA cores after its bf16 queries, keys
+    and values are cast up by kernels of their own; its backward's four batched matmuls run on the tensor cores."""
+    import accelkit.families.gpu as gpu
+    from accelkit.families.gpu import _upcast_bytes
+
+    ids = torch.zeros(1, 512, dtype=torch.long, device="meta")
+    kw = dict(target="h100", precision="bf16", batch_size=32, stack="compiled", training=True)
+    model = _tiny("bert").train()
+
+    def backward_bmm_s() -> float:
+        prog = ak.compile(model, {"input_ids": ids}, **kw)
+        return sum(k.time_s for k in prog.report.kernels if k.section == "bckwd" and k.ops.startswith("bmm"))
+    tensor_cores = backward_bmm_s()
+    fp32 = replace_constant(gpu.MATH_BACKWARD_TC, False, backward_bmm_s)
+    assert fp32 > 1.5 * tensor_cores
+    prog = ak.compile(model, {"input_ids": ids}, **kw)
+    node = next(n for n in prog.graph.nodes if n.kind == "scaled_dot_product_attention")
+    q = node.inputs[0].numel  # (1, heads, 512, 64): every input and the output alike
+    assert _upcast_bytes(node, 32.0, 2) == pytest.approx(32 * (3 * q * 6 + q * 6))
+    assert _upcast_bytes(node, 32.0, 4) == 0.0  # fp32 runs need no cast
+
+
 def replace_constant(c, value, run):
     """Run ``run()`` with constant ``c`` set to ``value``, then put it back."""
     old = c.value

@@ -177,7 +177,7 @@ LIBRARY_GEMMS = register(
              "cuBLASLt's GEMM epilogues (bias, GELU) for the engine", False, (FAMILY,)),
 )[0]
 
-MASK_MATH, FP32_MATMUL, COMPILED_CASTS = register(
+MASK_MATH, MATH_BACKWARD_TC, FP32_MATMUL, COMPILED_CASTS = register(
     Constant("GPU_COMPILED_BROADCAST_MASK_MATH", True,
              "torch.compile runs an attention whose mask is broadcast along the keys (a padding mask expanded from one "
              "column: BERT's, ViT's) on PyTorch's math path, not a fused kernel: two batched matmuls in fp32 on the "
@@ -191,6 +191,16 @@ MASK_MATH, FP32_MATMUL, COMPILED_CASTS = register(
              "builds the mask under torch.compile with torch < 2.14 (masking_utils._ignore_bidirectional_mask_sdpa); "
              "the math backend upcasts 16-bit inputs to fp32 (torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp, "
              "off by default)", False, (FAMILY,), when="compiled"),
+    Constant("GPU_COMPILED_MATH_BACKWARD_TENSOR_CORES", True,
+             "the backward of torch.compile's math attention runs its four batched matmuls on the tensor cores (16 "
+             "bits), not on the CUDA cores in fp32 as its forward does; the fp32 scores' gradient still goes through "
+             "memory",
+             "measured on an H100 SXM5 (benchmarks/gpu/profile_compiled.py with TOP=40, results/h100_profile_compiled_"
+             "top40.json): compiled BERT-base training at batch 32 x 512 ran its forward attention on two "
+             "sm80_xmma_gemm_f32f32 FFMA kernels a layer (9.0 ms, 34 TFLOP/s) and its backward on four nvjet tensor-"
+             "core kernels a layer (nvjet_sm90_tst_128x160 NTT twice, 64x256 TNN and NTN: 4.7 ms for 625 GFLOP); the "
+             "forward's inputs were cast up and laid out by three Triton kernels a layer "
+             "(triton_poi_fused__to_copy_..._clone_mul_transpose: 2.0 ms)", False, (FAMILY,), when="compiled"),
     Constant("GPU_FP32_MATMUL_FRACTION", 0.3,
              "an fp32 matmul on the CUDA cores (FFMA, no tensor cores) reaches 30% of the chip's fp32 peak",
              "measured: the math path's attention matmuls ran at 25 TFLOP/s in compiled BERT-base (H100 SXM5, batch 32 "
@@ -405,6 +415,16 @@ def _scores_bytes(n: Any, scale: float) -> float:
     return 4 * 4 * b * h * t * keys * scale
 
 
+def _upcast_bytes(n: Any, scale: float, elem: float) -> float:
+    """Bytes the math path's casts move for an attention node run in ``elem``-byte precision: its 16-bit queries,
+    keys and values each read and written back in fp32 (scaled and laid out for the batched matmuls), and its fp32
+    output read and written back in 16 bits; none in fp32."""
+    if n.kind not in ATTENTION_KINDS or len(n.inputs) < 3 or not n.outputs or elem >= 4:
+        return 0.0
+    qkv = sum(t.numel for t in n.inputs[:3]) * (elem + 4)
+    return (qkv + n.outputs[0].numel * (4 + elem)) * scale
+
+
 def _autocast_casts(graph: Any, section: str, precision: str, units: str, launch_s: float,
                     weights_bw: float) -> list[KernelTime]:
     """torch.compile under autocast (``GPU_COMPILED_AUTOCAST_CASTS``): a kernel per fp32 weight a forward matmul reads,
@@ -502,11 +522,21 @@ class GpuModel(ExecutionModel):
             if k.kind == "matmul" and k.flops and nodes:
                 gemm, attention = _kernel_shape(k, nodes, ctx.scale, param_shapes)
                 if math and fp32_rate and _on_math_path(k, nodes):
-                    # PyTorch's math attention: fp32 batched matmuls on the CUDA cores, the fp32 scores through memory
+                    # PyTorch's math attention: the fp32 scores through memory; the forward's batched matmuls in fp32
+                    # on the CUDA cores, after its 16-bit inputs are cast up (kernels of their own: the time adds);
+                    # the backward's on the tensor cores (GPU_COMPILED_MATH_BACKWARD_TENSOR_CORES)
                     scores = sum(_scores_bytes(nodes[n], ctx.scale) for n in k.nodes if n in nodes)
-                    c = k.flops / ctx.tensor / fp32_rate
                     m += scores / ctx.tensor / r.tier_bw[a]
-                    out.append(kernel_time(k, units, c, m, 0.0, 4 * r.launch_s, ctx.peak * ctx.tensor))
+                    if k.section == "bckwd" and MATH_BACKWARD_TC.value:
+                        rate = _shape_rate(spec, precision, gemm, attention, False) * k.efficiency
+                        out.append(kernel_time(k, units, k.flops / ctx.tensor / rate, m, 0.0, 4 * r.launch_s,
+                                               ctx.peak * ctx.tensor))
+                        continue
+                    casts = sum(_upcast_bytes(nodes[n], ctx.scale, element_bytes(precision)) for n in k.nodes if n in nodes)
+                    apart = casts / ctx.tensor / r.tier_bw[a]
+                    c = k.flops / ctx.tensor / fp32_rate
+                    out.append(kernel_time(k, units, c, m + apart, 0.0, 5 * r.launch_s, ctx.peak * ctx.tensor,
+                                           time=max(c, m) + apart + 5 * r.launch_s))
                     continue
                 conv = any(op in CONVOLUTIONS for op in k.ops)
                 rate = _shape_rate(spec, precision, gemm, attention, conv) * k.efficiency

@@ -79,13 +79,13 @@ def profile_case(tag, name, b, s, training, stack):
         if e.device_type == torch.autograd.DeviceType.CUDA and t:
             by[kind(e.key)] = by.get(kind(e.key), 0) + t / 3 / 1e3  # ms per step
             n_kernels += e.count / 3
-    top = sorted(((getattr(e, "device_time_total", 0) / 3 / 1e3, e.count // 3, e.key[:90]) for e in prof.key_averages()
-                  if e.device_type == torch.autograd.DeviceType.CUDA), reverse=True)[:12]
+    top = sorted(((getattr(e, "device_time_total", 0) / 3 / 1e3, e.count // 3, e.key[:150]) for e in prof.key_averages()
+                  if e.device_type == torch.autograd.DeviceType.CUDA), reverse=True)[:int(os.environ.get("TOP", "12"))]
     busy = sum(by.values())
     out[tag] = {"step_ms": med * 1e3, "gpu_busy_ms": busy, "kernels_per_step": n_kernels, "by_kind_ms": by, "top": top}
     print(f"== {tag}: step {med * 1e3:.2f} ms, GPU busy {busy:.2f} ms, {n_kernels:.0f} kernels/step", flush=True)
     print("   " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(by.items(), key=lambda kv: -kv[1])), flush=True)
-    for t, c, k in top[:12]:
+    for t, c, k in top:
         print(f"   {t:7.3f} ms x{c:<4} {k}", flush=True)
     with open(f"{OUT}/profile_compiled.json", "w") as f:
         json.dump(out, f, indent=1)
@@ -100,7 +100,9 @@ if __name__ == "__main__":
                  ("eager-train-bert-base-mlm-b32-s512", "bert-base", 32, 512, True, "eager"),
                  ("compiled-train-gpt2-small-b8-s1024", "gpt2-small", 8, 1024, True, "compiled"),
                  ("eager-train-unet-b16-s256", "unet", 16, 256, True, "eager"),
-                 ("eager-train-resnet50-b64", "resnet50", 64, 224, True, "eager")):
+                 ("eager-train-resnet50-b64", "resnet50", 64, 224, True, "eager"),
+                 ("compiled-infer-vit-base-b64", "vit-base", 64, 224, False, "compiled"),
+                 ("eager-infer-vit-base-b64", "vit-base", 64, 224, False, "eager")):
         if os.environ.get("CASES") and args[0] not in os.environ["CASES"].split(","):
             continue  # CASES=tag,tag runs only those
         if time.time() - t0 > float(os.environ.get("DEADLINE", "150")):
