@@ -126,15 +126,20 @@ def _dims(n: Node) -> tuple[int, int, int, int] | None:
     return None
 
 
+def weight_grad(n: Node, param_shapes: WeightShapes) -> bool:
+    """True for a backward matmul that computes a weight's gradient (its output has the weight's shape)."""
+    out = tuple(n.outputs[0].shape) if n.outputs else ()
+    return n.section == "bckwd" and (param_shapes.fixed(out, n.name) or param_shapes.fixed(out[::-1], n.name))
+
+
 def gemm_of(n: Node, scale: float, param_shapes: WeightShapes) -> GemmShape | None:
     d = _dims(n)
     if d is None:
         return None
     m, nn_, k, b = d
-    out = tuple(n.outputs[0].shape) if n.outputs else ()
-    weight_grad = n.section == "bckwd" and (param_shapes.fixed(out, n.name) or param_shapes.fixed(out[::-1], n.name))
+    weight_grad_ = weight_grad(n, param_shapes)
     conv = n.kind in CONV_KINDS  # cuDNN pads a convolution's channels itself
-    if weight_grad:  # dW = dY^T X: the tokens are the contraction; the rows are the weight's two sides
+    if weight_grad_:  # dW = dY^T X: the tokens are the contraction; the rows are the weight's two sides
         return GemmShape(m, nn_, max(1, round(k * scale)), b, 16 if conv else alignment(m, nn_))
     aligned = 16 if conv else alignment(nn_, k)  # the token count is never a row stride
     if b > 1:  # a batched matmul (attention's): the sequences multiply the batch

@@ -16,7 +16,7 @@ from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, HostIO, Timed, TimingContext
-from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue
+from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue, weight_grad
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, WeightShapes
 from accelkit.graph.ir import DTYPE_BYTES
 from accelkit.hardware.precision import element_bytes
@@ -177,7 +177,7 @@ LIBRARY_GEMMS = register(
              "cuBLASLt's GEMM epilogues (bias, GELU) for the engine", False, (FAMILY,)),
 )[0]
 
-MASK_MATH, MATH_BACKWARD_TC, FP32_MATMUL, COMPILED_CASTS = register(
+MASK_MATH, MATH_BACKWARD_TC, UNPADDED_WEIGHT_GRADS, FP32_MATMUL, COMPILED_CASTS = register(
     Constant("GPU_COMPILED_BROADCAST_MASK_MATH", True,
              "torch.compile runs an attention whose mask is broadcast along the keys (a padding mask expanded from one "
              "column: BERT's, ViT's) on PyTorch's math path, not a fused kernel: two batched matmuls in fp32 on the "
@@ -201,6 +201,15 @@ MASK_MATH, MATH_BACKWARD_TC, FP32_MATMUL, COMPILED_CASTS = register(
              "core kernels a layer (nvjet_sm90_tst_128x160 NTT twice, 64x256 TNN and NTN: 4.7 ms for 625 GFLOP); the "
              "forward's inputs were cast up and laid out by three Triton kernels a layer "
              "(triton_poi_fused__to_copy_..._clone_mul_transpose: 2.0 ms)", False, (FAMILY,), when="compiled"),
+    Constant("GPU_COMPILED_UNPADDED_WEIGHT_GRADS", True,
+             "torch.compile pads a matmul's activations to aligned shapes (shape_padding) but not the gradient of a "
+             "weight whose rows are not a multiple of 16 bytes: that GEMM keeps the weight's shape and runs on the "
+             "older, narrower kernels (GPU_GEMM_UNALIGNED), as in eager PyTorch",
+             "measured on an H100 SXM5 (benchmarks/gpu/profile_compiled.py with TOP=45, results/h100_profile_gpt2_"
+             "training.json): compiled GPT-2 small training at batch 8 x 1,024 ran two of its three language-model-"
+             "head GEMMs (a 50,257-word vocabulary) on nvjet kernels (0.90 and 0.78 ms) and the third on "
+             "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x256_nt_align1 (4.29 ms, as in eager: 4.28 ms), each 632 "
+             "GFLOP", False, (FAMILY,), when="compiled"),
     Constant("GPU_FP32_MATMUL_FRACTION", 0.3,
              "an fp32 matmul on the CUDA cores (FFMA, no tensor cores) reaches 30% of the chip's fp32 peak",
              "measured: the math path's attention matmuls ran at 25 TFLOP/s in compiled BERT-base (H100 SXM5, batch 32 "
@@ -361,17 +370,20 @@ def boundary_bytes(k: Kernel, nodes: dict[str, Any], scale: float, param_shapes:
 def _kernel_shape(k: Kernel, nodes: dict[str, Any], scale: float,
                   param_shapes: WeightShapes) -> tuple[GemmShape | None, tuple[int, int] | None]:
     """The GEMM (or attention) a fused kernel's matmul node runs, at ``scale`` times the captured batch."""
-    for name in k.nodes:
-        n = nodes.get(name)
-        if n is None or n.kind not in MATMUL_KINDS:
-            continue
-        if n.kind in ATTENTION_KINDS:
-            if n.inputs and len(n.inputs[0].shape) == 4:
-                b, h, t, _d = n.inputs[0].shape
-                return None, (max(1, round(b * h * scale)), t)
-            return None, None
-        return gemm_of(n, scale, param_shapes), None
-    return None, None
+    n = _matmul_node(k, nodes)
+    if n is None:
+        return None, None
+    if n.kind in ATTENTION_KINDS:
+        if n.inputs and len(n.inputs[0].shape) == 4:
+            b, h, t, _d = n.inputs[0].shape
+            return None, (max(1, round(b * h * scale)), t)
+        return None, None
+    return gemm_of(n, scale, param_shapes), None
+
+
+def _matmul_node(k: Kernel, nodes: dict[str, Any]) -> Any:
+    """The matmul-type node a fused kernel is built around; None where it has none (or the nodes are unknown)."""
+    return next((nodes[name] for name in k.nodes if name in nodes and nodes[name].kind in MATMUL_KINDS), None)
 
 
 def _broadcast_key_mask(n: Any, nodes: dict[str, Any]) -> bool:
@@ -539,7 +551,10 @@ class GpuModel(ExecutionModel):
                                            time=max(c, m) + apart + 5 * r.launch_s))
                     continue
                 conv = any(op in CONVOLUTIONS for op in k.ops)
-                rate = _shape_rate(spec, precision, gemm, attention, conv) * k.efficiency
+                # torch.compile pads activations to aligned shapes, not a weight's gradient (the weight's own shape)
+                node = _matmul_node(k, nodes) if compiled and UNPADDED_WEIGHT_GRADS.value else None
+                padded = not (node is not None and not conv and weight_grad(node, param_shapes))
+                rate = _shape_rate(spec, precision, gemm, attention, conv, padded=padded) * k.efficiency
                 c = k.flops / ctx.tensor / rate
                 if library_gemms and attention is None:
                     apart = boundary_bytes(k, nodes, ctx.scale, param_shapes, element_bytes(precision)) / r.tier_bw[a]

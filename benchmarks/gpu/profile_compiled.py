@@ -99,6 +99,7 @@ if __name__ == "__main__":
                  ("compiled-train-bert-base-mlm-b32-s512", "bert-base", 32, 512, True, "compiled"),
                  ("eager-train-bert-base-mlm-b32-s512", "bert-base", 32, 512, True, "eager"),
                  ("compiled-train-gpt2-small-b8-s1024", "gpt2-small", 8, 1024, True, "compiled"),
+                 ("eager-train-gpt2-small-b8-s1024", "gpt2-small", 8, 1024, True, "eager"),
                  ("eager-train-unet-b16-s256", "unet", 16, 256, True, "eager"),
                  ("eager-train-resnet50-b64", "resnet50", 64, 224, True, "eager"),
                  ("compiled-infer-vit-base-b64", "vit-base", 64, 224, False, "compiled"),
