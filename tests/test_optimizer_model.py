@@ -141,3 +141,20 @@ def test_an_artifact_keeps_where_the_state_lives(tmp_path) -> None:
     prog.save(tmp_path / "m.akp")
     back = ak.load(tmp_path / "m.akp")
     assert back.optimizer_state == "fp32" and back.memory_plan.optimizer_bytes == prog.memory_plan.optimizer_bytes
+
+
+def test_a_mixed_precision_update_moves_fp32_weights_gradients_and_state() -> None:
+    """A fused AdamW over an fp32 model trained at bf16 reads the fp32 weight, gradient and two moments and writes
+    the weight and moments: 28 bytes a weight, as measured on an H100 (1.13 ms for BERT-base's 110 M weights); a
+    model.half() model's 16-bit state moves half that."""
+    model, x = _mlp(wide=4096)
+    params = sum(p.numel() for p in model.parameters())
+
+    def update_bytes(m: nn.Module, xs: tuple[torch.Tensor], precision: str) -> float:
+        prog = ak.compile(m, xs, target="h100", precision=precision, training=True, stack="compiled")
+        return sum(k.bytes_read + k.bytes_written for k in prog.kernels if k.section == "opt")
+
+    assert update_bytes(model, x, "bf16") == pytest.approx(28 * params, rel=0.01)
+    assert update_bytes(model, x, "fp32") == pytest.approx(28 * params, rel=0.01)
+    half = nn.Sequential(*_mlp(wide=4096)[0]).half()
+    assert update_bytes(half, (x[0].half(),), "fp16") == pytest.approx(14 * params, rel=0.01)

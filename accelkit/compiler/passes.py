@@ -162,7 +162,10 @@ def fusion(nodes: list[Node], *, family: str | ExecutionModel, level: str = "o1"
         kernels = [replace(k, group=k.name) for k in kernels]
     elif update is not None:
         states, own = update
-        kernels = [replace(k, bytes_read=(2 + states) * own[k.module], bytes_written=(1 + states) * own[k.module])
+        # the weight read once (its parameter bytes), its gradient and state as large at any batch
+        kernels = [replace(k, bytes_read=(2 + states) * own[k.module], bytes_written=(1 + states) * own[k.module],
+                           param_bytes=own[k.module], fixed_bytes_read=(1 + states) * own[k.module],
+                           fixed_bytes_written=(1 + states) * own[k.module])
                    if k.section == "opt" and own.get(k.module) else k for k in kernels]
     n_groups = len(layers(kernels))
     unit = model.fusion_unit

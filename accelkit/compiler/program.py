@@ -380,7 +380,9 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
     says, then placed on the chips. No search: :func:`accelkit.workflow.compiling.compile` chooses the split and
     the plan."""
     spec, family = options.spec, options.family
-    kernels = [k.scaled(lowered.batch / parallel.data / lowered.example_batch, lowered.byte_scale)
+    opt_scale = update_byte_scale(lowered, options)
+    kernels = [k.scaled(lowered.batch / parallel.data / lowered.example_batch,
+                        opt_scale if k.section == "opt" else lowered.byte_scale)
                for k in lowered.kernels]
     placement = place(device_kernels(kernels), spec, plan, chips=options.chips, pipeline=parallel.pipeline,
                       precision=options.precision, family=family)
@@ -405,6 +407,16 @@ def optimizer_of(graph: Graph, options: CompileOptions) -> str:
     if not options.training:
         return ""
     return graph.optimizer or options.optimizer
+
+
+def update_byte_scale(lowered: Lowered, options: CompileOptions) -> float:
+    """The byte scale of the optimizer's update kernels: they read and write the weights, gradients and state the
+    update keeps, which are fp32 where the state is ``"mixed"`` or ``"fp32"`` (the fp32 master copy and fp32
+    gradients of autocast; a fused AdamW moves 28 bytes a weight, measured on an H100: benchmarks/gpu/results/
+    h100_profile_compiled_top40.json), else at the program's precision."""
+    if optimizer_state_of(lowered.graph, options) in ("mixed", "fp32"):
+        return 4.0 / captured_element_bytes(lowered.graph)
+    return lowered.byte_scale
 
 
 def optimizer_state_of(graph: Graph, options: CompileOptions) -> str:
