@@ -137,9 +137,9 @@ def gemm_of(n: Node, scale: float, param_shapes: WeightShapes) -> GemmShape | No
     if d is None:
         return None
     m, nn_, k, b = d
-    weight_grad_ = weight_grad(n, param_shapes)
+    is_weight_grad = weight_grad(n, param_shapes)
     conv = n.kind in CONV_KINDS  # cuDNN pads a convolution's channels itself
-    if weight_grad_:  # dW = dY^T X: the tokens are the contraction; the rows are the weight's two sides
+    if is_weight_grad:  # dW = dY^T X: the tokens are the contraction; the rows are the weight's two sides
         return GemmShape(m, nn_, max(1, round(k * scale)), b, 16 if conv else alignment(m, nn_))
     aligned = 16 if conv else alignment(nn_, k)  # the token count is never a row stride
     if b > 1:  # a batched matmul (attention's): the sequences multiply the batch

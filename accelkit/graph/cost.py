@@ -66,7 +66,8 @@ _NORMALISATION = {  # per element: mean, variance, normalise, scale, shift
 # Data movement: gathers read only what they fetch.
 GATHER_OPS = frozenset({"embedding", "index_select", "gather", "index", "take", "embedding_dense_backward",
                         "index_put", "scatter", "scatter_add", "index_add"})
-# Ops whose time on every architecture is dominated by the FLOP registry's work.
+
+
 @dataclass(frozen=True)
 class WeightShapes:
     """Which tensors are weight-shaped: as large at any batch (a weight's gradient and what adds it up, a weight
@@ -126,6 +127,7 @@ def batch_scaled(nodes: list[Any], inputs: set[str]) -> frozenset[str]:
     return frozenset(scaled)
 
 
+# Ops whose time on every architecture is dominated by the FLOP registry's work.
 def matmul_dims(kind: str, inputs: list[Any]) -> tuple[int, int] | None:
     """(contraction, output features) of a matmul-type op from its input shapes: what a matrix unit's
     tile must hold (``K`` and ``N`` of ``(M, K) @ (K, N)``; for a convolution ``Cin/groups x kh x kw`` and
