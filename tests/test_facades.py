@@ -288,6 +288,14 @@ def test_poptorch_beginblock_pipelines_over_ipus_and_replicas_multiply_them():
     loss, _ = train(x[:32], y[:32])
     prog = train.program
     assert (prog.parallel.pipeline, prog.parallel.data, prog.chips, prog.target) == (3, 2, 6, "bow")
+    # the blocks place the layers, forward, backward and update alike: l1 before the first block on IPU 0
+    chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
+    on = {}
+    for k in prog.kernels:
+        layer = k.module.rsplit(".", 1)[-1]
+        if layer in ("l1", "l2", "l3"):
+            on.setdefault(layer, set()).add(chip[k.name])
+    assert on == {"l1": {0}, "l2": {1}, "l3": {2}}
     assert "pipeline over 3 IPUs" in str(train.report()) and "6 IPU(s)" in str(train.report())
     # gradient accumulation over 4 micro-batches equals one step on the whole batch, up to summation order
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.2)

@@ -298,7 +298,7 @@ def test_an_ipu_pipeline_waits_for_its_busiest_stage() -> None:
     uneven = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 16384), nn.Linear(16384, 8))  # one layer ~ 9/10 of it
     x = torch.randn(8, 64)
     prog = ak.compile(uneven, (x,), target="gc200", precision="fp16", training=True, chips=2,
-                      parallel=ak.Parallel(pipeline=2), batch_size=64, micro_batch=8)
+                      parallel=ak.Parallel(pipeline=2), batch_size=4096, micro_batch=512)
     rep = prog.report
     assert len(prog.placement.stages) == 2
     note = next(n for n in rep.notes if "busiest stage holds" in n)
@@ -308,3 +308,55 @@ def test_an_ipu_pipeline_waits_for_its_busiest_stage() -> None:
     # even stages would idle 1/8 of that (filling and draining a 2-stage pipe over 8 micro-batches); these idle
     # while the busy stage works
     assert rep.sections_s["bubble"] > 0.5 * work
+
+
+def test_an_ipu_pipeline_keeps_each_layer_on_one_ipu_and_follows_the_models_blocks() -> None:
+    """A pipeline stage holds whole layers: a layer's forward, backward and update on one IPU (not the forward
+    on the first IPUs and the backward on the last); ``stages=`` puts blocks where the model's BeginBlocks do,
+    a block back on IPU 0 included, and the step waits for the IPU the split loaded most."""
+    import torch
+    from torch import nn
+
+    import accelkit as ak
+    from accelkit.errors import CompileError
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(64, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024),
+                        nn.ReLU(), nn.Linear(1024, 64))
+    x = torch.randn(8, 64)
+    kw = dict(target="gc200", precision="fp16", training=True, chips=2, batch_size=4096, micro_batch=512)
+
+    def chips_of(prog: ak.CompiledProgram) -> dict[tuple[str, str], set[int]]:
+        chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
+        out: dict[tuple[str, str], set[int]] = {}
+        for k in prog.kernels:
+            if k.module:
+                out.setdefault((k.module, k.section), set()).add(chip[k.name])
+        return out
+
+    auto = ak.compile(net, (x,), parallel=ak.Parallel(pipeline=2), **kw)
+    where = chips_of(auto)
+    for module in ("0", "2", "4", "6"):  # each layer on one IPU, whatever the section
+        on = set().union(*(c for (m, _s), c in where.items() if m == module))
+        assert len(on) == 1, (module, where)
+    assert where[("0", "fwd")] == {0} and where[("6", "fwd")] == {1}  # the forward's order, cut once
+
+    # the model's own split: everything but the last layer on IPU 1, the last back on IPU 0
+    given = ak.compile(net, (x,), stages={"2": 1, "6": 0}, **kw)
+    assert given.parallel.pipeline == 2  # derived from the stages
+    where = chips_of(given)
+    assert where[("0", "fwd")] == {0} and where[("2", "fwd")] == {1} and where[("4", "bckwd")] == {1}
+    assert where[("6", "fwd")] == where[("6", "bckwd")] == {0}
+    assert given.placement.stages == (("0", "1", "6"), ("2", "3", "4", "5"))  # each IPU's layers, in order
+    note = next(n for n in given.report.notes if "busiest stage holds" in n)
+    assert float(note.split("busiest stage holds ")[1].split("%")[0]) / 100 > 0.75  # both big layers on IPU 1
+    assert given.report.step_time_s > auto.report.step_time_s  # a worse split than the balanced one
+
+    with pytest.raises(CompileError, match="runs nothing"):
+        ak.compile(net, (x,), stages={"9": 1}, **kw)
+    with pytest.raises(CompileError, match="pipeline of 4"):
+        ak.compile(net, (x,), stages={"2": 1}, **{**kw, "chips": 4}, parallel=ak.Parallel(pipeline=4))
+    with pytest.raises(CompileError, match="splits a pipeline itself"):
+        ak.compile(net, (x,), stages={"2": 1}, **{**kw, "target": "a100", "precision": "bf16"})
+    with pytest.raises(CompileError, match="chip's index"):
+        ak.compile(net, (x,), stages={"2": -1}, **kw)

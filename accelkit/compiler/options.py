@@ -14,6 +14,7 @@ the arguments again nor looks the chip, its family or its rates up again.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -62,6 +63,7 @@ class CompileOptions:
     output_mode: str | None = None  # "all" or "final" (PopTorch's OutputMode); None: training "final", inference "all"
     optimizer: str = "adamw"  # the update a training step runs (accelkit.graph.capture.OPTIMIZERS)
     optimizer_state: str | None = None  # where it keeps its state (OPTIMIZER_STATES); None: by the weights' dtype
+    stages: tuple[tuple[str, int], ...] = ()  # where a pipeline's blocks begin: (module, chip), BeginBlock's way
     family: ExecutionModel = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -74,7 +76,7 @@ class CompileOptions:
               recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
               device_iterations: Any = 1, synthetic_data: Any = False, input_rate: Any = None,
               input_overlap: Any = True, output_mode: Any = None, optimizer: Any = "adamw",
-              optimizer_state: Any = None,
+              optimizer_state: Any = None, stages: Any = None,
               role: Role = "compile") -> CompileOptions:
         """Check what a compile is asked for before any work starts; every refusal names the argument and the
         fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
@@ -120,11 +122,30 @@ class CompileOptions:
         if spec.max_chips is not None and chips > spec.max_chips:
             raise CompileError(f"{chips} chips is more than the largest {spec.name} system ({spec.max_chips})",
                                fix=f"use at most {spec.max_chips} chips")
+        blocks = check_stages(stages)
+        if blocks:
+            if not family.pipeline_blocks:
+                raise CompileError(f"stages= places a pipeline's blocks by the model's own split (PopTorch's "
+                                   f"BeginBlock); {spec.name}'s model ({family.family}) splits a pipeline itself",
+                                   fix="leave stages out (ak.Parallel(pipeline=n) still pipelines the model), or "
+                                       "compile for an IPU (target='gc200' or 'bow')")
+            n = max(c for _, c in blocks) + 1
+            if parallel is None:
+                if chips % n:
+                    raise CompileError(f"stages= puts blocks on {n} chips, which does not divide chips={chips}",
+                                       fix=f"pass chips={n} (or a multiple of it: replicas of the pipeline)")
+                parallel = Parallel(data=chips // n, pipeline=n)
+            elif parallel.pipeline != n:
+                raise CompileError(f"stages= puts blocks on {n} chips but parallel={parallel} has a pipeline of "
+                                   f"{parallel.pipeline}",
+                                   fix=f"pass parallel=ak.Parallel(data={max(1, chips // n)}, pipeline={n}), or "
+                                       f"number the stages' chips 0-{parallel.pipeline - 1}")
         return cls(spec=spec, precision=precision, batch_size=batch_size, micro_batch=micro_batch, chips=chips,
                    mode=mode, training=training, parallel=parallel, recompute=recompute, fusion=fusion,
                    fallback=fallback, stack=stack_name, device_iterations=device_iterations,
                    synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
-                   output_mode=output_mode, optimizer=optimizer, optimizer_state=optimizer_state, family=family)
+                   output_mode=output_mode, optimizer=optimizer, optimizer_state=optimizer_state, stages=blocks,
+                   family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
         """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed
@@ -163,6 +184,32 @@ class CompileOptions:
         """What one chip delivers at this precision, as its family's model says (computed once, on first use).
         A measured target's rates depend on the model measured on this host: see ``CompiledProgram.rates``."""
         return self.family.rates(self.spec, self.precision)
+
+
+def check_stages(stages: Any) -> tuple[tuple[str, int], ...]:
+    """``stages`` as (module, chip) pairs: a mapping ``{"encoder.layer.6": 1, ...}`` or pairs; () for None."""
+    if stages is None:
+        return ()
+    example = 'stages={"transformer.h.4": 1, "transformer.h.8": 2}'
+    if isinstance(stages, Mapping):
+        pairs = list(stages.items())
+    elif isinstance(stages, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in stages):
+        pairs = [tuple(p) for p in stages]
+    else:
+        raise CompileError(f"stages must map a module's name to the chip its block starts on, not {got(stages)}",
+                           fix=f"e.g. {example}")
+    out = []
+    for module, chip in pairs:
+        if not isinstance(module, str) or not module:
+            raise CompileError(f"stages names modules by their names in model.named_modules(), not {got(module)}",
+                               fix=f"e.g. {example}")
+        if isinstance(chip, bool) or not isinstance(chip, int) or chip < 0:
+            raise CompileError(f"stages[{module!r}] must be a chip's index (a whole number >= 0), not {got(chip)}",
+                               fix=f"e.g. {example}")
+        out.append((module, chip))
+    if not out:
+        raise CompileError("stages is empty", fix=f"leave it out, or name where blocks begin: {example}")
+    return tuple(out)
 
 
 def check_input_rate(rate: Any) -> float | None:

@@ -26,10 +26,16 @@ from accelkit.hardware.spec import AcceleratorSpec
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan, *, chips: int,
-          pipeline: int = 1, precision: str | None = None, family: ExecutionModel | None = None) -> Placement:
+          pipeline: int = 1, precision: str | None = None, family: ExecutionModel | None = None,
+          stages: tuple[tuple[str, int], ...] = ()) -> Placement:
     """Where each kernel runs, as the chip's family places it (``ExecutionModel.place``; ``family``: the model,
-    when the caller looked it up already)."""
-    return (family or model_for(spec.family)).place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
+    when the caller looked it up already; ``stages``: where a pipeline's blocks begin, for a family that takes them,
+    ``ExecutionModel.pipeline_blocks``)."""
+    fam = family or model_for(spec.family)
+    if stages and pipeline > 1:
+        return fam.place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision,
+                         stages=stages)  # type: ignore[call-arg]  # the families with pipeline_blocks take it
+    return fam.place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
 
 
 def check_placement(p: Placement, kernels: list[Kernel], spec: AcceleratorSpec, plan: MemoryPlan,

@@ -45,6 +45,7 @@ from accelkit.cost.host import measure as host_measure
 from accelkit.cost.rates import Rates
 from accelkit.errors import CompileError
 from accelkit.families import ExecutionModel, model_for
+from accelkit.families.placement import within
 from accelkit.graph.capture import _GRAPHS, captured, holds_values  # one graph cache, shared with ak.check
 from accelkit.graph.cost import captured_element_bytes
 from accelkit.graph.ir import DTYPE_BYTES, Graph
@@ -375,6 +376,18 @@ def memory_plans(lowered: Lowered, options: CompileOptions, parallel: Parallel) 
                         family=options.family)
 
 
+def check_stage_modules(stages: tuple[tuple[str, int], ...], kernels: list[Kernel]) -> None:
+    """Every module ``stages`` names runs in the forward (or holds modules that do); else a CompileError naming the
+    model's layers."""
+    modules = [k.module for k in kernels if k.section == "fwd"]
+    for module, _chip in stages:
+        if not any(within(m, module) for m in modules):
+            layer_names = list(dict.fromkeys(k.group for k in kernels if k.section == "fwd"))
+            shown = ", ".join(layer_names[:8]) + (", ..." if len(layer_names) > 8 else "")
+            raise CompileError(f"stages names {module!r}, which runs nothing in the model's forward",
+                               fix=f"name a module as model.named_modules() does; its layers are {shown}")
+
+
 def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: MemoryPlan) -> CompiledProgram:
     """One program: ``lowered``'s kernels at the step's batch, split as ``parallel`` says and laid out as ``plan``
     says, then placed on the chips. No search: :func:`accelkit.workflow.compiling.compile` chooses the split and
@@ -384,8 +397,10 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
     kernels = [k.scaled(lowered.batch / parallel.data / lowered.example_batch,
                         opt_scale if k.section == "opt" else lowered.byte_scale)
                for k in lowered.kernels]
+    if options.stages:
+        check_stage_modules(options.stages, kernels)
     placement = place(device_kernels(kernels), spec, plan, chips=options.chips, pipeline=parallel.pipeline,
-                      precision=options.precision, family=family)
+                      precision=options.precision, family=family, stages=options.stages)
     if lowered.host_spec is not None:
         placement = with_host(placement, kernels, lowered.host_spec.full_name)
     check_placement(placement, kernels, spec, plan, family=family)

@@ -218,6 +218,9 @@ class ExecutionModel:
     # ``compile_stack`` (None: the first), ``ak.Session`` ``session_stack`` (what a learner's own training loop
     # runs), ``ak.serve`` ``serve_stack``
     stacks: tuple[tuple[str, str], ...] = (("vendor", "the vendor's graph compiler and runtime"),)
+    # a pipeline's blocks can be placed by the model's own split (``ak.compile(stages=...)``, PopTorch's BeginBlock):
+    # the family's ``place`` takes ``stages``
+    pipeline_blocks = False
     compile_stack: str | None = None
     session_stack: str | None = None
     serve_stack: str | None = None

@@ -9,7 +9,7 @@ from typing import Any
 
 from accelkit import constants
 from accelkit.constants import HOST_TRANSFER, Constant, register, value
-from accelkit.cost.kernel import Kernel, layers
+from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.families.base import (
     CompileCost,
@@ -21,7 +21,7 @@ from accelkit.families.base import (
     TimingContext,
     everything_in,
 )
-from accelkit.families.placement import Placement, Region, balanced_stages
+from accelkit.families.placement import Placement, Region, pipeline_stages
 from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "bsp-tiles"
@@ -76,30 +76,33 @@ SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES = register(
 
 
 def place(kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
-          precision: str | None = None) -> Placement:
+          precision: str | None = None, stages: tuple[tuple[str, int], ...] = ()) -> Placement:
+    """Every kernel a superstep over all the tiles of its IPU; over a pipeline, each layer (its forward, backward
+    and update) on one IPU: where ``stages`` (PopTorch's ``BeginBlock``s: module, IPU) put it, else the forward's
+    layers cut into stages of about equal FLOPs."""
     tiles = spec.compute_units
-    groups = layers(kernels)
     n_stages = max(1, pipeline if pipeline > 1 else (plan.chips_needed if plan.mode == "on-chip" else 1))
     n_stages = min(n_stages, chips) if chips > 1 else 1
-    stage_of = {}
-    stages = balanced_stages(groups, n_stages)
-    for s, idxs in enumerate(stages):
-        for i in idxs:
-            for k in groups[i][1]:
-                stage_of[k.name] = s
+    stage_of = pipeline_stages(kernels, n_stages, stages) if n_stages > 1 else {}
     regions = []
     for step, k in enumerate(kernels):
-        # a superstep uses as many tiles as its FLOPs need, but weights on chip need room too
         units = tiles  # bulk-synchronous: every tile takes part in every superstep
         regions.append(Region(k.name, (k.name,), stage_of.get(k.name, 0), 0, 0, 1, units, units,
                               memory_bytes=k.param_bytes if plan.mode == "on-chip" else 0,
                               start_cycle=step, slice=f"superstep {step}", section=k.section))
+    held: list[list[str]] = [[] for _ in range(n_stages)]  # each IPU's layers, in the forward's order
+    for k in kernels:
+        if k.section == "fwd" and k.group not in held[stage_of.get(k.name, 0)]:
+            held[stage_of.get(k.name, 0)].append(k.group)
+    how = ("as the model's BeginBlocks put them" if stages else "the forward's layers cut where the FLOPs balance")
     cols = spec.mesh_shape[1] if spec.mesh_shape else constants.value("IPU_TILE_COLUMNS")
     return Placement(FAMILY, (max(1, tiles // cols), cols), tuple(regions), chips, "tile",
                      ("each kernel is a superstep: every tile computes its share, all tiles sync, then "
                       "exchange results over the on-chip exchange",)
-                     + ((f"pipelined over {n_stages} IPUs (PopTorch BeginBlock style)",) if n_stages > 1 else ()),
-                     stages=tuple(tuple(groups[i][0] for i in idxs) for idxs in stages))
+                     + ((f"pipelined over {n_stages} IPUs (PopTorch BeginBlock style): each layer"
+                         + ("'s forward, backward and update" if any(k.section != "fwd" for k in kernels) else "")
+                         + f" on one IPU, {how}",) if n_stages > 1 else ()),
+                     stages=tuple(tuple(g) for g in held) if n_stages > 1 else ())
 
 
 class IpuModel(ExecutionModel):
@@ -115,6 +118,7 @@ class IpuModel(ExecutionModel):
     shades = ("#9467bd", "#c5b0d5", "#5e3c99")
     diagram = "tiles"
     placement_map = "supersteps"
+    pipeline_blocks = True
     compile_cost = CompileCost(60.0, 2.0, "a PopART executable (PopTorch `model.compile(...)`, cached by "
                                "`enableExecutableCaching`)")
 
@@ -137,8 +141,8 @@ class IpuModel(ExecutionModel):
                                             "optimizer": stream}, ("weights", "gradient", "optimizer"), stream)]
 
     def place(self, kernels: list[Kernel], spec: AcceleratorSpec, plan: Any, *, chips: int, pipeline: int = 1,
-              precision: str | None = None) -> Placement:
-        return place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision)
+              precision: str | None = None, stages: tuple[tuple[str, int], ...] = ()) -> Placement:
+        return place(kernels, spec, plan, chips=chips, pipeline=pipeline, precision=precision, stages=stages)
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         spec, r, plan = ctx.spec, ctx.rates, ctx.plan

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
-from accelkit.cost.kernel import Kernel
+from accelkit.cost.kernel import Kernel, layers
 from accelkit.errors import AccelkitError
 
 
@@ -138,14 +138,83 @@ def split_units(total: int, weights: list[float], minimum: int = 1) -> list[int]
     return out
 
 
+def within(module: str, prefix: str) -> bool:
+    """``module`` is ``prefix`` or one of its submodules (``"h.1.attn"`` is within ``"h.1"``, ``"h.10"`` is not)."""
+    return module == prefix or (bool(prefix) and module.startswith(prefix + "."))
+
+
+def pipeline_stages(kernels: list[Kernel], n: int, starts: tuple[tuple[str, int], ...] = ()) -> dict[str, int]:
+    """The pipeline stage (chip) of each kernel, by name: a layer's forward, backward and optimizer kernels all on
+    the stage that holds the layer. ``starts``: where blocks begin, as PopTorch's ``BeginBlock`` says it (module
+    name, chip): from the first kernel of that module on, in the forward's order, everything runs on that chip until
+    the next block begins (a chip may hold several blocks: a tied head back on the first IPU); before the first,
+    chip 0. Without ``starts``, the forward's layers in order, cut into ``n`` stages of about equal FLOPs."""
+    fwd = [k for k in kernels if k.section == "fwd"]
+    stage: dict[str, int] = {}
+    if starts:
+        nested = sorted(starts, key=lambda s: len(s[0]))  # a block inside another begins after it
+        cur, prev = 0, None
+        for k in fwd:
+            for module, chip in nested:
+                if within(k.module, module) and (prev is None or not within(prev, module)):
+                    cur = chip
+            stage[k.name] = cur
+            prev = k.module
+    else:
+        units = layers(fwd)
+        for s, idxs in enumerate(balanced_stages(units, n)):
+            for i in idxs:
+                for k in units[i][1]:
+                    stage[k.name] = s
+    by_module: dict[str, int] = {}
+    by_group: dict[str, int] = {}
+    for k in fwd:  # the first call of a module decides (a shared module runs where it was first called)
+        by_module.setdefault(k.module, stage[k.name])
+        by_group.setdefault(k.group, stage[k.name])
+    last = stage[fwd[-1].name] if fwd else 0  # the loss is the forward's end: its backward starts there
+    for k in kernels:
+        if k.name in stage:
+            continue
+        if k.module in by_module:
+            stage[k.name] = by_module[k.module]
+            continue
+        outer = [m for m in by_module if within(k.module, m)]  # the forward module it belongs to
+        inner = [m for m in by_module if within(m, k.module)] if k.module else []  # a module it holds
+        if outer:
+            stage[k.name] = by_module[max(outer, key=len)]
+        elif inner:
+            stage[k.name] = by_module[inner[-1]]
+        else:
+            stage[k.name] = by_group.get(k.group, last)
+    return stage
+
+
 def balanced_stages(groups: list[tuple[str, list[Kernel]]], n: int) -> list[list[int]]:
-    """Split consecutive groups into n stages of about equal FLOPs."""
-    flops = [sum(k.flops for k in ks) for _, ks in groups]
-    total = sum(flops) or 1
-    stages: list[list[int]] = [[] for _ in range(n)]
-    acc = 0.0
-    for i, f in enumerate(flops):
-        s = min(n - 1, int(acc / total * n))
-        stages[s].append(i)
-        acc += f
-    return stages
+    """Split consecutive groups into n stages (none empty while there are groups enough) so that the busiest
+    holds as few FLOPs as it can: a pipeline runs at its busiest stage's pace."""
+    flops = [float(sum(k.flops for k in ks)) for _, ks in groups]
+    g = len(flops)
+    n = max(1, n)
+    if g <= n:
+        return [[i] for i in range(g)] + [[] for _ in range(n - g)]
+    prefix = [0.0]
+    for f in flops:
+        prefix.append(prefix[-1] + f)
+    inf = float("inf")
+    # best[s][i]: the busiest stage's FLOPs when the first i groups fill s stages; cut[s][i]: where the last begins
+    best = [[inf] * (g + 1) for _ in range(n + 1)]
+    cut = [[0] * (g + 1) for _ in range(n + 1)]
+    best[0][0] = 0.0
+    for s in range(1, n + 1):
+        for i in range(s, g - (n - s) + 1):
+            for j in range(s - 1, i):
+                v = max(best[s - 1][j], prefix[i] - prefix[j])
+                if v < best[s][i]:
+                    best[s][i], cut[s][i] = v, j
+    stages: list[list[int]] = []
+    i = g
+    for s in range(n, 0, -1):
+        j = cut[s][i]
+        stages.append(list(range(j, i)))
+        i = j
+    return stages[::-1]

@@ -20,7 +20,7 @@ fed in time, as ``ak.compile``'s does (``input_overlap=False``: a loader in the 
 batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it; the
 optimizer step's time and state follow the session's optimizer (AdamW, Adam, SGD with or without momentum;
 another optimizer is modelled as AdamW, and the report says which update it modelled; ``optimizer_state=`` says
-where it keeps its state, as ``ak.compile`` takes it);
+where it keeps its state, and ``stages=`` where a pipeline's blocks begin, as ``ak.compile`` takes them);
 ``session.loader`` measures instead how long this CPU's loop waited.
 """
 
@@ -193,6 +193,7 @@ class Session:
         input_overlap: bool = True,
         output_mode: str | None = None,
         optimizer_state: str | None = None,
+        stages: Any = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -206,7 +207,7 @@ class Session:
                                        device_iterations=device_iterations, synthetic_data=synthetic_data,
                                        input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
                                        optimizer=optimizer_kind(optimizer) or "adamw",
-                                       optimizer_state=optimizer_state, role="session")
+                                       optimizer_state=optimizer_state, stages=stages, role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

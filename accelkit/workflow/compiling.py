@@ -13,7 +13,7 @@ nothing holds (more chips, a smaller chunk of the batch) is one search too, :fun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from torch import nn
@@ -117,6 +117,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     output_mode: str | None = None,
     optimizer: str = "adamw",
     optimizer_state: str | None = None,
+    stages: Mapping[str, int] | None = None,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -154,6 +155,11 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``"fp32"`` (fp32 state, no master copy: PopTorch's ``accum_type=torch.float32``) or ``"16-bit"`` (the state in
     the weights' 16-bit format, no master copy: what PyTorch's and PopTorch's optimizers keep for a
     ``model.half()`` model); None picks ``"16-bit"`` for a model whose own weights are 16-bit, else ``"mixed"``.
+    ``stages`` places a pipeline's layers as the model's own split does, where the family takes one (an IPU:
+    PopTorch's ``BeginBlock``): ``{module name: chip}``, each a block that begins at that module's first op and runs
+    on that chip until the next block (a chip may hold several: a tied head back on the first IPU); without it, the
+    forward's layers are cut where their FLOPs balance. ``parallel``'s pipeline (derived when left out) is the
+    number of chips the stages use.
     """
     auto = chips == "auto"
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
@@ -161,7 +167,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
                                    device_iterations=device_iterations, synthetic_data=synthetic_data,
                                    input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
-                                   optimizer=optimizer, optimizer_state=optimizer_state)
+                                   optimizer=optimizer, optimizer_state=optimizer_state, stages=stages)
     if not auto:
         return compile_with(model, example_inputs, options)
     return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),

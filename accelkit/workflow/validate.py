@@ -97,6 +97,15 @@ def _gpt22b() -> nn.Module:
         return GPT2LMHeadModel(cfg)
 
 
+def _gpt2_small() -> nn.Module:
+    """GPT-2 small (124 M: 12 layers of 768, 12 heads, a 50,257-word vocabulary, 1,024 positions), transformers'
+    ``GPT2LMHeadModel``, which Graphcore's PopTorch GPT-2 example wraps."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    with torch.device("meta"):
+        return GPT2LMHeadModel(GPT2Config(use_cache=False))
+
+
 def _bert_large() -> nn.Module:
     from transformers import BertConfig, BertForPreTraining
 
@@ -225,6 +234,7 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "linear-10-5": lambda: _on_meta(lambda: nn.Linear(10, 5)),
     **{name: (lambda name=name: _llama(name)) for name in LLAMA_SHAPES},  # type: ignore[misc]
     "gpt-22b": _gpt22b,
+    "gpt2-small": _gpt2_small,
     "bert-large": _bert_large,
     "bert-base-graphcore": _bert_base_graphcore,
     "bert-base-cased": lambda: _bert_encoder(768, 12, 12, 28996),
@@ -322,6 +332,15 @@ _DLE_SQUAD = ("NVIDIA's run_squad.py runs eager PyTorch (no TorchScript, no CUDA
               "(modeling.py); throughput over the whole loop, host included")
 
 
+def _graphcore_bert_split(first: int, per_ipu: int) -> dict[str, int]:
+    """Where Graphcore's PopART BERT puts its layers over a 4-IPU pipeline (graphcore/examples nlp/bert/popart,
+    bert_model.py: ``layers_per_ipu``; the embedding on IPU 0 with the first ``first`` layers, ``per_ipu`` layers on
+    each IPU after it, the pooler (NSP) and the masked-LM head, which shares the embedding's weights, back on IPU
+    0), as ``ak.compile(stages=...)`` takes it."""
+    starts = {f"bert.encoder.layer.{first + i * per_ipu}": i + 1 for i in range(3)}
+    return {**starts, "bert.pooler": 0, "cls": 0}
+
+
 def _dle(model: str, call: str, precision: str, stack: str, inputs: tuple[int, ...], assumption: str,
          **kw: Any) -> Case:
     return Case(model, call, {"target": "a100", "chips": 1, "precision": precision, "stack": stack, **kw},
@@ -357,7 +376,7 @@ CASES: dict[str, Case] = {
     "bow16-bert-large-ph1": Case(
         "bert-large", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
                                 "batch_size": 54784, "micro_batch": 32, "precision": "fp16",
-                                "recompute": "full"}, inputs=(32, 128),
+                                "recompute": "full", "stages": _graphcore_bert_split(3, 7)}, inputs=(32, 128),
         assumption="the packed run's config (graphcore/examples nlp/bert/popart/configs/packed/"
                    "packed_pretrain_large_128.json): 4 replicas of a 4-IPU pipeline (3, 7, 7 and 7 layers), "
                    "micro-batch 8 packs per replica (32 over the replicas), 1,712 micro-batches accumulated into "
@@ -370,7 +389,8 @@ CASES: dict[str, Case] = {
     "bow16-bert-base-ph1": Case(
         "bert-base-graphcore", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
                                          "batch_size": 65536, "micro_batch": 128, "precision": "fp16",
-                                         "recompute": "full"}, inputs=(32, 128),
+                                         "recompute": "full", "stages": _graphcore_bert_split(0, 4)},
+        inputs=(32, 128),
         assumption="the run's config (graphcore/examples nlp/bert/popart/configs/pretrain_base_128.json): 4 replicas "
                    "of a 4-IPU pipeline (the embedding on the first IPU, 4 layers on each of the others), micro-batch "
                    "32 per replica (128 over the replicas), 512 micro-batches accumulated into 65,536 sequences of 128 "
@@ -378,6 +398,22 @@ CASES: dict[str, Case] = {
                    "pipeline's backward; its masked-LM head runs over the 20 masked tokens of each sequence, "
                    "accelkit's (transformers') over all 128: about a fifth more work modelled for this model, so the "
                    "model is faster than the figure by more than the error shows"),
+    "bow16-gpt2-small-train": Case(
+        "gpt2-small", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
+                                "batch_size": 8192, "micro_batch": 1, "precision": "fp16", "recompute": "full",
+                                "device_iterations": 8,
+                                "stages": {"transformer.h.0": 1, "transformer.h.4": 2, "transformer.h.8": 3,
+                                           "lm_head": 0}},
+        inputs=(1, 1024),
+        assumption="the ALCF run of Graphcore's PopTorch GPT-2 (train_gpt2.py): 4 replicas of a 4-IPU pipeline as "
+                   "its --layers-per-ipu 0 4 4 4 places it (the embedding and the tied LM head on IPU 0, 4 layers on "
+                   "each other IPU: its BeginBlocks), micro-batch 1 of 1,024 tokens, 2,048 micro-batches accumulated "
+                   "per replica (8,192 sequences a step), 8 steps a call, fp16 with half partials, AdamW, every layer "
+                   "recomputed in the backward; not modelled: --matmul-proportion 0.15 (less memory for each "
+                   "matmul's plan), the LM head serialized into 4 matmuls and its loss over the sequence in pieces "
+                   "(--embedding-serialization-factor, --enable-sequence-serialized), the optimizer state sharded "
+                   "over the replicas (--replicated-tensor-sharding); the generated data is made on the host and "
+                   "crosses the host link as real data would"),
     "a100x1-resnet50-train-amp": Case(
         "resnet50", "train", {"target": "a100", "chips": 1, "precision": "fp16", "stack": "eager",
                               "batch_size": 256, "optimizer": "sgd"}, inputs=(1, 3, 224, 224),

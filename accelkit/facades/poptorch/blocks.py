@@ -6,9 +6,10 @@ IPU; micro-batches flow through them like an assembly line. PopTorch marks the c
     model.encoder = poptorch.BeginBlock(model.encoder, ipu_id=0)
     model.decoder = poptorch.BeginBlock(model.decoder, ipu_id=1)   # decoder and what follows: IPU 1
 
-Every layer after a ``BeginBlock`` (until the next one) runs on that block's IPU. Here the blocks fix the
-number of IPUs in the pipeline (``ak.Parallel(pipeline=n)``); the compiler's own placement balances the
-work over them, and :func:`pipeline_plan` shows which layers the blocks put where.
+Every layer after a ``BeginBlock`` (until the next one) runs on that block's IPU. The blocks fix the number
+of IPUs in the pipeline (``ak.Parallel(pipeline=n)``) and which layers each holds (``ak.compile(stages=...)``):
+the modelled step waits for the busiest IPU, as the real pipeline does; :func:`pipeline_plan` shows which layers
+the blocks put where.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class PipelineStage:
     ipu: int
     user_id: str | None
     layers: tuple[str, ...]
+    start: str | None = None  # the module its BeginBlock wraps (None: the layers before the first block)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class PipelinePlan:
     def ipus(self) -> int:
         """IPUs one replica of the model needs (the pipeline's depth)."""
         return max((s.ipu for s in self.stages), default=0) + 1
+
+    @property
+    def starts(self) -> tuple[tuple[str, int], ...]:
+        """Where each block begins, as ``ak.compile(stages=...)`` takes it: (module name, IPU)."""
+        return tuple((s.start, s.ipu) for s in self.stages if s.start is not None)
 
     def __str__(self) -> str:
         if self.ipus == 1:
@@ -88,21 +95,22 @@ def block_ipu(user_id: str | None, ipu_id: int | None, block_ipus: dict[str, int
 def pipeline_plan(model: nn.Module, block_ipus: dict[str, int] | None = None) -> PipelinePlan:
     """The stages ``BeginBlock`` marked in ``model``, in the order its layers are registered; ``block_ipus``
     (``Options.block_ipus()``, from ``setExecutionStrategy``) places blocks by their ``user_id``."""
-    stages: list[tuple[int, str | None, list[str]]] = [(0, None, [])]  # (ipu, user_id, layers)
+    stages: list[tuple[int, str | None, list[str], str | None]] = [(0, None, [], None)]  # (ipu, user_id, layers, start)
     seen: dict[str, int] = {}
     for name, m in model.named_modules():
         block = getattr(m, BLOCK_ATTR, None)
         if block is not None:
             user_id, ipu_id = block
-            prev_ipu, prev_uid, prev_layers = stages[-1]
+            prev_ipu, prev_uid, prev_layers, _ = stages[-1]
             started = bool(prev_layers) or prev_uid is not None or len(stages) > 1
             ipu = block_ipu(user_id, ipu_id, block_ipus or {}, seen, prev_ipu if started else None)
             if user_id is not None:
                 seen.setdefault(user_id, ipu)
-            stages.append((ipu, user_id, []))
+            stages.append((ipu, user_id, [], name or None))
         if not any(True for _ in m.children()) and any(True for _ in m.parameters(recurse=False)):
             stages[-1][2].append(name or "<root>")
-    kept = [PipelineStage(ipu, uid, tuple(layers)) for ipu, uid, layers in stages if layers or uid is not None]
+    kept = [PipelineStage(ipu, uid, tuple(layers), start) for ipu, uid, layers, start in stages
+            if layers or uid is not None or start is not None]
     return PipelinePlan(tuple(kept) or (PipelineStage(0, None, ()),))
 
 

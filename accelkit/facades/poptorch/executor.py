@@ -197,8 +197,11 @@ class PoplarExecutor:
                                                    for ipu, uids in on.items()))
         r, ipus = o.replication_factor, self.pipeline.ipus
         scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
+        wrapped = LossFirst(runs, scaling) if self.training else runs
+        # the BeginBlocks place the layers (named as the session sees them, inside its wrappers)
+        starts = pipeline_plan(wrapped, o.block_ipus()).starts if ipus > 1 else ()
         self._session = Session(
-            LossFirst(runs, scaling) if self.training else runs, target=o.target, optimizer=self.optimizer,
+            wrapped, target=o.target, optimizer=self.optimizer, stages=starts or None,
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
             chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
             synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o),
