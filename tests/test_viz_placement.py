@@ -135,6 +135,30 @@ def test_pipelined_ipus_are_shaded(gpt2_graph: ak.Graph) -> None:
     assert [s.label.text for s in fig.layout.shapes] == ["IPU 0", "IPU 1"]
 
 
+def test_a_training_pipeline_shades_each_run_of_supersteps_on_its_ipu() -> None:
+    """Training runs the forward down the pipeline, the backward up it, a tied head back on IPU 0: the IPUs take
+    turns, and each shaded band covers supersteps of one IPU only (not one band per IPU from its first to its last)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    gpt2 = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=500, use_cache=False))
+    ids = torch.randint(0, 500, (2, 16))
+    prog = ak.compile(gpt2, (ids,), target="gc200", precision="fp16", chips=2, training=True,
+                      stages={"transformer.h.1": 1, "lm_head": 0})
+    fig = placement_map(prog)
+    chip_at = [r.chip for r in prog.placement.regions]
+    bands = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(bands) >= 4  # forward down, head back, backward up and down again
+    covered = []
+    for band in bands:
+        steps = range(int(band.x0 + 0.5), int(band.x1 + 0.5))
+        assert len({chip_at[i] for i in steps}) == 1
+        covered += steps
+    assert covered == list(range(len(chip_at)))  # every superstep in one band, in order
+    assert {s.label.text for s in bands if s.label.text} == {"IPU 0", "IPU 1"}
+
+
 def test_memory_plan_bars_show_each_used_tier(programs: dict[str, ak.CompiledProgram]) -> None:
     for prog in programs.values():
         plan = prog.memory_plan

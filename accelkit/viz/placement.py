@@ -338,17 +338,20 @@ def _sequence(prog: CompiledProgram, max_marks: int) -> go.Figure:
         fig.add_bar(x=t["x"], y=t["y"], width=t["w"], name=layer, legendgroup=layer, hovertext=t["text"],
                     hoverinfo="text", marker={"color": colors[layer]})
     shapes = []
-    if ipu and 1 < pl.chips <= max_marks // 4:  # shade the supersteps each pipelined IPU runs
-        step = 0
-        bounds: dict[int, list[int]] = {}
-        for r in pl.regions:
-            bounds.setdefault(r.chip, [step, step])[1] = step
-            step += 1
-        for chip, (a, b) in bounds.items():
+    if ipu and 1 < pl.chips <= max_marks // 4:  # shade each run of supersteps one pipelined IPU runs
+        runs: list[list[int]] = []  # [chip, first step, last step]
+        for step, r in enumerate(pl.regions):
+            if runs and runs[-1][0] == r.chip:
+                runs[-1][2] = step
+            else:
+                runs.append([r.chip, step, step])
+        wide = max(3, len(pl.regions) // 25)  # a label on a narrower run would run into its neighbours'
+        for chip, a, b in runs:
             shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": a - 0.5, "x1": b + 0.5,
                            "y0": 0, "y1": 1, "fillcolor": "#888", "opacity": 0.08 if chip % 2 else 0.16,
                            "line": {"width": 0}, "layer": "below",
-                           "label": {"text": f"IPU {chip}", "textposition": "top center"}})
+                           **({"label": {"text": f"IPU {chip}", "textposition": "top center"}}
+                              if b - a + 1 >= wide else {})})
     if ipu:
         what = f"{len(pl.regions)} supersteps" + (f" over {len(pl.stages)} pipelined IPUs" if len(pl.stages) > 1
                                                   else "")
