@@ -360,3 +360,10 @@ def test_an_ipu_pipeline_keeps_each_layer_on_one_ipu_and_follows_the_models_bloc
         ak.compile(net, (x,), stages={"2": 1}, **{**kw, "target": "a100", "precision": "bf16"})
     with pytest.raises(CompileError, match="chip's index"):
         ak.compile(net, (x,), stages={"2": -1}, **kw)
+    from accelkit.compiler.options import CompileOptions
+
+    opts = CompileOptions.check("gc200", precision="fp16", training=True, chips=2, stages=[("2", 1)])
+    assert opts.parallel == ak.Parallel(pipeline=2) and opts.stages == (("2", 1),)
+    assert opts.but(chips=4, parallel=ak.Parallel(data=2, pipeline=2)).stages == opts.stages  # more replicas
+    with pytest.raises(CompileError, match="keep pipeline=2"):
+        opts.but(parallel=ak.Parallel(data=2, pipeline=1))  # a search may not undo the model's split

@@ -173,6 +173,11 @@ class CompileOptions:
             if par.chips != chips:
                 raise CompileError(f"parallel={par} uses {par.chips} chips but chips={chips}",
                                    fix=f"use a split whose factors multiply to {chips}")
+            if self.stages and par.pipeline != max(c for _, c in self.stages) + 1:
+                n = max(c for _, c in self.stages) + 1
+                raise CompileError(f"these options place a pipeline's blocks on {n} chips (stages=); "
+                                   f"parallel={par} has a pipeline of {par.pipeline}",
+                                   fix=f"keep pipeline={n}: vary the replicas (data=) instead")
         out = replace(self, **changes)
         _divides(out.batch_size, out.micro_batch)
         if "rates" in self.__dict__:  # computed already: the copy, just built, shares it (same chip and precision)

@@ -218,7 +218,8 @@ def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[s
         stage_s = micro_s * busiest + hop_s
         step_s = (n_micro + p - 1) * stage_s
         scale = n_micro / p
-        notes.append(f"pipeline of {p} stages, {n_micro} micro-batches: bubble {(p - 1) / (n_micro + p - 1):.0%}"
+        notes.append(f"pipeline of {p} stages, {n_micro} micro-batch{'es' if n_micro != 1 else ''}: bubble "
+                     f"{(p - 1) / (n_micro + p - 1):.0%}"
                      + (f"; the busiest stage holds {busiest:.0%} of the work (the chips wait for it)"
                         if busiest > 1.02 / p else ""))
         return step_s, scale, step_s - scale * micro_s
