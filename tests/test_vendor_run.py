@@ -595,6 +595,15 @@ def test_poptorch_block_inside_forward_pipelines_over_its_ipus():
     x, y = torch.randn(16, 8), torch.randint(0, 3, (16,))
     model(x, y)
     assert model.pipeline.ipus == 3 and model.chips == 3 and "pipeline over 3 IPUs" in str(model.report())
+    # each Block begins at the first layer called inside it: that layer's forward, backward and update on its IPU
+    prog = model.program
+    chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
+    on: dict[str, set[int]] = {}
+    for k in prog.kernels:
+        layer = k.module.rsplit(".", 1)[-1]
+        if layer.startswith("layer"):
+            on.setdefault(layer, set()).add(chip[k.name])
+    assert on == {"layer1": {0}, "layer2": {1}, "layer3": {2}}
     reference = Network()
     reference.load_state_dict(before)
     opt = torch.optim.SGD(reference.parameters(), lr=0.1)

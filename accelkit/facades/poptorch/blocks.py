@@ -126,7 +126,8 @@ class Block:
 
     Blocks live in ``forward``, so the number of IPUs they use is only known once it runs: the first call of a
     ``trainingModel`` / ``inferenceModel`` runs ``forward`` once without gradients to count them
-    (:func:`blocks_in_forward`). The compiler's own placement then balances the work over those IPUs.
+    (:func:`blocks_in_forward`), and where each begins: the first layer called inside it, which places the layers
+    the modelled pipeline waits for, as ``BeginBlock`` does.
     """
 
     _seen: list[tuple[str | None, int | None]] | None = None  # Blocks entered while blocks_in_forward records
@@ -151,25 +152,38 @@ class Block:
 
 
 def blocks_in_forward(model: nn.Module, args: tuple[Any, ...],
-                      block_ipus: dict[str, int] | None = None) -> list[tuple[str | None, int]]:
-    """``(user_id, IPU)`` of every :class:`Block` that ``model(*args)`` enters (one forward, no gradients,
-    weights untouched), each placed by :func:`block_ipu`."""
+                      block_ipus: dict[str, int] | None = None) -> list[tuple[str | None, int, str | None]]:
+    """``(user_id, IPU, first module)`` of every :class:`Block` that ``model(*args)`` enters (one forward, no
+    gradients, weights untouched), each placed by :func:`block_ipu`; the first module is the first submodule of
+    ``model`` called inside the block (by its name in ``model.named_modules()``; None where the block calls none),
+    where the block begins for ``ak.compile(stages=...)``."""
     entered: list[tuple[str | None, int | None]] = []
+    firsts: dict[int, str] = {}
+
+    def first_call(name: str) -> Any:
+        def hook(_module: nn.Module, _inputs: Any) -> None:
+            if entered and len(entered) - 1 not in firsts:
+                firsts[len(entered) - 1] = name
+        return hook
+
     Block._seen = entered
+    handles = [m.register_forward_pre_hook(first_call(n)) for n, m in model.named_modules() if n]
     was = model.training
     try:
         with torch.no_grad(), torch.random.fork_rng():
             model(*args)
     finally:
         Block._seen = None
+        for h in handles:
+            h.remove()
         model.train(was)
-    placed: list[tuple[str | None, int]] = []
+    placed: list[tuple[str | None, int, str | None]] = []
     seen: dict[str, int] = {}
-    for user_id, ipu_id in entered:
+    for i, (user_id, ipu_id) in enumerate(entered):
         ipu = block_ipu(user_id, ipu_id, block_ipus or {}, seen, placed[-1][1] if placed else None)
         if user_id is not None:
             seen.setdefault(user_id, ipu)
-        placed.append((user_id, ipu))
+        placed.append((user_id, ipu, firsts.get(i)))
     return placed
 
 

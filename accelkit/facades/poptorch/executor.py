@@ -128,6 +128,7 @@ class PoplarExecutor:
             self.optimizer.register_step_post_hook(self._keep_anchored_grads)
         self.training = training
         self.pipeline: PipelinePlan = pipeline_plan(model, self.options.block_ipus())
+        self._block_starts: tuple[tuple[str, int], ...] = ()  # where forward's poptorch.Blocks begin: (module, IPU)
         self._session: Session | None = None
         self._bound: BoundKeywords | None = None  # the first call's keyword layout, when it used keywords
         self._combined_batch: int | None = None
@@ -191,15 +192,27 @@ class PoplarExecutor:
         runs: nn.Module = self._bound if self._bound is not None else self.model
         if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
             blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0], o.block_ipus())
-            if blocks and max(ipu for _, ipu in blocks) > 0:
-                on = {ipu: [u or "Block" for u, i in blocks if i == ipu] for ipu in sorted({i for _, i in blocks})}
+            if blocks and max(ipu for _, ipu, _ in blocks) > 0:
+                on = {ipu: [u or "Block" for u, i, _ in blocks if i == ipu] for ipu in sorted({i for _, i, _ in blocks})}
                 self.pipeline = PipelinePlan(tuple(PipelineStage(ipu, ", ".join(dict.fromkeys(uids)), ())
                                                    for ipu, uids in on.items()))
+                self._block_starts = tuple((m, i) for _, i, m in blocks if m)
         r, ipus = o.replication_factor, self.pipeline.ipus
         scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
         wrapped = LossFirst(runs, scaling) if self.training else runs
-        # the BeginBlocks place the layers (named as the session sees them, inside its wrappers)
+        # the BeginBlocks (or the Blocks forward entered) place the layers, named as the session sees them: inside
+        # its wrappers
         starts = pipeline_plan(wrapped, o.block_ipus()).starts if ipus > 1 else ()
+        if ipus > 1 and not starts and self._block_starts:
+            prefix = "model." if wrapped is not runs else ""
+            starts = tuple((prefix + m, i) for m, i in self._block_starts)
+        # a block that begins at a layer without weights (a loss module, a dropout) may run nothing the compiler
+        # sees on its own: the layers with weights place the pipeline
+        modules = dict(wrapped.named_modules())
+        starts = tuple((m, i) for m, i in starts
+                       if m in modules and any(True for _ in modules[m].parameters()))
+        if starts and max(i for _, i in starts) + 1 != ipus:  # the last IPU holds no layer with weights
+            starts = ()  # the compiler's own split over the same IPUs
         self._session = Session(
             wrapped, target=o.target, optimizer=self.optimizer, stages=starts or None,
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
