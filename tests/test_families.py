@@ -367,3 +367,28 @@ def test_an_ipu_pipeline_keeps_each_layer_on_one_ipu_and_follows_the_models_bloc
     assert opts.but(chips=4, parallel=ak.Parallel(data=2, pipeline=2)).stages == opts.stages  # more replicas
     with pytest.raises(CompileError, match="keep pipeline=2"):
         opts.but(parallel=ak.Parallel(data=2, pipeline=1))  # a search may not undo the model's split
+
+
+def test_a_pipeline_split_leaves_its_busiest_stage_as_light_as_any_split_could() -> None:
+    """The automatic cut of consecutive layers into n stages: every stage used while there are layers enough, in
+    order, and the busiest no heavier than the best of every possible cut (checked by brute force)."""
+    import itertools
+    import random
+    from types import SimpleNamespace
+
+    from accelkit.families.placement import balanced_stages
+
+    def best(flops: list[float], n: int) -> float:
+        g = len(flops)
+        return min(max(sum(flops[b[i]:b[i + 1]]) for i in range(n))
+                   for cuts in itertools.combinations(range(1, g), n - 1) for b in [(0, *cuts, g)])
+
+    rng = random.Random(1)
+    for _ in range(200):
+        g, n = rng.randint(1, 9), rng.randint(1, 5)
+        flops = [rng.choice([0, 1, 5, 100, 1000]) * rng.random() for _ in range(g)]
+        stages = balanced_stages([("layer", [SimpleNamespace(flops=f)]) for f in flops], n)  # type: ignore[list-item]
+        assert len(stages) == n and [i for s in stages for i in s] == list(range(g))
+        if g >= n:
+            assert all(stages)
+            assert max(sum(flops[i] for i in s) for s in stages) <= best(flops, n) * (1 + 1e-9) + 1e-12

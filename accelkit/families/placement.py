@@ -191,30 +191,36 @@ def pipeline_stages(kernels: list[Kernel], n: int, starts: tuple[tuple[str, int]
 
 def balanced_stages(groups: list[tuple[str, list[Kernel]]], n: int) -> list[list[int]]:
     """Split consecutive groups into n stages (none empty while there are groups enough) so that the busiest
-    holds as few FLOPs as it can: a pipeline runs at its busiest stage's pace."""
+    holds as few FLOPs as it can: a pipeline runs at its busiest stage's pace. The least cap that a greedy packing
+    fits in n stages, found by bisection; stages split further (never past the cap) until there are n."""
     flops = [float(sum(k.flops for k in ks)) for _, ks in groups]
-    g = len(flops)
-    n = max(1, n)
+    g, n = len(flops), max(1, n)
     if g <= n:
         return [[i] for i in range(g)] + [[] for _ in range(n - g)]
-    prefix = [0.0]
-    for f in flops:
-        prefix.append(prefix[-1] + f)
-    inf = float("inf")
-    # best[s][i]: the busiest stage's FLOPs when the first i groups fill s stages; cut[s][i]: where the last begins
-    best = [[inf] * (g + 1) for _ in range(n + 1)]
-    cut = [[0] * (g + 1) for _ in range(n + 1)]
-    best[0][0] = 0.0
-    for s in range(1, n + 1):
-        for i in range(s, g - (n - s) + 1):
-            for j in range(s - 1, i):
-                v = max(best[s - 1][j], prefix[i] - prefix[j])
-                if v < best[s][i]:
-                    best[s][i], cut[s][i] = v, j
-    stages: list[list[int]] = []
-    i = g
-    for s in range(n, 0, -1):
-        j = cut[s][i]
-        stages.append(list(range(j, i)))
-        i = j
-    return stages[::-1]
+
+    def pack(cap: float) -> list[list[int]]:
+        out: list[list[int]] = [[]]
+        load = 0.0
+        for i, f in enumerate(flops):
+            if out[-1] and load + f > cap:
+                out.append([])
+                load = 0.0
+            out[-1].append(i)
+            load += f
+        return out
+
+    lo, hi = max(flops), sum(flops)
+    for _ in range(60):  # the cap to a part in 2^60 of the total
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if len(pack(mid)) <= n else (mid, hi)
+    stages = pack(hi)
+    while len(stages) < n:  # more IPUs than the cap needs: split the busiest stage that has two groups or more
+        s = max((i for i, st in enumerate(stages) if len(st) > 1), key=lambda i: sum(flops[j] for j in stages[i]))
+        st = stages[s]
+        total, acc, cut = sum(flops[j] for j in st), 0.0, 1
+        for k, j in enumerate(st[:-1], start=1):  # where the two halves balance best
+            acc += flops[j]
+            if abs(total - 2 * acc) <= abs(total - 2 * sum(flops[j2] for j2 in st[:cut])):
+                cut = k
+        stages[s:s + 1] = [st[:cut], st[cut:]]
+    return stages
