@@ -220,7 +220,9 @@ def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[s
         scale = n_micro / p
         notes.append(f"pipeline of {p} stages, {n_micro} micro-batch{'es' if n_micro != 1 else ''}: bubble "
                      f"{(p - 1) / (n_micro + p - 1):.0%}"
-                     + (f"; the busiest stage holds {busiest:.0%} of the work (the chips wait for it)"
+                     + (f"; the busiest stage holds {busiest:.0%} of the work (the chips wait for it"
+                        + (f"; each stage's share: {', '.join(f'{x:.0%}' for x in shares)})" if shares and p <= 16
+                           else ")")
                         if busiest > 1.02 / p else ""))
         return step_s, scale, step_s - scale * micro_s
     if prog.family.schedule_charges_hops:  # the schedule already charges every chip boundary it crosses
