@@ -392,3 +392,28 @@ def test_a_pipeline_split_leaves_its_busiest_stage_as_light_as_any_split_could()
         if g >= n:
             assert all(stages)
             assert max(sum(flops[i] for i in s) for s in stages) <= best(flops, n) * (1 + 1e-9) + 1e-12
+
+
+def test_stages_name_the_learners_own_modules_inside_ak_ports_wrapper() -> None:
+    """ak.port wraps a model whose forward returns a non-tensor (TensorOutputs(inner=...)): its kernels run in
+    ``inner.ff.2``, but the learner names ``ff.2``, as their own model calls it."""
+    import torch
+    from torch import nn
+
+    import accelkit as ak
+    from accelkit.porting.recipes import TensorOutputs
+
+    class TwoOut(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ff = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+            return self.ff(x), 3
+
+    prog = ak.compile(TensorOutputs(TwoOut()), (torch.randn(2, 8),), target="gc200", precision="fp16", chips=2,
+                      stages={"ff.2": 1})
+    assert prog.graph.wrapper_prefix == "inner."
+    chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
+    assert {chip[k.name] for k in prog.kernels if k.module == "inner.ff.0"} == {0}
+    assert {chip[k.name] for k in prog.kernels if k.module == "inner.ff.4"} == {1}

@@ -397,10 +397,14 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
     kernels = [k.scaled(lowered.batch / parallel.data / lowered.example_batch,
                         opt_scale if k.section == "opt" else lowered.byte_scale)
                for k in lowered.kernels]
-    if options.stages:
-        check_stage_modules(options.stages, kernels)
+    stages = options.stages
+    prefix = lowered.graph.wrapper_prefix  # ak.port's wrappers: the user names the modules of their own model
+    if stages and prefix:
+        stages = tuple((m if m.startswith(prefix) else prefix + m, c) for m, c in stages)
+    if stages:
+        check_stage_modules(stages, kernels)
     placement = place(device_kernels(kernels), spec, plan, chips=options.chips, pipeline=parallel.pipeline,
-                      precision=options.precision, family=family, stages=options.stages)
+                      precision=options.precision, family=family, stages=stages)
     if lowered.host_spec is not None:
         placement = with_host(placement, kernels, lowered.host_spec.full_name)
     check_placement(placement, kernels, spec, plan, family=family)
