@@ -344,6 +344,7 @@ def test_an_ipu_pipeline_keeps_each_layer_on_one_ipu_and_follows_the_models_bloc
     # the model's own split: everything but the last layer on IPU 1, the last back on IPU 0
     given = ak.compile(net, (x,), stages={"2": 1, "6": 0}, **kw)
     assert given.parallel.pipeline == 2  # derived from the stages
+    assert ak.compile(net, (x,), stages={"2": 1, "6": 0}, **{**kw, "chips": "auto"}).chips == 2  # as many as named
     where = chips_of(given)
     assert where[("0", "fwd")] == {0} and where[("2", "fwd")] == {1} and where[("4", "bckwd")] == {1}
     assert where[("6", "fwd")] == where[("6", "bckwd")] == {0}

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 from torch import nn
 
 from accelkit.compiler.memory import MemoryPlan, ModeError
-from accelkit.compiler.options import CompileOptions
+from accelkit.compiler.options import CompileOptions, check_stages
 from accelkit.compiler.program import CompiledProgram, Lowered, build, lower, memory_plans
 from accelkit.cost import Parallel
 from accelkit.graph.ir import Graph
@@ -162,6 +162,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     number of chips the stages use.
     """
     auto = chips == "auto"
+    if auto and stages:  # the model's own split fixes the chips it needs: one per IPU its blocks name
+        chips, auto = max(c for _, c in check_stages(stages)) + 1, False
     options = CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                    chips=1 if auto else chips, mode=mode, training=training, parallel=parallel,
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
