@@ -17,7 +17,7 @@ from torch import nn
 
 import accelkit as ak
 from accelkit import families
-from accelkit.compiler import ModeError, Parallel
+from accelkit.compiler import CompileError, ModeError, Parallel
 from accelkit.sim.constants import CHIP_HOP_LATENCY_S
 from accelkit.sim.estimate import allreduce_s, estimate, rates
 
@@ -176,11 +176,29 @@ def test_ipu_superstep_is_compute_or_memory_plus_exchange_plus_sync(gpt2, target
     spec = prog.spec
     exchange_Bps = (spec.fabric_Bps or spec.on_chip_bandwidth_Bps) * 0.8
     moved = {k.name: max(0, k.bytes_read - k.param_bytes) + k.out_bytes for k in prog.kernels}
+    # a matmul's busiest tile receives at least 3 (MNK / T)^(2/3) fp16 elements at 1 / T of the exchange
+    tiles = spec.compute_units
+    floor = {k.name: 3 * ((k.flops - k.vector_flops - k.score_flops) / 2 / tiles) ** (2 / 3) * 2
+             / (exchange_Bps / tiles) for k in prog.kernels if k.kind == "matmul"}
     for k in prog.report.kernels:
         assert k.overhead_s == families.model_for("bsp-tiles").launch.value  # the sync
-        assert k.comm_s == pytest.approx(moved[k.name] / exchange_Bps)  # the exchange: inputs in, results out
+        # the exchange: inputs in, results out, and for a matmul no less than its busiest tile must receive
+        assert k.comm_s == pytest.approx(max(moved[k.name] / exchange_Bps, floor.get(k.name, 0.0)))
         assert k.time_s == pytest.approx(max(k.compute_s, k.memory_s) + k.comm_s + k.overhead_s, rel=1e-12)
     assert prog.report.step_time_s == pytest.approx(sum(k.time_s for k in prog.report.kernels) + prog.report.io_s)
+    assert any(floor[k.name] > moved[k.name] / exchange_Bps for k in prog.report.kernels if k.name in floor)
+
+
+def test_ipu_matmul_exchange_weighs_less_as_the_product_grows():
+    """On the IPU a matmul's exchange phase adds to its compute phase, and what the busiest tile must receive grows
+    as (MNK)^(2/3) where the work grows as MNK: a small product spends a larger share exchanging."""
+    share = {}
+    for n in (256, 1024, 4096):
+        prog = ak.compile(nn.Linear(n, n, bias=False), torch.randn(n, n), target="gc200", precision="fp16")
+        k = prog.report.kernels[0]
+        assert k.comm_s > 0 and k.time_s == pytest.approx(max(k.compute_s, k.memory_s) + k.comm_s + k.overhead_s)
+        share[n] = k.comm_s / k.compute_s
+    assert share[256] > share[1024] > share[4096] > 0
 
 
 # ---- training ---------------------------------------------------------------------------------------
@@ -211,6 +229,21 @@ def test_gradient_accumulation_runs_every_micro_batch(gpt2):
     assert four.sections_s["bckwd"] == pytest.approx(4 * one.sections_s["bckwd"], rel=1e-6)
     assert four.sections_s["opt"] == pytest.approx(one.sections_s["opt"])  # one optimizer step per step
     assert four.throughput > one.throughput
+
+
+def test_micro_batch_is_shared_by_the_data_parallel_replicas(gpt2):
+    """micro_batch is the micro-batch of all the replicas together: over 4 replicas, micro_batch=8 runs 2 samples per
+    replica at a time, the same work per micro-batch as one chip's micro_batch=2, and the notes say so; one that does
+    not split into whole samples per replica is refused (explicit split) or avoided (automatic split)."""
+    four = _train(gpt2, batch_size=32, micro_batch=8, chips=4, parallel=Parallel(data=4)).report
+    one = _train(gpt2, batch_size=8, micro_batch=2).report
+    assert four.sections_s["fwd"] == pytest.approx(one.sections_s["fwd"], rel=1e-6)  # 4 micro-batches of 2 each
+    assert "gradients accumulated over 4 micro-batches of 2 samples per replica" in four.notes
+    with pytest.raises(CompileError, match=r"micro_batch=2 is the micro-batch of all 4 data-parallel") as err:
+        _train(gpt2, batch_size=32, micro_batch=2, chips=4, parallel=Parallel(data=4))
+    assert "micro_batch=8" in err.value.fix
+    auto = _train(gpt2, batch_size=32, micro_batch=2, chips=4)
+    assert 2 % auto.parallel.data == 0
 
 
 def test_data_parallel_all_reduce_grows_with_parameters(gpt2, gpt2_deeper):

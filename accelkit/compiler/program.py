@@ -301,6 +301,12 @@ def _batches(graph: Graph, options: CompileOptions) -> tuple[int, int, int]:
                            f"{par.data - batch} replica(s) would have no sample at all",
                            fix=f"use a batch of at least {par.data} (batch_size={par.data}), or fewer data "
                                f"replicas (e.g. ak.Parallel(data={batch}, ...))")
+    if par is not None and options.micro_batch is not None and micro % par.data:
+        raise CompileError(f"micro_batch={micro} is the micro-batch of all {par.data} data-parallel replicas together "
+                           f"(parallel={par}), so each replica would run {micro / par.data:g} samples at a time",
+                           fix=f"use a multiple of {par.data}: micro_batch={par.data * micro} runs {micro} samples "
+                               f"per replica at a time (PopTorch's batch_size is per replica, accelkit's micro_batch "
+                               f"is not)")
     return example_batch, batch, micro
 
 

@@ -1,6 +1,7 @@
 """Bulk-synchronous tiles (Graphcore IPU): one superstep per kernel. Every tile computes on its own SRAM, all
-tiles sync, then they exchange the outputs over the on-chip exchange; streaming-memory mode adds the
-weights' copy in."""
+tiles sync, then they exchange the outputs over the on-chip exchange; a matmul's exchange is at least what
+its busiest tile must receive however the product is split (``IPU_MATMUL_EXCHANGE_WORDS``); streaming-memory
+mode adds the weights' copy in."""
 
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ from accelkit.families.base import (
     everything_in,
 )
 from accelkit.families.placement import Placement, Region, pipeline_stages
+from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "bsp-tiles"
 
-SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES = register(
+SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES, MATMUL_EXCHANGE = register(
     Constant("IPU_SUPERSTEP_SYNC_S", 1e-6,
              "each kernel (an op: in Poplar several compute sets, each ending in a sync of every tile, with the "
              "exchanges between them) costs at least 1 µs beyond its compute and exchange",
@@ -72,6 +74,17 @@ SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES = register(
              "(popopsCycleEstimators.hpp) plus 2 for the loads, store and loop per natural vector of "
              "dataPathWidth / 32 floats or / 16 halves; BinaryOp1D returns numWorkers x worker cycles); 64 bits per "
              "vector, '2 floats, 4 halves' (lib/popops/codelets/asm/ContinuousReductionAcc.S)", False, (FAMILY,)),
+    Constant("IPU_MATMUL_EXCHANGE_WORDS", 3,
+             "a matmul or convolution (M x K by K x N) spread over T tiles makes its busiest tile receive at least "
+             "3 (MNK / T)^(2/3) operand and partial-sum elements, at that tile's share of the exchange (4 bytes a "
+             "cycle on a GC200: 8 TB/s over 1,472 tiles at 1.35 GHz); the exchange phase does not overlap the "
+             "compute phase (bulk-synchronous), so the two add",
+             "the communication lower bound of distributed matrix multiplication: Irony, Toledo and Tiskin, "
+             "'Communication lower bounds for distributed-memory matrix multiplication', J. Parallel Distrib. "
+             "Comput. 64(9), 2004 (each of P processors holding 1/P of the data moves Omega((MNK/P)^(2/3)) words; "
+             "3 such faces of a block); Poplar's convolution planner costs the same exchange per tile: bytes per "
+             "tile over the target's exchange bytes per cycle (graphcore/poplibs, lib/poplin/ConvModel.cpp, "
+             "getExchangeBytesPerCycle)", False, (FAMILY,)),
 )
 
 
@@ -160,8 +173,21 @@ class IpuModel(ExecutionModel):
             # the exchange phase moves the superstep's inputs to the tiles that need them and its results out
             # (weights stay in their tiles' memory)
             exchange = (max(0, k.bytes_read - k.param_bytes) + k.out_bytes) / exchange_Bps
+            if k.kind == "matmul" and k.flops > k.vector_flops + k.score_flops:
+                exchange = max(exchange, _matmul_exchange_s(k, ctx, exchange_Bps))
             out.append(kernel_time(k, units, c, m, exchange, r.launch_s, ctx.peak * ctx.tensor))  # compute|sync|exchange
         return Timed(out, sum(k.time_s for k in out))
+
+
+def _matmul_exchange_s(k: Kernel, ctx: TimingContext, exchange_Bps: float) -> float:
+    """The least time a matmul's exchange phases take (``IPU_MATMUL_EXCHANGE_WORDS``): however Poplar splits an
+    (M x K) @ (K x N) product over T tiles, some tile must receive at least 3 (MNK / T)^(2/3) of the operands' and
+    partial results' elements (the communication lower bound of distributed matrix multiplication), at its share
+    of the exchange. A fused kernel's matmuls are counted as one (MNK = its matmul FLOPs / 2): a floor."""
+    tiles = ctx.spec.compute_units
+    mnk = max(0, k.flops - k.vector_flops - k.score_flops) / 2 / ctx.tensor
+    words = float(MATMUL_EXCHANGE.value) * (mnk / tiles) ** (2 / 3)
+    return words * element_bytes(ctx.program.precision) / (exchange_Bps / tiles)
 
 
 MODEL = IpuModel()

@@ -211,14 +211,18 @@ def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[s
     (stages - 1) micro-batches."""
     p = prog.parallel.pipeline
     hop_s = value("CHIP_HOP_LATENCY_S")  # read when used, as every constant
+    per = _micro_batches(prog)[1]
+    each = f" of {per:g} sample{'s' if per != 1 else ''}" + (" per replica" if prog.parallel.data > 1 else "")
     if p <= 1:
+        if prog.training and n_micro > 1:
+            notes.append(f"gradients accumulated over {n_micro} micro-batches{each}")
         return n_micro * micro_s, float(n_micro), 0.0
     if prog.training:
         busiest = max(shares) if shares else 1 / p
         stage_s = micro_s * busiest + hop_s
         step_s = (n_micro + p - 1) * stage_s
         scale = n_micro / p
-        notes.append(f"pipeline of {p} stages, {n_micro} micro-batch{'es' if n_micro != 1 else ''}: bubble "
+        notes.append(f"pipeline of {p} stages, {n_micro} micro-batch{'es' if n_micro != 1 else ''}{each}: bubble "
                      f"{(p - 1) / (n_micro + p - 1):.0%}"
                      + (f"; the busiest stage holds {busiest:.0%} of the work (the chips wait for it"
                         + (f"; each stage's share: {', '.join(f'{x:.0%}' for x in shares)})" if shares and p <= 16

@@ -36,7 +36,8 @@ def splits(options: CompileOptions) -> list[Parallel]:
 
 def candidates(lowered: Lowered, options: CompileOptions) -> list[tuple[Parallel, MemoryPlan]]:
     """Every (split, memory plan) worth modelling: each split that holds the model and gives every replica a
-    sample (replicas with no sample are kept only when nothing else holds), with each of its plans worth timing
+    sample (replicas with no sample are kept only when nothing else holds) and, in training, a whole share of the
+    micro-batch (where another split gives one), with each of its plans worth timing
     (a faster mode holding the model in part, the first that holds it all). Raises the first split's
     :class:`ModeError` when no split holds the model."""
     plans: dict[Parallel, list[MemoryPlan]] = {}
@@ -50,6 +51,9 @@ def candidates(lowered: Lowered, options: CompileOptions) -> list[tuple[Parallel
         assert error is not None
         raise error
     usable = [p for p in plans if p.data <= lowered.batch] or list(plans)
+    micro = options.micro_batch
+    if micro is not None:  # a micro-batch splits over the replicas in whole samples (see program._batches)
+        usable = [p for p in usable if micro % p.data == 0] or usable
     return [(p, plan) for p in usable for plan in plans[p]]
 
 

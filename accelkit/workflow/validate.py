@@ -401,7 +401,7 @@ CASES: dict[str, Case] = {
                    "54,784 packs of 128 tokens, fp16 with fp16 partials, LAMB with its state off-chip (the "
                    "optimizer-offload mode), the forward recomputed in the pipeline's backward; each pack (up to 3 "
                    "sequences) is modelled as one sequence, so the figure is compared as if it counted packs (there are "
-                   "fewer packs than sequences: the model is at least this much too fast); its "
+                   "fewer packs than sequences: against packs the model would read faster than this row shows); its "
                    "masked-LM head runs over the 20 masked tokens of each sequence, accelkit's (transformers') over "
                    "all 128: about 8% more work modelled"),
     "bow16-bert-base-ph1": Case(
@@ -414,11 +414,11 @@ CASES: dict[str, Case] = {
                    "32 per replica (128 over the replicas), 512 micro-batches accumulated into 65,536 sequences of 128 "
                    "tokens, fp16 with fp16 partials, LAMB with its state off-chip, the forward recomputed in the "
                    "pipeline's backward; its masked-LM head runs over the 20 masked tokens of each sequence, "
-                   "accelkit's (transformers') over all 128: about a fifth more work modelled for this model, so the "
-                   "model is faster than the figure by more than the error shows"),
+                   "accelkit's (transformers') over all 128: about a fifth more work modelled for this model, so with "
+                   "the run's work the model would read faster than this row shows"),
     "bow16-gpt2-small-train": Case(
         "gpt2-small", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
-                                "batch_size": 8192, "micro_batch": 1, "precision": "fp16", "recompute": "full",
+                                "batch_size": 8192, "micro_batch": 4, "precision": "fp16", "recompute": "full",
                                 "device_iterations": 8,
                                 "stages": {"transformer.h.0": 1, "transformer.h.4": 2, "transformer.h.8": 3,
                                            "lm_head": 0}},
@@ -446,14 +446,14 @@ CASES: dict[str, Case] = {
     # Graphcore's ResNet-50 training at scale: a dataflow chip's published training throughput
     "bow16-resnet50-train": Case(
         "resnet50", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=16), "precision": "fp16",
-                              "batch_size": 1920, "micro_batch": 20, "recompute": "full", "synthetic_data": True,
+                              "batch_size": 1920, "micro_batch": 320, "recompute": "full", "synthetic_data": True,
                               "optimizer": "sgd"},
         inputs=(1, 3, 224, 224), assumption=_GC_RN50 + "; the performance page's run: config "
         "mk2_resnet50_mlperf_pod16_bs20 (16 replicas of one IPU, micro-batch 20, 6 micro-batches accumulated: 1,920 "
         "images a step, SGD with momentum)"),
     "gc200x16-resnet50-train-mlperf": Case(
         "resnet50", "train", {"target": "gc200", "chips": 16, "parallel": Parallel(data=16), "precision": "fp16",
-                              "batch_size": 3200, "micro_batch": 20, "recompute": "full", "synthetic_data": True,
+                              "batch_size": 3200, "micro_batch": 320, "recompute": "full", "synthetic_data": True,
                               "optimizer": "sgd"},
         inputs=(1, 3, 224, 224), assumption=_GC_RN50 + "; the MLPerf v1.1 run: config "
         "mk2_resnet50_mlperf_pod16_lars (16 replicas of one IPU, micro-batch 20, 10 micro-batches accumulated: 3,200 "
