@@ -82,6 +82,37 @@ def _script_error(exc: BaseException, script: str) -> str:
     return f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}"
 
 
+STAND_INS = {
+    "torchvision": "torchvision's MNIST, FashionMNIST and CIFAR10, its common transforms and ResNet/ResNeXt models",
+    "torchaudio": "torchaudio's SPEECHCOMMANDS (generated clips)",
+    "tiktoken": "tiktoken's GPT-2 encoding, built here",
+    "datasets": "Hugging Face datasets' small text sets, generated here",
+    "evaluate": "Hugging Face evaluate's accuracy and F1",
+    "wget": "wget.download, answered from data made here",
+}
+"""The packages a tutorial imports that ``--synthetic-data`` stands in for when they are not installed (what
+:mod:`accelkit.vendor.synthetic` answers)."""
+
+
+def _script_traceback(exc: BaseException, script: str) -> str:
+    """The script's own error as Python prints it, from the script's frame (the launcher's and runpy's are noise)."""
+    tb = exc.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+
+
+def _missing_stand_in(exc: ModuleNotFoundError, script: str) -> str:
+    """A package the script imports is not installed, and ``--synthetic-data`` would stand in for it: say so."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+    top = (exc.name or "").split(".")[0]
+    return (f"accelkit vendor-run: error at {where}\n{top} is not installed here, so the script cannot import it.\n"
+            f"  fix:   run it again with --synthetic-data (accelkit vendor-run --synthetic-data {Path(script).name} "
+            f"...): accelkit then stands in for {STAND_INS[top]}, and downloads nothing; or install {top} "
+            f"(pip install {top}) to run the real package")
+
+
 def _user_module_files(name: str, root: Path) -> list[Path]:
     """Where the module ``name`` imported by a script may be: beside the script (``root``), else in a folder on
     the path that is the user's own code, not an installed package nor the standard library (GroqFlow's proof
@@ -208,12 +239,15 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 if show_traceback:
                     traceback.print_exc()
                 print(run.error, file=sys.stderr)
+            except ModuleNotFoundError as exc:
+                if not synthetic_data and (exc.name or "").split(".")[0] in STAND_INS:
+                    run.exit_code, run.error = 1, _missing_stand_in(exc, path)
+                    print(run.error, file=sys.stderr)
+                else:
+                    run.exit_code, run.error = 1, _script_traceback(exc, path)
+                    print(run.error, file=sys.stderr, end="")
             except Exception as exc:  # the script's own bug (not in a vendor call): its traceback is the help
-                tb = exc.__traceback__
-                while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
-                    tb = tb.tb_next  # start at the script: the launcher's and runpy's frames are noise
-                run.exit_code, run.error = 1, "".join(traceback.format_exception(type(exc), exc, tb or
-                                                                                 exc.__traceback__))
+                run.exit_code, run.error = 1, _script_traceback(exc, path)
                 print(run.error, file=sys.stderr, end="")
             run.served = list(dict.fromkeys(finder.served))
             run.substitutions = synthetic.substitutions()
