@@ -1862,3 +1862,30 @@ def test_a_package_the_stand_ins_answer_names_synthetic_data_as_the_fix(tmp_path
     run = run_script(other, (), synthetic_data=False)
     err = capsys.readouterr().err
     assert run.exit_code == 1 and "Traceback" in err and "--synthetic-data" not in err
+
+
+def test_mnist_idx_files_missing_name_the_command_that_writes_them(tmp_path, monkeypatch, capsys):
+    """A tutorial that reads MNIST's IDX files from its --data-dir (SambaNova's lenet) where the README's wget step
+    has not run is told the command that writes them offline; after it, the same command line reads them."""
+    from accelkit.vendor import run_script
+
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "datasets"
+    script = tmp_path / "reads_idx.py"
+    script.write_text("import sys, pathlib, struct\n"
+                      "raw = (pathlib.Path(sys.argv[1]) / 'train-images-idx3-ubyte').read_bytes()\n"
+                      "print('images', struct.unpack('>IIII', raw[:16])[1])\n")
+    run = run_script(script, (str(data),), synthetic_data=True)
+    err = capsys.readouterr().err
+    assert run.exit_code == 1 and "Traceback" not in err
+    assert f"error at {script}:2:" in err and f"python -m accelkit.vendor.idx {data}" in err
+    from accelkit.vendor.idx import main
+
+    assert main([str(data)]) == 0
+    assert run_script(script, (str(data),), synthetic_data=True).exit_code == 0
+    assert "images 2000" in capsys.readouterr().out
+    # another missing file keeps Python's own report
+    other = tmp_path / "reads_other.py"
+    other.write_text("open('no-such-file.txt')\n")
+    assert run_script(other, (), synthetic_data=True).exit_code == 1
+    assert "Traceback" in capsys.readouterr().err

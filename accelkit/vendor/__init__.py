@@ -113,6 +113,23 @@ def _missing_stand_in(exc: ModuleNotFoundError, script: str) -> str:
             f"(pip install {top}) to run the real package")
 
 
+def _missing_idx(exc: FileNotFoundError, script: str) -> str | None:
+    """The script reads one of MNIST's IDX files (the tutorial's wget step leaves them) from a folder without them:
+    the line, and the command that writes accelkit's in their place (:mod:`accelkit.vendor.idx`); None otherwise."""
+    from accelkit.vendor.idx import FILES
+
+    missing = Path(str(exc.filename or ""))
+    names = {n for pair in FILES.values() for n in pair}
+    if missing.name.removesuffix(".gz") not in names:
+        return None
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+    return (f"accelkit vendor-run: error at {where}\nthe script reads MNIST's {missing.name} from {missing.parent}, "
+            f"which does not have it: the tutorial's README downloads it (wget, gunzip).\n"
+            f"  fix:   write accelkit's in its place, offline (generated digits in MNIST's IDX format), then run the "
+            f"same command again: python -m accelkit.vendor.idx {missing.parent}")
+
+
 def _user_module_files(name: str, root: Path) -> list[Path]:
     """Where the module ``name`` imported by a script may be: beside the script (``root``), else in a folder on
     the path that is the user's own code, not an installed package nor the standard library (GroqFlow's proof
@@ -246,6 +263,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 else:
                     run.exit_code, run.error = 1, _script_traceback(exc, path)
                     print(run.error, file=sys.stderr, end="")
+            except FileNotFoundError as exc:
+                run.exit_code = 1
+                run.error = _missing_idx(exc, path) or _script_traceback(exc, path)
+                print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             except Exception as exc:  # the script's own bug (not in a vendor call): its traceback is the help
                 run.exit_code, run.error = 1, _script_traceback(exc, path)
                 print(run.error, file=sys.stderr, end="")
