@@ -418,3 +418,27 @@ def test_stages_name_the_learners_own_modules_inside_ak_ports_wrapper() -> None:
     chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
     assert {chip[k.name] for k in prog.kernels if k.module == "inner.ff.0"} == {0}
     assert {chip[k.name] for k in prog.kernels if k.module == "inner.ff.4"} == {1}
+
+
+def test_a_block_may_begin_at_a_module_computed_ahead_of_time() -> None:
+    """Graphcore's BERT inference begins its second IPU at ``bert.embeddings.position_embeddings``: a lookup at fixed
+    position ids, computed once, so no kernel runs it. The block begins at the first kernel after it (the encoder);
+    the word embeddings' kernel, which begins before it, stays on IPU 0. A module the forward never calls is still
+    refused."""
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    from accelkit.errors import CompileError
+
+    cfg = BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                     max_position_embeddings=64, vocab_size=500)
+    model = BertForQuestionAnswering(cfg).eval()
+    x = torch.randint(0, 500, (2, 16))
+    prog = ak.compile(model, (x,), target="gc200", precision="fp16", chips=2,
+                      stages={"bert.embeddings.position_embeddings": 1})
+    assert not any(k.module.startswith("bert.embeddings.position_embeddings") for k in prog.kernels)
+    chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
+    assert {chip[k.name] for k in prog.kernels if k.module.startswith("bert.embeddings")} == {0}
+    assert {chip[k.name] for k in prog.kernels if k.module.startswith("bert.encoder")} == {1}
+    assert {chip[k.name] for k in prog.kernels if k.module == "qa_outputs"} == {1}
+    with pytest.raises(CompileError, match="runs nothing"):
+        ak.compile(model, (x,), target="gc200", precision="fp16", chips=2, stages={"bert.pooler": 1})

@@ -1862,6 +1862,12 @@ def test_a_package_the_stand_ins_answer_names_synthetic_data_as_the_fix(tmp_path
     run = run_script(other, (), synthetic_data=False)
     err = capsys.readouterr().err
     assert run.exit_code == 1 and "Traceback" in err and "--synthetic-data" not in err
+    # a requirements file beside the script that lists it (Graphcore's octconv example: octconv==0.1.0) gives the install
+    (tmp_path / "requirements.txt").write_text("torchvision==0.14.0\nAccelkit-No_Such.Package==0.1.0  # the op\n")
+    run = run_script(other, (), synthetic_data=False)
+    err = capsys.readouterr().err
+    assert run.exit_code == 1 and "Traceback" not in err and f"error at {other}:1:" in err
+    assert "pip install 'Accelkit-No_Such.Package==0.1.0'" in err
 
 
 def test_mnist_idx_files_missing_name_the_command_that_writes_them(tmp_path, monkeypatch, capsys):

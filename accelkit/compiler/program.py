@@ -394,6 +394,26 @@ def check_stage_modules(stages: tuple[tuple[str, int], ...], kernels: list[Kerne
                                fix=f"name a module as model.named_modules() does; its layers are {shown}")
 
 
+def begin_where_computed(stages: tuple[tuple[str, int], ...], kernels: list[Kernel],
+                         graph: Graph) -> tuple[tuple[str, int], ...]:
+    """``stages`` with each block that begins at a module no kernel runs on its own moved to the first kernel that
+    begins after that module's first op (in the graph's order). Such a module's ops were computed ahead of time (a
+    position embedding looked up at fixed position ids: Graphcore's BERT inference begins its second IPU there) or
+    fused into a kernel that begins before it, which stays on the block before. A module the forward never calls
+    is left as named, for :func:`check_stage_modules` to refuse."""
+    fwd = [k for k in kernels if k.section == "fwd"]
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    out = []
+    for module, chip in stages:
+        if any(within(k.module, module) for k in fwd):
+            out.append((module, chip))
+            continue
+        firsts = [order[n.name] for n in graph.nodes if n.section == "fwd" and within(n.module, module)]
+        after = next((k for k in fwd if firsts and k.nodes and order.get(k.nodes[0], -1) > min(firsts)), None)
+        out.append((after.module if after is not None else module, chip))
+    return tuple(out)
+
+
 def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: MemoryPlan) -> CompiledProgram:
     """One program: ``lowered``'s kernels at the step's batch, split as ``parallel`` says and laid out as ``plan``
     says, then placed on the chips. No search: :func:`accelkit.workflow.compiling.compile` chooses the split and
@@ -408,6 +428,7 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
     if stages and prefix:
         stages = tuple((m if m.startswith(prefix) else prefix + m, c) for m, c in stages)
     if stages:
+        stages = begin_where_computed(stages, kernels, lowered.graph)
         check_stage_modules(stages, kernels)
     placement = place(device_kernels(kernels), spec, plan, chips=options.chips, pipeline=parallel.pipeline,
                       precision=options.precision, family=family, stages=stages)

@@ -113,6 +113,27 @@ def _missing_stand_in(exc: ModuleNotFoundError, script: str) -> str:
             f"(pip install {top}) to run the real package")
 
 
+def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
+    """A package the script imports is not installed, and a requirements file beside the script lists it (Graphcore's
+    examples each have one): the line, and the install; None where no such file names it."""
+    top = (exc.name or "").split(".")[0]
+    if not top:
+        return None
+    key = re.sub(r"[-_.]+", "-", top).lower()
+    for req in sorted(Path(script).parent.glob("requirements*.txt")):
+        for line in req.read_text(errors="replace").splitlines():
+            spec = line.split("#")[0].strip()
+            name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
+            if name and re.sub(r"[-_.]+", "-", name).lower() == key:
+                frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
+                where = (f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames
+                         else script)
+                return (f"accelkit vendor-run: error at {where}\n{top} is not installed here; the script's "
+                        f"{req.name} lists it ({spec}).\n  fix:   pip install '{spec}' (its other requirements may "
+                        f"pin versions of packages accelkit already has: install only what is missing)")
+    return None
+
+
 def _missing_idx(exc: FileNotFoundError, script: str) -> str | None:
     """The script reads one of MNIST's IDX files (the tutorial's wget step leaves them) from a folder without them:
     the line, and the command that writes accelkit's in their place (:mod:`accelkit.vendor.idx`); None otherwise."""
@@ -261,8 +282,8 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                     run.exit_code, run.error = 1, _missing_stand_in(exc, path)
                     print(run.error, file=sys.stderr)
                 else:
-                    run.exit_code, run.error = 1, _script_traceback(exc, path)
-                    print(run.error, file=sys.stderr, end="")
+                    run.exit_code, run.error = 1, _missing_requirement(exc, path) or _script_traceback(exc, path)
+                    print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             except FileNotFoundError as exc:
                 run.exit_code = 1
                 run.error = _missing_idx(exc, path) or _script_traceback(exc, path)
