@@ -75,10 +75,16 @@ class VendorRun:
         return "\n".join(lines)
 
 
+def _script_line(exc: BaseException, script: str) -> str:
+    """Where in the script ``exc`` was raised: ``file:line: code`` of its last frame in the script (the script's
+    path where no frame is in it)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
+    return f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+
+
 def _script_error(exc: BaseException, script: str) -> str:
     """An accelkit error (or a PyTorch error inside a vendor call) as the call, the script's line and the fix."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
-    where = f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+    where = _script_line(exc, script)
     return f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}"
 
 
@@ -104,8 +110,7 @@ def _script_traceback(exc: BaseException, script: str) -> str:
 
 def _missing_stand_in(exc: ModuleNotFoundError, script: str) -> str:
     """A package the script imports is not installed, and ``--synthetic-data`` would stand in for it: say so."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
-    where = f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+    where = _script_line(exc, script)
     top = (exc.name or "").split(".")[0]
     return (f"accelkit vendor-run: error at {where}\n{top} is not installed here, so the script cannot import it.\n"
             f"  fix:   run it again with --synthetic-data (accelkit vendor-run --synthetic-data {Path(script).name} "
@@ -125,9 +130,7 @@ def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
             spec = line.split("#")[0].strip()
             name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
             if name and re.sub(r"[-_.]+", "-", name).lower() == key:
-                frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
-                where = (f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames
-                         else script)
+                where = _script_line(exc, script)
                 return (f"accelkit vendor-run: error at {where}\n{top} is not installed here; the script's "
                         f"{req.name} lists it ({spec}).\n  fix:   pip install '{spec}' (its other requirements may "
                         f"pin versions of packages accelkit already has: install only what is missing)")
@@ -143,8 +146,7 @@ def _missing_idx(exc: FileNotFoundError, script: str) -> str | None:
     names = {n for pair in FILES.values() for n in pair}
     if missing.name.removesuffix(".gz") not in names:
         return None
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == script]
-    where = f"{frames[-1].filename}:{frames[-1].lineno}: {(frames[-1].line or '').strip()}" if frames else script
+    where = _script_line(exc, script)
     return (f"accelkit vendor-run: error at {where}\nthe script reads MNIST's {missing.name} from {missing.parent}, "
             f"which does not have it: the tutorial's README downloads it (wget, gunzip).\n"
             f"  fix:   write accelkit's in its place, offline (generated digits in MNIST's IDX format), then run the "
