@@ -76,13 +76,16 @@ SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES, MATMUL_EXCHANGE = 
              "vector, '2 floats, 4 halves' (lib/popops/codelets/asm/ContinuousReductionAcc.S)", False, (FAMILY,)),
     Constant("IPU_MATMUL_EXCHANGE_WORDS", 3,
              "a matmul or convolution (M x K by K x N) spread over T tiles makes its busiest tile receive at least "
-             "3 (MNK / T)^(2/3) operand and partial-sum elements, at that tile's share of the exchange (4 bytes a "
+             "3 (MNK / T)^(2/3) operand and partial-sum elements, less its 1/T share of the three matrices, at that "
+             "tile's share of the exchange (4 bytes a "
              "cycle on a GC200: 8 TB/s over 1,472 tiles at 1.35 GHz); the exchange phase does not overlap the "
              "compute phase (bulk-synchronous), so the two add",
-             "the communication lower bound of distributed matrix multiplication: Irony, Toledo and Tiskin, "
-             "'Communication lower bounds for distributed-memory matrix multiplication', J. Parallel Distrib. "
-             "Comput. 64(9), 2004 (each of P processors holding 1/P of the data moves Omega((MNK/P)^(2/3)) words; "
-             "3 such faces of a block); Poplar's convolution planner costs the same exchange per tile: bytes per "
+             "the tight memory-independent communication lower bound of parallel matrix multiplication, "
+             "3 (mnk/P)^(2/3) - (mn + mk + nk)/P words for P processors where the smallest matrix exceeds a "
+             "processor's (mnk/P)^(2/3) (Al Daas, Ballard, Grigori, Kumar and Rouse, 'Tight memory-independent "
+             "parallel matrix multiplication communication lower bounds', SPAA 2022; after Irony, Toledo and "
+             "Tiskin, J. Parallel Distrib. Comput. 64(9), 2004); Poplar's convolution planner costs the same "
+             "exchange per tile: bytes per "
              "tile over the target's exchange bytes per cycle (graphcore/poplibs, lib/poplin/ConvModel.cpp, "
              "getExchangeBytesPerCycle)", False, (FAMILY,)),
 )
@@ -182,12 +185,18 @@ class IpuModel(ExecutionModel):
 def _matmul_exchange_s(k: Kernel, ctx: TimingContext, exchange_Bps: float) -> float:
     """The least time a matmul's exchange phases take (``IPU_MATMUL_EXCHANGE_WORDS``): however Poplar splits an
     (M x K) @ (K x N) product over T tiles, some tile must receive at least 3 (MNK / T)^(2/3) of the operands' and
-    partial results' elements (the communication lower bound of distributed matrix multiplication), at its share
-    of the exchange. A fused kernel's matmuls are counted as one (MNK = its matmul FLOPs / 2): a floor."""
+    partial results' elements less the (MN + MK + KN) / T it holds already (the tight memory-independent lower
+    bound of distributed matrix multiplication), at its share of the exchange. A fused kernel's matmuls are
+    counted as one (MNK = its matmul FLOPs / 2), and a batched product's local share is not subtracted."""
     tiles = ctx.spec.compute_units
     mnk = max(0, k.flops - k.vector_flops - k.score_flops) / 2 / ctx.tensor
     words = float(MATMUL_EXCHANGE.value) * (mnk / tiles) ** (2 / 3)
-    return words * element_bytes(ctx.program.precision) / (exchange_Bps / tiles)
+    if k.matmul_dims and not any(op in ("bmm", "baddbmm", "matmul") for op in k.ops):
+        # less what a tile holds already: its share of the three matrices (M from the FLOPs, K and N captured)
+        kk, n = k.matmul_dims
+        m = mnk / max(1, kk * n)
+        words -= (m * n + m * kk + kk * n) / tiles
+    return max(0.0, words) * element_bytes(ctx.program.precision) / (exchange_Bps / tiles)
 
 
 MODEL = IpuModel()
