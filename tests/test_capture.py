@@ -325,3 +325,28 @@ def test_more_transformers_models_flops_match_flop_counter(name):
         model(x)
     ours = sum(n.flops for n in g.nodes if n.flops_from == "registry")
     assert ours == pytest.approx(fc.get_total_flops(), rel=0.05)
+
+
+def test_backward_ops_belong_to_their_own_module_past_one_that_returns_its_input():
+    """A dropout with p=0 (ViT's default) or an in-place ReLU returns its input itself; PyTorch's ModuleTracker then
+    lists it in backward from its output's gradient on and never removes it, so, deepest of all, it claimed every
+    later backward op (ViT's whole backward on the last IPU of a pipeline). Each op stays with its own module."""
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.first = nn.Linear(8, 8)
+            self.relu = nn.ReLU(inplace=True)
+            self.dropout_zero = nn.Dropout(0.0)
+            self.second = nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.second(self.dropout_zero(self.relu(self.first(x)))).sum()
+
+    g = ak.capture(Net(), torch.randn(4, 8), training=True)
+    bwd = [n for n in g.nodes if n.section == "bckwd"]
+    assert not any(n.module in ("dropout_zero",) for n in bwd)
+    # the first layer's weight gradient (the last matmul of the backward) is the first layer's
+    mms = [n for n in bwd if n.kind in ("mm", "addmm")]
+    assert mms and mms[-1].module == "first", [(n.kind, n.module) for n in bwd]
+    assert {"second", "first"} <= {n.module for n in mms}

@@ -456,8 +456,12 @@ def grad_of(autograd_name: str) -> str:
 
 class _Recorder(TorchDispatchMode):
     def __init__(self, section: str, tracker: Any, root: str, param_ids: set[int],
-                 owner: dict[int, str] | None = None) -> None:
+                 owner: dict[int, str] | None = None, passthrough: frozenset[str] = frozenset()) -> None:
         super().__init__()
+        # the tracker's names of the modules whose forward returned its input itself (a dropout with p=0): in
+        # backward ModuleTracker lists such a module from its output's gradient on and never removes it (no
+        # gradient of its inputs is computed apart from its output's), so it would claim every later op
+        self.passthrough = passthrough
         self.owner = owner or {}  # tensor id -> module path (optimizer state is owned by its parameter)
         self.producer: dict[int, str] = {}  # tensor id -> the node that last wrote it (dataflow edges)
         # tensor id -> a name for a tensor no recorded op made (a weight, an activation the forward saved, the
@@ -505,7 +509,7 @@ class _Recorder(TorchDispatchMode):
             frm = "vector-model" if flops else frm
         module = next((self.owner[id(t)] for t in tensors if id(t) in self.owner), "")
         if self.tracker is not None:
-            parents = [p for p in self.tracker.parents if p != "Global"]
+            parents = [p for p in self.tracker.parents if p != "Global" and p not in self.passthrough]
             if parents:
                 deepest = max(parents, key=lambda p: (len(p), p))  # ties by name: the tracker's set has no order
                 module = deepest[len(self.root) + 1:] if deepest.startswith(self.root + ".") else ""
@@ -617,31 +621,46 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
     trainable = [p for p in params.values() if p.requires_grad]
     param_ids = {id(p) for p in params.values()}
     root = type(model).__name__
-    with fake, ModuleTracker() as tracker:
-        out = torch.func.functional_call(model, {**params, **buffers}, fargs, fkw)
-        loss = _scalar_loss(out)
-        if loss is not _first_tensor(out):
-            notes.append("training capture: the model returns no scalar loss, so the loss is the sum of its "
-                         "outputs (one reduction; the backward graph is the model's own)")
-        rec_b = _Recorder("bckwd", tracker, root, param_ids)
-        with rec_b:
-            loss.backward()
-        opt = _make_optimizer(optimizer, trainable)
-        grad_ids = {id(p.grad) for p in trainable if p.grad is not None}
-        owner = {}
-        for n, p in params.items():
-            mod = n.rpartition(".")[0]
-            owner[id(p)] = mod
-            if p.grad is not None:
-                owner[id(p.grad)] = mod
-        # a first step creates the optimizer's state (zeros); record the steady-state second step
-        warm = _Recorder("opt", None, root, param_ids | grad_ids, owner)  # kept alive: ids stay unique
-        with warm:
-            opt.step()
-        rec_o = _Recorder("opt", None, root, param_ids | grad_ids, owner)
-        with rec_o:
-            opt.step()
-        del warm
+    passthrough: set[str] = set()  # the tracker's names of the modules whose forward returned its input itself
+
+    def returns_its_input(name: str) -> Callable[..., None]:
+        def hook(_mod: nn.Module, inputs: Any, output: Any) -> None:
+            if isinstance(output, torch.Tensor) and any(output is i for i in tree_flatten(inputs)[0]):
+                passthrough.add(f"{root}.{name}")
+        return hook
+
+    hooks = [m.register_forward_hook(returns_its_input(n)) for n, m in model.named_modules() if n]
+    try:
+        with fake, ModuleTracker() as tracker:
+            out = torch.func.functional_call(model, {**params, **buffers}, fargs, fkw)
+            for h in hooks:
+                h.remove()
+            loss = _scalar_loss(out)
+            if loss is not _first_tensor(out):
+                notes.append("training capture: the model returns no scalar loss, so the loss is the sum of its "
+                             "outputs (one reduction; the backward graph is the model's own)")
+            rec_b = _Recorder("bckwd", tracker, root, param_ids, passthrough=frozenset(passthrough))
+            with rec_b:
+                loss.backward()
+            opt = _make_optimizer(optimizer, trainable)
+            grad_ids = {id(p.grad) for p in trainable if p.grad is not None}
+            owner = {}
+            for n, p in params.items():
+                mod = n.rpartition(".")[0]
+                owner[id(p)] = mod
+                if p.grad is not None:
+                    owner[id(p.grad)] = mod
+            # a first step creates the optimizer's state (zeros); record the steady-state second step
+            warm = _Recorder("opt", None, root, param_ids | grad_ids, owner)  # kept alive: ids stay unique
+            with warm:
+                opt.step()
+            rec_o = _Recorder("opt", None, root, param_ids | grad_ids, owner)
+            with rec_o:
+                opt.step()
+            del warm
+    finally:
+        for h in hooks:
+            h.remove()
     name = optimizer if isinstance(optimizer, str) else getattr(optimizer, "__name__", "custom")
     notes.append(f"training capture: optimizer step recorded with {name} (foreach=False, one update per tensor)")
     return rec_b.nodes + rec_o.nodes, notes
