@@ -139,10 +139,17 @@ def test_memory_tiers_chart_draws_a_panel_per_family_for_the_whole_catalog() -> 
         axes = {panel[n] for n in names if hw.get(n).family == family}
         others = {panel[n] for n in names if hw.get(n).family != family}
         assert len(axes) == 1 and not axes & others, family
-    # every chip is named once, on its on-chip tier; chips at the same spot share a label ("inf2 / trn1")
-    labels = [lab for t in fig.data for lab in t.text if lab]
+    # every chip is named once, on its on-chip tier, in a text trace drawn after every line (no line crosses a
+    # name); chips at the same spot share a label ("inf2 / trn1")
+    texts = [t for t in fig.data if t.name.endswith(" (label)")]
+    labels = [lab for t in texts for lab in t.text if lab]
     assert sorted(n for lab in labels for n in re.split(" / |<br>", lab)) == sorted(names)
-    assert "inf2 / trn1" in labels and all(t.text[1:] == ("",) * (len(t.text) - 1) for t in fig.data)
+    assert "inf2 / trn1" in labels and not any(t.text for t in fig.data if t not in texts)
+    assert fig.data[-len(texts):] == tuple(texts)  # drawn last
+    for t in texts:
+        chip = hw.get(t.name.removesuffix(" (label)"))
+        assert (t.x[0], t.y[0]) == (chip.memory_tiers[0].capacity_bytes, chip.memory_tiers[0].bandwidth_Bps)
+        assert (t.xaxis, t.yaxis) == panel[chip.name]
     # one panel per family on request, even for few chips; one chart when asked
     assert len(viz.memory_tiers_chart(["sn40l", "tsp"], by_family=True).layout.annotations) == 2
     assert not viz.memory_tiers_chart(names, by_family=False).layout.annotations

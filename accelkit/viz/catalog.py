@@ -288,12 +288,9 @@ def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
         if facet:
             i = families.index(s.family)
             where = {"row": i // cols + 1, "col": i % cols + 1}
-        text, side = labels.get(s.name, ("", "middle right"))
         fig.add_scatter(
             name=s.name, legendgroup=s.family, legendgrouptitle_text=None if facet else s.family,
-            mode="lines+markers+text" if facet else "lines+markers",
-            x=[t.capacity_bytes for t in tiers], y=[t.bandwidth_Bps for t in tiers],
-            text=[text] + [""] * (len(tiers) - 1), textposition=side, textfont={"size": 10}, cliponaxis=False,
+            mode="lines+markers", x=[t.capacity_bytes for t in tiers], y=[t.bandwidth_Bps for t in tiers],
             line={"color": chip_color(s)}, showlegend=not facet,
             marker={"size": 9 if facet else 10, "symbol": [_TIER_SYMBOLS[min(i, 3)] for i in range(len(tiers))],
                     "line": {"color": "white", "width": 1}},
@@ -301,6 +298,18 @@ def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
             hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>source: %{customdata[2]}<extra></extra>",
             **where,
         )
+    # the chips' names go on last, each in a trace of its own, so no chip's line is drawn over a name (the
+    # GPUs' lines crowd), with a white halo where a line passes close
+    for s in specs:
+        if s.name not in labels:
+            continue
+        text, side = labels[s.name]
+        i = families.index(s.family)
+        fig.add_scatter(name=f"{s.name} (label)", mode="markers+text", marker={"size": 9, "opacity": 0},
+                        x=[s.memory_tiers[0].capacity_bytes],  # the marker: spaced from the point as a name beside it
+                        y=[s.memory_tiers[0].bandwidth_Bps], text=[text], textposition=side, cliponaxis=False,
+                        textfont={"size": 10, "shadow": "0 0 2px white, 0 0 2px white, 0 0 3px white"},
+                        showlegend=False, hoverinfo="skip", row=i // cols + 1, col=i % cols + 1)
     subtitle = ("circle: on chip; square: first tier off chip; diamond: the next;"
                 + (" x: capacity per chip, y: bandwidth; one panel per family;" if facet else "")
                 + " hover a marker for the tier")
