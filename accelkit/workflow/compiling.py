@@ -127,7 +127,9 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
 
     ``batch_size`` defaults to the example inputs' batch; FLOPs and activation bytes scale with it,
     weights don't. ``micro_batch`` (training) must divide it: gradients accumulate over
-    ``batch_size / micro_batch`` micro-batches. ``parallel`` splits ``chips`` into data, tensor and
+    ``batch_size / micro_batch`` micro-batches. Both count every data-parallel replica's samples together (each
+    replica runs ``micro_batch / data`` at a time, which must be whole: ``micro_batch=320`` over
+    ``ak.Parallel(data=16)`` is PopTorch's ``batch_size=20``). ``parallel`` splits ``chips`` into data, tensor and
     pipeline parallelism (their product must equal ``chips``); without it, ``chips`` replicate the
     model (data parallel) when one chip holds it, else split it into pipeline stages.
     ``chips="auto"`` compiles on one chip, else on as many as the model needs (the count each
