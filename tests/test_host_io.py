@@ -56,8 +56,9 @@ def test_device_iterations_share_the_round_trip_and_synthetic_data_moves_nothing
 
 def test_ipu_streams_sync_with_the_host_every_step_at_one_rate_for_all_replicas():
     """Poplar's stream copies synchronise with the host each time (Graphcore's lightweight-profiling tutorial, real
-    IPUs): device iterations do not amortise them, each micro-batch pays one, and one host process streams every
-    replica's data at its one rate (Graphcore's tutorial 6 on hardware: about 2.1 GB/s)."""
+    IPUs): device iterations do not amortise them, each micro-batch pays one per input tensor (PopART schedules each
+    on its own; groupHostSync groups them), and one host process streams every replica's data at its one rate
+    (Graphcore's tutorial 6 on hardware: about 2.1 GB/s)."""
     m = Tiny()
 
     def rep(batch: int = 16, **kw):
@@ -67,18 +68,24 @@ def test_ipu_streams_sync_with_the_host_every_step_at_one_rate_for_all_replicas(
     sync, rate = value("IPU_STREAM_COPY_S"), value("IPU_HOST_STREAM_BPS")
     one, fifty = rep(), rep(device_iterations=50)
     moved = one.io_in_bytes + one.io_out_bytes
-    assert one.stream_s == pytest.approx(sync + moved / rate)  # inputs: one copy; the loss comes with the call
+    # the inputs and the labels: a copy each; the loss comes with the call
+    assert one.stream_s == pytest.approx(2 * sync + moved / rate)
     assert fifty.stream_s == one.stream_s and fifty.io_s == pytest.approx(one.stream_s + one.round_trip_s / 50)
-    assert one.stream_s > 5 * one.round_trip_s  # for a small model the stream copy, not the call, is the host's cost
-    accumulated = rep(64, micro_batch=16)  # four micro-batches per update: four copies
-    assert accumulated.stream_s == pytest.approx(4 * sync + 4 * moved / rate, rel=0.01)
-    # two replicas, each with a batch of 16: twice the bytes through the one host per step, one sync each
+    assert one.stream_s > 5 * one.round_trip_s  # for a small model the stream copies, not the call, are the host's cost
+    accumulated = rep(64, micro_batch=16)  # four micro-batches per update: four times the copies
+    assert accumulated.stream_s == pytest.approx(8 * sync + 4 * moved / rate, rel=0.01)
+    # two replicas, each with a batch of 16: twice the bytes through the one host per step, the same syncs
     two = rep(32, chips=2, parallel=ak.Parallel(data=2))
-    assert two.io_in_bytes == one.io_in_bytes and two.stream_s == pytest.approx(sync + 2 * moved / rate, rel=0.01)
+    assert two.io_in_bytes == one.io_in_bytes and two.stream_s == pytest.approx(2 * sync + 2 * moved / rate, rel=0.01)
     inference = ak.compile(m, (torch.randn(16, 32),), target="gc200", precision="fp32").report
     assert inference.stream_s == pytest.approx(2 * sync + (inference.io_in_bytes + inference.io_out_bytes) / rate)
-    assert (one.stream_syncs, fifty.stream_syncs, accumulated.stream_syncs, inference.stream_syncs) == (1, 1, 4, 2)
-    assert "stream copies: 1 per step, each a sync with the host" in fifty.summary()
+    assert (one.stream_syncs, fifty.stream_syncs, accumulated.stream_syncs, inference.stream_syncs) == (2, 2, 8, 2)
+    assert "stream copies: 2 per step (one per input and output tensor" in fifty.summary()
+    # PopART's groupHostSync: one copy per direction, the same bytes
+    grouped = rep(group_host_sync=True)
+    assert grouped.stream_syncs == 1 and grouped.stream_s == pytest.approx(one.stream_s - sync)
+    assert "stream copies: 1 per step (grouped, one per direction)" in grouped.summary()
+    assert rep(64, micro_batch=16, group_host_sync=True).stream_syncs == 4
     assert rep(synthetic_data=True).stream_s == 0.0 and rep(synthetic_data=True).stream_syncs == 0
     assert model_for("gpu").host_io.stream_sync is None  # CUDA copies need no sync of their own per step
 
@@ -179,24 +186,25 @@ def test_a_loader_in_the_training_process_adds_its_whole_time_and_every_steps_ou
     slow_sync = rep(input_rate=2000.0, input_overlap=False)
     assert slow_sync.step_time_s == pytest.approx(free.step_time_s + 16 / 2000.0)  # not max(step, load): the sum
     final, every = free, rep(output_mode="all")
-    assert (final.output_mode, every.output_mode, final.stream_syncs, every.stream_syncs) == ("final", "all", 1, 2)
+    # images and labels in; with "all", the loss and the predictions back: a copy per tensor
+    assert (final.output_mode, every.output_mode, final.stream_syncs, every.stream_syncs) == ("final", "all", 2, 4)
     assert every.io_out_bytes == 4 + 16 * 8 * 4 and final.io_out_bytes == 4  # the loss and the predictions
     rate = value("IPU_HOST_STREAM_BPS")
-    assert every.stream_s - final.stream_s == pytest.approx(value("IPU_STREAM_COPY_S") + 16 * 8 * 4 / rate)
+    assert every.stream_s - final.stream_s == pytest.approx(2 * value("IPU_STREAM_COPY_S") + 16 * 8 * 4 / rate)
     assert "output mode 'all'" in every.summary() and "output mode" not in final.summary()
     # an inference model sends every step's outputs by default; "final" sends the call's last step's only
     infer = {mode: ak.compile(Tiny(), (x,), target="gc200", precision="fp32", device_iterations=50,
                               output_mode=mode).report for mode in (None, "all", "final")}
     assert infer[None].stream_s == infer["all"].stream_s > infer["final"].stream_s
     assert (infer["all"].stream_syncs, infer["final"].stream_syncs) == (2, 1)
-    for bad, name in (("every", "output_mode"), ("no", "input_overlap")):
+    for bad, name in (("every", "output_mode"), ("no", "input_overlap"), ("yes", "group_host_sync")):
         with pytest.raises(ak.errors.AccelkitError, match=name):  # named, with the fix
             rep(**{name: bad})
     prog = ak.compile(m, (x, y), target="gc200", precision="fp32", training=True, input_rate=2000.0,
-                      input_overlap=False, output_mode="all")
+                      input_overlap=False, output_mode="all", group_host_sync=True)
     prog.save(tmp_path / "art")
     back = ak.load(tmp_path / "art")
-    assert (back.input_overlap, back.output_mode) == (False, "all")
+    assert (back.input_overlap, back.output_mode, back.group_host_sync) == (False, "all", True)
     assert back.report.step_time_s == pytest.approx(prog.report.step_time_s)
     session = ak.Session(m, target="gc200", input_rate=2000.0, input_overlap=False, output_mode="all")
     session.run(x, y)

@@ -211,6 +211,24 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
     modelled = every.program.report, final.program.report
     assert (modelled[0].output_mode, modelled[1].output_mode) == ("all", "final")
     assert modelled[0].stream_syncs == modelled[1].stream_syncs + 1
+
+    class TwoIn(nn.Module):  # two input tensors: two stream copies in, unless PopART's groupHostSync groups them
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return self.fc(a + b)
+
+    runs = {}
+    for grouped in (False, True):
+        o = poptorch.Options().deviceIterations(4)
+        if grouped:
+            o._Popart.set("groupHostSync", True)
+        runs[grouped] = poptorch.inferenceModel(TwoIn(), o)
+        runs[grouped](x, x)
+    assert runs[True].program.group_host_sync and not runs[False].program.group_host_sync
+    assert (runs[False].program.report.stream_syncs, runs[True].program.report.stream_syncs) == (3, 2)
     opts.outputMode(poptorch.OutputMode.Sum)
     assert torch.allclose(poptorch.inferenceModel(net, opts)(x), net(x).detach().reshape(4, 2, 2).sum(0), atol=1e-6)
     opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=2)

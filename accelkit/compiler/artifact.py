@@ -138,7 +138,7 @@ def _check_options(opts: dict[str, Any], mpath: Path) -> None:
     if opts.get("optimizer_state", "") not in ("", *OPTIMIZER_STATES):
         raise ArtifactError(f"{mpath}: options.optimizer_state is {opts.get('optimizer_state')!r}, not one of "
                             f"{['', *OPTIMIZER_STATES]}", fix=_FIX)
-    for key in ("training", "synthetic_data", "input_overlap"):
+    for key in ("training", "synthetic_data", "input_overlap", "group_host_sync"):
         if not isinstance(opts.get(key, key == "input_overlap"), bool):
             raise ArtifactError(f"{mpath}: options.{key} is {opts.get(key)!r}, not true or false", fix=_FIX)
     for key in ("precision", "recompute", "fusion_level"):
@@ -206,6 +206,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         input_rate=float(opts["input_rate"]) if opts.get("input_rate") is not None else None,
         input_overlap=bool(opts.get("input_overlap", True)), output_mode=opts.get("output_mode"),
+        group_host_sync=bool(opts.get("group_host_sync", False)),
         # older artifacts: a training program's step ran AdamW, the only update accelkit modelled then
         optimizer=str(opts.get("optimizer", "adamw" if opts["training"] else "")),
         # older artifacts: mixed precision's fp32 state and master copy, the only layout accelkit modelled then

@@ -61,6 +61,7 @@ class CompileOptions:
     input_rate: float | None = None  # samples/s the host's input pipeline delivers (None: never the bound)
     input_overlap: bool = True  # the pipeline loads the next batch while the chip runs (False: in the training process)
     output_mode: str | None = None  # "all" or "final" (PopTorch's OutputMode); None: training "final", inference "all"
+    group_host_sync: bool = False  # one stream copy per direction per step (PopART's groupHostSync), not one per tensor
     optimizer: str = "adamw"  # the update a training step runs (accelkit.graph.capture.OPTIMIZERS)
     optimizer_state: str | None = None  # where it keeps its state (OPTIMIZER_STATES); None: by the weights' dtype
     stages: tuple[tuple[str, int], ...] = ()  # where a pipeline's blocks begin: (module, chip), BeginBlock's way
@@ -76,7 +77,7 @@ class CompileOptions:
               recompute: Any = "none", fusion: Any = "o1", fallback: Any = None, stack: Any = None,
               device_iterations: Any = 1, synthetic_data: Any = False, input_rate: Any = None,
               input_overlap: Any = True, output_mode: Any = None, optimizer: Any = "adamw",
-              optimizer_state: Any = None, stages: Any = None,
+              optimizer_state: Any = None, stages: Any = None, group_host_sync: Any = False,
               role: Role = "compile") -> CompileOptions:
         """Check what a compile is asked for before any work starts; every refusal names the argument and the
         fix. ``role`` picks the default stack when ``stack`` is None (a Session runs eager PyTorch on a GPU, a
@@ -99,6 +100,7 @@ class CompileOptions:
         flag("synthetic_data", synthetic_data)
         input_rate = check_input_rate(input_rate)
         flag("input_overlap", input_overlap)
+        flag("group_host_sync", group_host_sync)
         if output_mode is not None:
             one_of("output_mode", output_mode, OUTPUT_MODES, error=CompileError)
         one_of("optimizer", optimizer, tuple(OPTIMIZERS), error=CompileError)
@@ -145,7 +147,7 @@ class CompileOptions:
                    fallback=fallback, stack=stack_name, device_iterations=device_iterations,
                    synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
                    output_mode=output_mode, optimizer=optimizer, optimizer_state=optimizer_state, stages=blocks,
-                   family=family)
+                   group_host_sync=group_host_sync, family=family)
 
     def but(self, **changes: Any) -> CompileOptions:
         """The same options with ``batch_size``, ``micro_batch``, ``parallel``, ``training`` or ``chips`` changed

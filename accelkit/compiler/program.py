@@ -90,6 +90,7 @@ class CompiledProgram:
     input_rate: float | None = None  # samples/s the host's input pipeline delivers; a slower one bounds the step
     input_overlap: bool = True  # ... while the chip runs the step before (False: in the training process, between)
     output_mode: str | None = None  # "all", "final" (PopTorch's OutputMode); None: training "final", inference "all"
+    group_host_sync: bool = False  # a step's stream copies grouped, one per direction (PopART's groupHostSync)
     optimizer: str = ""  # training: the update each step runs (accelkit.graph.capture.OPTIMIZERS); "": inference
     optimizer_state: str = ""  # training: where that update keeps its state (OPTIMIZER_STATES); "": inference
     # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
@@ -238,14 +239,14 @@ def check_options(target: Any, *, precision: Any = "bf16", batch_size: Any = Non
                   recompute: Any = "none", fusion: Any = "o1", fallback: Any = None,
                   stack: Any = None, device_iterations: Any = 1, synthetic_data: Any = False,
                   input_rate: Any = None, input_overlap: Any = True, output_mode: Any = None,
-                  optimizer: Any = "adamw") -> AcceleratorSpec:
+                  optimizer: Any = "adamw", group_host_sync: Any = False) -> AcceleratorSpec:
     """Check what :func:`compile` is asked for before any work starts; returns the target's spec. Every refusal
     names the argument. (:meth:`CompileOptions.check` checks the same and keeps the result.)"""
     return CompileOptions.check(target, precision=precision, batch_size=batch_size, micro_batch=micro_batch,
                                 chips=chips, mode=mode, training=training, parallel=parallel, recompute=recompute,
                                 fusion=fusion, fallback=fallback, stack=stack, device_iterations=device_iterations,
                                 synthetic_data=synthetic_data, input_rate=input_rate, input_overlap=input_overlap,
-                                output_mode=output_mode, optimizer=optimizer).spec
+                                output_mode=output_mode, optimizer=optimizer, group_host_sync=group_host_sync).spec
 
 
 @dataclass(frozen=True)
@@ -443,7 +444,7 @@ def build(lowered: Lowered, options: CompileOptions, parallel: Parallel, plan: M
         model=lowered.model, host=lowered.host, host_spec=lowered.host_spec, fallback=options.fallback,
         stack=options.stack, device_iterations=options.device_iterations, synthetic_data=options.synthetic_data,
         input_rate=options.input_rate, input_overlap=options.input_overlap, output_mode=options.output_mode,
-        optimizer=optimizer_of(lowered.graph, options), optimizer_state=optimizer_state_of(lowered.graph, options),
+        group_host_sync=options.group_host_sync, optimizer=optimizer_of(lowered.graph, options), optimizer_state=optimizer_state_of(lowered.graph, options),
         options=options)
 
 

@@ -148,6 +148,7 @@ class PerfReport:
     round_trip_s: float = 0.0
     stream_s: float = 0.0  # every step (not overlapped): its data's stream copies, host syncs and bytes
     stream_syncs: int = 0  # ... how many of those copies synchronise with the host each step (Poplar's StreamCopy)
+    stream_grouped: bool = False  # ... one per direction (PopART's groupHostSync), not one per tensor
     device_iterations: int = 1
     io_overlapped: bool = False
     io_note: str = ""
@@ -224,8 +225,10 @@ class PerfReport:
         line = (f"  host link: {moved}; {fmt_s(self.round_trip_s)} round trip per call ({per_call}); the chip waits "
                 f"{fmt_s(self.io_s)} per step")
         if self.stream_syncs:  # a runtime whose every copy waits for the host (Poplar): say where the wait goes
-            line += (f"\n  stream copies: {self.stream_syncs} per step, each a sync with the host: {fmt_s(self.stream_s)} "
-                     "of that wait, whatever the device iterations"
+            how = ("grouped, one per direction" if self.stream_grouped else
+                   "one per input and output tensor, each where the step needs it; group_host_sync=True groups them")
+            line += (f"\n  stream copies: {self.stream_syncs} per step ({how}), each a sync with the host: "
+                     f"{fmt_s(self.stream_s)} of that wait, whatever the device iterations"
                      + ("; every step's outputs come back (output mode 'all')"
                         if self.training and self.output_mode == "all" else ""))
         return line

@@ -149,9 +149,10 @@ class HostIO:
     link_Bps: Constant | None = None
     overlapped: bool = False
     loop: str = "device_iterations: steps the device runs per host call"
-    # a runtime that copies each micro-batch's data in a stream copy of its own, synchronised with the host
-    # (Poplar's StreamCopy), pays ``stream_sync`` seconds per copy on top of the bytes: one for each micro-batch's
-    # inputs, one for an inference step's outputs; device_iterations do not amortise it (None: no such cost)
+    # a runtime that copies each micro-batch's data in stream copies of their own, synchronised with the host
+    # (Poplar's StreamCopy), pays ``stream_sync`` seconds per copy on top of the bytes: one for each input tensor of
+    # each micro-batch, one for each output tensor that comes back (accelkit.sim.estimate.stream_copies);
+    # device_iterations do not amortise it (None: no such cost)
     stream_sync: Constant | None = None
     # True: the host prepares every data-parallel replica's stream at ``link_Bps`` in all (one host process feeds
     # the replicas); False: each chip has its own link at that rate

@@ -56,8 +56,11 @@ SUPERSTEP_SYNC, _, _, STREAM_BPS, STREAM_COPY, VECTOR_CYCLES, MATMUL_EXCHANGE = 
              False, (FAMILY,)),
     Constant("IPU_STREAM_COPY_S", 123e-6,
              "each stream copy between the host and an IPU synchronises with the host, about 123 µs however few its "
-             "bytes; a step pays one for each micro-batch's inputs (and one for an inference step's outputs), "
-             "whatever its deviceIterations",
+             "bytes; a step pays one for each input tensor of each micro-batch, and one for each output tensor that "
+             "comes back every step, whatever its deviceIterations: PopART schedules every tensor's copy on its own, "
+             "an input's as late as possible and an output's as early, unless groupHostSync groups them into one "
+             "per direction (graphcore/popart, willow/src/popx/irlowering.cpp, fromHostTask and toHostTask; "
+             "SessionOptions.groupHostSync, default false, 'trades off memory usage for speed')",
              "derived from Graphcore's lightweight-profiling tutorial on real IPUs (graphcore/tutorials, "
              "tutorials/popvision/lightweight_profiling/README.md, SDK 3.0, example 3): a loop streaming one int from "
              "the host per iteration ran one iteration per ~163,000 cycles for 3,700 cycles of work, each StreamCopy "
@@ -126,9 +129,10 @@ class IpuModel(ExecutionModel):
     family = FAMILY
     modes = ("on-chip", "optimizer-offload", "streaming-memory")
     launch = SUPERSTEP_SYNC
-    # each step's inputs are stream copies inside the Poplar program, synchronised with the host: the IPUs wait
-    # for them (PopTorch's default has no I/O tiles to overlap them with compute), at the host's streaming rate,
-    # shared by the replicas; the host round trip is paid once per call of deviceIterations steps
+    # each step's inputs are stream copies inside the Poplar program, synchronised with the host, one per tensor
+    # unless groupHostSync groups them: the IPUs wait for them (PopTorch's default has no I/O tiles to overlap
+    # them with compute), at the host's streaming rate, shared by the replicas; the host round trip is paid once
+    # per call of deviceIterations steps
     host_io = HostIO(HOST_TRANSFER, STREAM_BPS, stream_sync=STREAM_COPY, shared=True,
                      loop="PopTorch's deviceIterations: steps the IPUs run per call from the host")
     shades = ("#9467bd", "#c5b0d5", "#5e3c99")

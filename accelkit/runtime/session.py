@@ -17,7 +17,8 @@ shapes) and each step adds the modelled time of the sections it ran (fwd / bckwd
 multi-chip communication). Nothing about the clock is measured. ``input_rate=`` (samples per second your
 DataLoader delivers, measured with ``accelkit.profiler.input_rate``) makes a step wait for the data it cannot be
 fed in time, as ``ak.compile``'s does (``input_overlap=False``: a loader in the training process, whose every
-batch adds to its step); ``output_mode=`` is PopTorch's OutputMode, as ``ak.compile`` takes it; the
+batch adds to its step); ``output_mode=`` is PopTorch's OutputMode and ``group_host_sync=`` PopART's groupHostSync,
+as ``ak.compile`` takes them; the
 optimizer step's time and state follow the session's optimizer (AdamW, Adam, SGD with or without momentum;
 another optimizer is modelled as AdamW, and the report says which update it modelled; ``optimizer_state=`` says
 where it keeps its state, and ``stages=`` where a pipeline's blocks begin, as ``ak.compile`` takes them);
@@ -194,6 +195,7 @@ class Session:
         output_mode: str | None = None,
         optimizer_state: str | None = None,
         stages: Any = None,
+        group_host_sync: bool = False,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -207,7 +209,8 @@ class Session:
                                        device_iterations=device_iterations, synthetic_data=synthetic_data,
                                        input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
                                        optimizer=optimizer_kind(optimizer) or "adamw",
-                                       optimizer_state=optimizer_state, stages=stages, role="session")
+                                       optimizer_state=optimizer_state, stages=stages,
+                                       group_host_sync=group_host_sync, role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

@@ -74,6 +74,16 @@ def call_bytes(prog: CompiledProgram) -> tuple[int, int]:
     return nbytes(g.inputs.values()), out
 
 
+def stream_copies(prog: CompiledProgram, n_in: int, n_out: int) -> tuple[int, int]:
+    """How many stream copies carry one micro-batch's ``n_in`` input bytes and ``n_out`` output bytes (in, out):
+    one per tensor, each scheduled on its own where the step first needs it or makes it (PopART's default: an
+    input as late as possible, an output as early), or one per direction where ``prog.group_host_sync`` groups
+    them at the step's start and end (PopART's ``groupHostSync``: fewer syncs, the inputs kept live longer)."""
+    if prog.group_host_sync:
+        return int(n_in > 0), int(n_out > 0)
+    return (len(prog.graph.inputs) if n_in > 0 else 0), (len(prog.graph.outputs) if n_out > 0 else 0)
+
+
 def output_mode(prog: CompiledProgram) -> str:
     """What each call sends back: ``"all"`` (every step's outputs) or ``"final"`` (its last step's); unless the
     program was told, PopTorch's defaults: a training model's loss at the end of the call, an inference model's
@@ -110,10 +120,12 @@ def host_io(prog: CompiledProgram) -> HostTraffic:
     n_in, n_out = call_bytes(prog)
     if io.overlapped:  # the framework's outputs stay in the chip's memory until the loop asks for them
         n_out = 0
-    # each micro-batch's inputs are a stream copy of their own; the outputs come back every step (OutputMode.All,
-    # an inference model's default) or with the call's last step (OutputMode.Final, a training model's)
+    # the outputs come back every step (OutputMode.All, an inference model's default) or with the call's last step
+    # (OutputMode.Final, a training model's); each micro-batch's inputs, and outputs that come back, are stream
+    # copies: one per tensor, each where the schedule first needs it (PopART's default), or one per direction
+    # (group_host_sync: PopART's groupHostSync)
     every = output_mode(prog) == "all"
-    streams = (int(n_in > 0) + int(n_out > 0 and every)) * _micro_batches(prog)[2]
+    streams = sum(stream_copies(prog, n_in, n_out if every else 0)) * _micro_batches(prog)[2]
     if not every and not prog.training:  # an inference call's last step's outputs (a training loss: 4 bytes)
         n_out = round(n_out / max(1, prog.device_iterations))
     stream = (n_in + n_out) / link + streams * io.stream_sync_s()
@@ -427,7 +439,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
         stack=stack, stack_note=model.describe_stack(stack), io_in_bytes=traffic_io.in_bytes,
         io_out_bytes=traffic_io.out_bytes, round_trip_s=traffic_io.round_trip_s,
         stream_s=traffic_io.stream_s if not (io_model is not None and io_model.overlapped) else 0.0,
-        stream_syncs=traffic_io.syncs,
+        stream_syncs=traffic_io.syncs, stream_grouped=prog.group_host_sync,
         device_iterations=max(1, prog.device_iterations),
         io_overlapped=bool(io_model is not None and io_model.overlapped),
         io_note=io_model.loop if io_model is not None else "",

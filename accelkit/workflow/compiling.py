@@ -122,6 +122,7 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     optimizer: str = "adamw",
     optimizer_state: str | None = None,
     stages: Mapping[str, int] | None = None,
+    group_host_sync: bool = False,
 ) -> CompiledProgram:
     """Compile ``model`` for ``target``: passes, memory plan (execution mode) and placement.
 
@@ -153,7 +154,11 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``num_workers=0``, PopTorch's synchronous ``DataLoader``): every batch's loading time adds to its step.
     ``output_mode`` is what each call sends back (PopTorch's ``OutputMode``): ``"final"`` (the call's last step's
     outputs, a training model's default) or ``"all"`` (every step's, an inference model's default); where every
-    copy synchronises with the host (Poplar), ``"all"`` in training adds a copy to every step.
+    copy synchronises with the host (Poplar), ``"all"`` in training adds a copy to every step: one per output
+    tensor, as one per input tensor comes in, each where the schedule first needs it (PopART's default).
+    ``group_host_sync=True`` groups a step's copies into one per direction, at its start and end (PopART's
+    ``groupHostSync``, PopTorch's ``opts._Popart.set("groupHostSync", True)``): fewer syncs with the host, the
+    inputs kept in memory longer.
     ``optimizer`` is the update a training step runs: ``"adamw"`` (the default), ``"adam"``, ``"sgd"`` (with
     momentum: one velocity per weight) or ``"sgd-plain"`` (no state); it sets the optimizer step's kernels and the
     optimizer state the memory plan holds (an ``ak.Session`` uses its own optimizer's). ``optimizer_state`` is
@@ -175,7 +180,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
                                    recompute=recompute, fusion=fusion, fallback=fallback, stack=stack,
                                    device_iterations=device_iterations, synthetic_data=synthetic_data,
                                    input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
-                                   optimizer=optimizer, optimizer_state=optimizer_state, stages=stages)
+                                   optimizer=optimizer, optimizer_state=optimizer_state, stages=stages,
+                                   group_host_sync=group_host_sync)
     if not auto:
         return compile_with(model, example_inputs, options)
     return first_that_fits(lambda n: compile_with(model, example_inputs, options if n == 1 else options.but(chips=n)),

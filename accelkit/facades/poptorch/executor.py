@@ -218,6 +218,7 @@ class PoplarExecutor:
             precision=precision_of(self.model), batch_size=step, micro_batch=step // ga if ga > 1 else None,
             chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
             synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o),
+            group_host_sync=bool(getattr(o, "group_host_sync", False)),
             optimizer_state=_state_format(self.optimizer, self.model) if self.training else None)
         self._combined_batch = n
         facade_log.register_run(repr(self), self.report)

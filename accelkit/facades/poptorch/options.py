@@ -183,9 +183,20 @@ class _PrecisionOptions(_Section):
 
 class _PopartOptions:
     """``opts._Popart.set(key, value)``: PopART's session options, set under PopTorch. They tune the IPU compiler
-    (outlining, prefetch depth, accumulation schedules); each is accepted and recorded."""
+    (outlining, prefetch depth, accumulation schedules); each is accepted and recorded. ``groupHostSync`` also
+    changes the modelled clock: a step's stream copies grouped into one per direction (``ak.compile``'s
+    ``group_host_sync``)."""
+
+    def __init__(self, owner: Any = None) -> None:
+        self._owner = owner
 
     def set(self, key: str, value: Any) -> _PopartOptions:
+        if key == "groupHostSync" and self._owner is not None:
+            self._owner.group_host_sync = bool(value)
+            facade_log.accept("PopTorch", f"opts._Popart.set({key!r}, {value!r})",
+                              "each step's stream copies grouped, one per direction at the step's start and end, "
+                              "not one per tensor: fewer syncs with the host (the modelled clock counts them)")
+            return self
         _hardware_only(f"opts._Popart.set({key!r}, {value!r})",
                        "a PopART session option for the IPU compiler (scheduling, outlining, buffering); it tunes the "
                        "IPU program, not the values computed")
@@ -332,6 +343,7 @@ class Options:
         self.replication_factor = 1
         self.device_iterations = 1
         self.synthetic_data = False  # enableSyntheticData: no input crosses the host link
+        self.group_host_sync = False  # _Popart.set("groupHostSync", True): a step's stream copies grouped
         self.use_ipu_model = False
         self.output_mode = OutputMode.Default
         self.output_return_period = 1
@@ -341,7 +353,7 @@ class Options:
         self.Jit = _JitOptions()
         self.Distributed = _DistributedOptions()
         self.execution_strategy: _ExecutionStrategy | None = None
-        self._Popart = _PopartOptions()
+        self._Popart = _PopartOptions(self)
         self.anchored: dict[str, str] = {}  # anchorTensor: short name -> the IPU program's tensor name
 
     # PopTorch setters that only matter on real IPUs: accepted, recorded with what they do there

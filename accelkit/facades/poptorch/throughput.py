@@ -12,7 +12,8 @@ replicationFactor x deviceIterations`` samples, and costs (MODELLED)::
   ``g`` micro-batches of gradient accumulation one after another, one optimizer update, and with ``r`` replicas
   the all-reduce of the gradients over the IPU-Links;
 - each iteration's data are stream copies between the host and the IPUs (the report's ``stream_s``): each
-  micro-batch's inputs in one copy, which synchronises with the host (``IPU_STREAM_COPY_S``, about 123 µs on real
+  input tensor of each micro-batch in a copy of its own (one for the images, one for the labels; PopART's
+  ``groupHostSync`` would group them), each of which synchronises with the host (``IPU_STREAM_COPY_S``, about 123 µs on real
   IPUs) and moves its bytes at the host's streaming rate (``IPU_HOST_STREAM_BPS``, about 2.1 GB/s, shared by the
   replicas): a cost per iteration, which no option removes;
 - the host round trip is what every call pays once, however much it carries (the report's ``round_trip_s``:
