@@ -285,6 +285,10 @@ class Case:
     assumption: str = ""
     # arguments measured on this host when the case runs (a tutorial's input pipeline, timed here): name -> how
     measured: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    # a text training case: the keyword tensors its run feeds beside input_ids, as the run's own script names them
+    # (each crosses the host link, on an IPU in a stream copy of its own): token-shaped, or one per sequence for a
+    # name ending in "sentence_label"
+    feeds: tuple[str, ...] = ()
 
     @property
     def chips(self) -> int:
@@ -330,6 +334,13 @@ _OH_FP8_GAUDI2 = "Intel's Gaudi 2 table names no run command: read as the Gaudi 
 _GC_DATA_LOADING = ("the tutorial's run: trainingModel with SGD (momentum 0.9), micro-batch 16, 1 replica, "
                     "deviceIterations 50 (800 items per call), fp32, on an IPU-POD (a GC200 IPU); items/s = items over "
                     "the wall time of 12 calls, compile excluded")
+
+# PopART's BERT feeds 7 tensors per micro-batch (graphcore/examples nlp/bert/popart/bert.py, bert_add_inputs: indices,
+# positions, segments, two mask indices, the masked-LM labels and the next-sentence labels); transformers' BERT takes 6
+_BERT_FEEDS = ("attention_mask", "token_type_ids", "position_ids", "labels", "next_sentence_label")
+_BERT_INPUTS = ("6 input tensors per micro-batch, each a stream copy of its own (PopART's BERT feeds 7: indices, "
+                "positions, segments, two mask indices, the masked-LM and next-sentence labels; its pretraining configs "
+                "leave group_host_syncs off), the losses transformers' masked-LM and next-sentence cross-entropies")
 
 _GC_RN50 = ("Graphcore's TensorFlow 1 ResNet-50 v1.5 (graphcore/examples, applications/tensorflow/cnns/training: "
             "README_Benchmarks.md's IPU-POD16 command, configs.yml): one IPU per replica, fp16 weights and arithmetic "
@@ -395,7 +406,8 @@ CASES: dict[str, Case] = {
         "bert-large", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
                                 "batch_size": 54784, "micro_batch": 32, "precision": "fp16",
                                 "recompute": "full", "stages": _graphcore_bert_split(3, 7)}, inputs=(32, 128),
-        assumption="the packed run's config (graphcore/examples nlp/bert/popart/configs/packed/"
+        feeds=_BERT_FEEDS,
+        assumption=_BERT_INPUTS + "; the packed run's config (graphcore/examples nlp/bert/popart/configs/packed/"
                    "packed_pretrain_large_128.json): 4 replicas of a 4-IPU pipeline (3, 7, 7 and 7 layers), "
                    "micro-batch 8 packs per replica (32 over the replicas), 1,712 micro-batches accumulated into "
                    "54,784 packs of 128 tokens, fp16 with fp16 partials, LAMB with its state off-chip (the "
@@ -408,8 +420,9 @@ CASES: dict[str, Case] = {
         "bert-base-graphcore", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
                                          "batch_size": 65536, "micro_batch": 128, "precision": "fp16",
                                          "recompute": "full", "stages": _graphcore_bert_split(0, 4)},
-        inputs=(32, 128),
-        assumption="the run's config (graphcore/examples nlp/bert/popart/configs/pretrain_base_128.json): 4 replicas "
+        inputs=(32, 128), feeds=_BERT_FEEDS,
+        assumption=_BERT_INPUTS + "; the run's config (graphcore/examples nlp/bert/popart/configs/"
+                   "pretrain_base_128.json): 4 replicas "
                    "of a 4-IPU pipeline (the embedding on the first IPU, 4 layers on each of the others), micro-batch "
                    "32 per replica (128 over the replicas), 512 micro-batches accumulated into 65,536 sequences of 128 "
                    "tokens, fp16 with fp16 partials, LAMB with its state off-chip, the forward recomputed in the "
@@ -422,12 +435,14 @@ CASES: dict[str, Case] = {
                                 "device_iterations": 8,
                                 "stages": {"transformer.h.0": 1, "transformer.h.4": 2, "transformer.h.8": 3,
                                            "lm_head": 0}},
-        inputs=(1, 1024),
+        inputs=(1, 1024), feeds=("labels",),
         assumption="the ALCF run of Graphcore's PopTorch GPT-2 (train_gpt2.py): 4 replicas of a 4-IPU pipeline as "
                    "its --layers-per-ipu 0 4 4 4 places it (the embedding and the tied LM head on IPU 0, 4 layers on "
                    "each other IPU: its BeginBlocks), micro-batch 1 of 1,024 tokens, 2,048 micro-batches accumulated "
                    "per replica (8,192 sequences a step), 8 steps a call, fp16 with half partials, AdamW, every layer "
-                   "recomputed in the backward; not modelled: --matmul-proportion 0.15 (less memory for each "
+                   "recomputed in the backward; each micro-batch's input_ids and labels (its "
+                   "poptorch_model(input_ids=..., labels=...)) two stream copies, the loss transformers' cross-entropy; "
+                   "not modelled: --matmul-proportion 0.15 (less memory for each "
                    "matmul's plan), the LM head serialized into 4 matmuls and its loss over the sequence in pieces "
                    "(--embedding-serialization-factor, --enable-sequence-serialized), the optimizer state sharded "
                    "over the replicas (--replicated-tensor-sharding); the generated data is made on the host and "
@@ -919,6 +934,10 @@ def run_case(case: Case, model: nn.Module) -> Any:
                       "labels": torch.zeros(case.inputs[0], dtype=torch.long, device="meta")}
             return compile(model, images, training=True, **case.kwargs).report
         ids = torch.zeros(*case.inputs, dtype=torch.long, device="meta")
+        if case.feeds:  # the run's other inputs: labels, masks, segment and position ids
+            one = torch.zeros(case.inputs[0], dtype=torch.long, device="meta")
+            fed = {"input_ids": ids, **{n: one if n.endswith("sentence_label") else ids for n in case.feeds}}
+            return compile(model, fed, training=True, **case.kwargs).report
         return compile(model, (ids,), training=True, **case.kwargs).report
     if case.call == "infer":  # images (batch, channels, height, width) or token ids (batch, sequence)
         assert case.inputs is not None, "an inference case needs its example input shape"
