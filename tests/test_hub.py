@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import psutil
@@ -110,6 +112,16 @@ def test_the_room(hub: LocalRoom, client: RoomClient, monkeypatch: pytest.Monkey
             shown = "".join(o.text for o in outs)
             assert "sn40l" in shown and "source" in shown, name  # the golden cells' text came back
             assert sum("application/vnd.plotly.v1+json" in o.mimetypes() for o in outs) >= 5, name  # the figures
+
+        # ---- a socket dropped while a cell runs (a late pong on a loaded machine): the client reopens it with its
+        # session, the server hands over what the kernel sent, and the cell is not run twice ------------------------
+        dropped = kernels[a]
+        timer = threading.Timer(1.0, lambda: dropped.ws.sock.shutdown(socket.SHUT_RDWR))
+        timer.start()
+        once = dropped.run("import time\nruns = globals().get('runs', 0) + 1\ntime.sleep(3)\nprint('ran', runs)")
+        timer.join()
+        assert once.error is None and once.text.split() == ["ran", "1"], once
+        assert dropped.run("print(runs)").text.strip() == "1"
 
         # ---- attendees cannot read or write each other's files, nor reach each other's server -------------------
         b_home = hub.settings.home_root / b

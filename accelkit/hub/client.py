@@ -15,6 +15,7 @@ REST API (servers, tokens) and the attendee's Jupyter server (contents, kernels 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -79,7 +80,11 @@ class Kernel:
                           timeout=timeout_s)
         r.raise_for_status()
         self.id = r.json()["id"]
-        self._ws_url = base.replace("http", "ws", 1) + f"/user/{user}/api/kernels/{self.id}/channels"
+        # a session of our own: if the server drops the socket, it buffers what the kernel sends for this session
+        # and replays it when the same session reconnects (jupyter_server's kernel message buffering)
+        self.session = uuid.uuid4().hex
+        self._ws_url = (base.replace("http", "ws", 1) + f"/user/{user}/api/kernels/{self.id}/channels"
+                        f"?session_id={self.session}")
         self._connect = lambda: websocket.create_connection(self._ws_url, header=[f"Authorization: token {token}"],
                                                             timeout=timeout_s)
         self.ws = self._connect()
@@ -89,21 +94,48 @@ class Kernel:
     # only while it waits for a reply, so a connection left idle longer is opened anew before the next run.
     IDLE_RECONNECT_S = 20.0
 
-    def run(self, code: str) -> Outputs:
-        if time.monotonic() - self._used > self.IDLE_RECONNECT_S:
+    # a socket the server drops while a cell runs (a late pong on a loaded machine) is reopened this many times
+    RECONNECTS = 3
+
+    def _reconnect(self) -> None:
+        from websocket import WebSocketException
+
+        with contextlib.suppress(WebSocketException, OSError):  # already closed, or closed by the server
             self.ws.close()
-            self.ws = self._connect()
+        self.ws = self._connect()
+
+    def run(self, code: str) -> Outputs:
+        from websocket import WebSocketConnectionClosedException
+
+        if time.monotonic() - self._used > self.IDLE_RECONNECT_S:
+            self._reconnect()
         msg_id = uuid.uuid4().hex
-        self.ws.send(json.dumps({
-            "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": self.user, "session": self.id,
-                       "version": "5.3", "date": ""},
+        request = json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": self.user,
+                       "session": self.session, "version": "5.3", "date": ""},
             "parent_header": {}, "metadata": {}, "channel": "shell",
             "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
                         "allow_stdin": False, "stop_on_error": True},
-        }))
+        })
+        try:
+            self.ws.send(request)
+        except (WebSocketConnectionClosedException, ConnectionError):  # dropped before the request went out
+            self._reconnect()
+            self.ws.send(request)
         out = Outputs()
+        reconnects = 0
         while True:
-            msg = json.loads(self.ws.recv())
+            try:
+                raw = self.ws.recv()
+            except (WebSocketConnectionClosedException, ConnectionError):
+                # the request went out: the server buffers the kernel's replies for this session and replays them
+                # when it reconnects, so nothing is sent twice
+                reconnects += 1
+                if reconnects > self.RECONNECTS:
+                    raise
+                self._reconnect()
+                continue
+            msg = json.loads(raw)
             if msg.get("parent_header", {}).get("msg_id") != msg_id or msg.get("channel") != "iopub":
                 continue
             kind, content = msg["msg_type"], msg["content"]
