@@ -265,6 +265,45 @@ def test_poptorch_training_and_inference_models_equal_plain_pytorch():
         poptorch.inferenceModel(_mlp().bfloat16())(x[:16].bfloat16())
 
 
+def test_poptorch_splits_a_batch_passed_inside_a_tuple_per_device_iteration():
+    """PyTorch Lightning's IPU strategy calls the trainingModel with its batch as one ``(x, y)`` argument and the
+    batch index as a tensor: each device iteration gets its own micro-batch of both (it got the whole combined
+    batch, 500 times over, in Graphcore's shakespeare-rnn example), and the steps equal plain PyTorch's on those
+    micro-batches. Lightning also asks whether IPUs are there and reads the executor's ``_executable``."""
+    import accelkit.facades.poptorch as poptorch
+
+    class LightningShaped(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = PopNet()
+            self.seen: list[int] = []
+
+        def forward(self, batch, batch_idx):
+            x, y = batch
+            self.seen.append(x.shape[0])
+            return self.net(x, y)[1]
+
+    x, y = _blobs()
+    model = LightningShaped()
+    ref = copy.deepcopy(model.net)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.2)
+    train = poptorch.trainingModel(model, options=poptorch.Options().deviceIterations(4),
+                                   optimizer=torch.optim.SGD(model.parameters(), lr=0.2))
+    assert poptorch.ipuHardwareIsAvailable() and poptorch.ipuHardwareVersion() == "ipu2"
+    assert train._executable is None and not train.isCompiled()
+    loss = train((x[:32], y[:32]), torch.zeros(4))
+    assert train._executable is train.program and train.isCompiled()
+    assert set(model.seen[-4:]) == {8}  # four device iterations of 8 samples each, not 32 four times
+    for i in range(0, 32, 8):
+        ref_opt.zero_grad()
+        ref_loss = ref(x[i:i + 8], y[i:i + 8])[1]
+        ref_loss.backward()
+        ref_opt.step()
+    assert torch.equal(loss, ref_loss.detach())  # the call's last iteration (OutputMode.Final), bit for bit
+    assert all(torch.equal(p, q) for p, q in zip(model.net.parameters(), ref.parameters(), strict=True))
+    assert train.report().samples == 32
+
+
 def test_poptorch_beginblock_pipelines_over_ipus_and_replicas_multiply_them():
     import accelkit.facades.poptorch as poptorch
 

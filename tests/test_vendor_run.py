@@ -1913,3 +1913,35 @@ def test_mnist_idx_files_missing_name_the_command_that_writes_them(tmp_path, mon
     other.write_text("open('no-such-file.txt')\n")
     assert run_script(other, (), synthetic_data=True).exit_code == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_package_made_before_numpy_2_and_a_module_of_another_distribution_name_the_install(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """PyTorch Lightning 1.9 (Graphcore's shakespeare-rnn example) calls ``np.Inf``, which NumPy 2 removed: the run
+    names the package and the install that runs it, not a traceback; ``pkg_resources``, which its utilities import,
+    is looked up in the requirements file by its distribution's name (setuptools)."""
+    from accelkit.vendor import run_script
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "oldlib").mkdir()
+    (tmp_path / "oldlib" / "__init__.py").write_text("import numpy as np\n\n\ndef infinity():\n    return np.Inf\n")
+    script = tmp_path / "train.py"
+    script.write_text("import oldlib\n\nprint(oldlib.infinity())\n")
+    run = run_script(script, (), synthetic_data=False)
+    err = capsys.readouterr().err
+    if hasattr(__import__("numpy"), "Inf"):
+        pytest.skip("NumPy 1 here: np.Inf still exists")
+    assert run.exit_code == 1 and "Traceback" not in err
+    assert f"error at {script}:3:" in err and "oldlib predates NumPy 2" in err and "pip install 'numpy<2'" in err
+    # another AttributeError keeps Python's own report
+    (tmp_path / "other.py").write_text("import numpy as np\n\nnp.no_such_name_here\n")
+    assert run_script(tmp_path / "other.py", (), synthetic_data=False).exit_code == 1
+    assert "Traceback" in capsys.readouterr().err
+    # an import of pkg_resources that fails, as lightning_utilities' does where setuptools is missing
+    (tmp_path / "requirements.txt").write_text("setuptools==58.0.4\npytorch_lightning==1.9.0\n")
+    needs = tmp_path / "needs_setuptools.py"
+    needs.write_text("raise ModuleNotFoundError(\"No module named 'pkg_resources'\", name='pkg_resources')\n")
+    assert run_script(needs, (), synthetic_data=False).exit_code == 1
+    err = capsys.readouterr().err
+    assert "pkg_resources (part of setuptools) is not installed here" in err
+    assert "pip install 'setuptools==58.0.4'" in err and "Traceback" not in err

@@ -118,23 +118,58 @@ def _missing_stand_in(exc: ModuleNotFoundError, script: str) -> str:
             f"(pip install {top}) to run the real package")
 
 
+# modules whose distribution has another name: what a requirements file lists for them
+DISTRIBUTIONS = {"pkg_resources": "setuptools", "sklearn": "scikit-learn", "yaml": "PyYAML", "PIL": "Pillow",
+                 "cv2": "opencv-python", "skimage": "scikit-image"}
+
+
 def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
-    """A package the script imports is not installed, and a requirements file beside the script lists it (Graphcore's
-    examples each have one): the line, and the install; None where no such file names it."""
+    """A package the script (or a package it imports) needs is not installed, and a requirements file beside the
+    script lists it (Graphcore's examples each have one): the line, and the install; None where no such file names
+    it. A module shipped under another name is looked up by its distribution's (``pkg_resources``: setuptools)."""
     top = (exc.name or "").split(".")[0]
     if not top:
         return None
-    key = re.sub(r"[-_.]+", "-", top).lower()
+    key = re.sub(r"[-_.]+", "-", DISTRIBUTIONS.get(top, top)).lower()
     for req in sorted(Path(script).parent.glob("requirements*.txt")):
         for line in req.read_text(errors="replace").splitlines():
             spec = line.split("#")[0].strip()
             name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
             if name and re.sub(r"[-_.]+", "-", name).lower() == key:
                 where = _script_line(exc, script)
-                return (f"accelkit vendor-run: error at {where}\n{top} is not installed here; the script's "
+                what = top if top not in DISTRIBUTIONS else f"{top} (part of {DISTRIBUTIONS[top]})"
+                return (f"accelkit vendor-run: error at {where}\n{what} is not installed here; the script's "
                         f"{req.name} lists it ({spec}).\n  fix:   pip install '{spec}' (its other requirements may "
                         f"pin versions of packages accelkit already has: install only what is missing)")
     return None
+
+
+def _numpy_2(exc: AttributeError, script: str) -> str | None:
+    """An installed package the script uses calls a NumPy name that NumPy 2 removed (PyTorch Lightning 1.9's
+    ``np.Inf``): the package, its version and the install that runs it; None for any other AttributeError."""
+    if "NumPy 2.0 release" not in str(exc):
+        return None
+    import importlib.metadata
+
+    package = "a package it imports"
+    roots = sorted((os.path.abspath(p) for p in sys.path if p), key=len, reverse=True)
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):  # the last frame in a package but NumPy
+        file = os.path.abspath(frame.filename)
+        root = next((r for r in roots if file.startswith(r + os.sep)), None)
+        if file == script or root is None:
+            continue
+        name = Path(file[len(root) + 1:]).parts[0].removesuffix(".py")
+        if name in ("numpy", "accelkit"):
+            continue
+        try:
+            package = f"{name} {importlib.metadata.version(name)}"
+        except importlib.metadata.PackageNotFoundError:
+            package = name
+        break
+    where = _script_line(exc, script)
+    return (f"accelkit vendor-run: error at {where}\n{package} predates NumPy 2: {exc}\n"
+            f"  fix:   pip install 'numpy<2' (accelkit and its PyTorch run on NumPy 1.26 too), or a release of "
+            f"{package.split()[0]} made for NumPy 2")
 
 
 def _missing_idx(exc: FileNotFoundError, script: str) -> str | None:
@@ -291,8 +326,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 run.error = _missing_idx(exc, path) or _script_traceback(exc, path)
                 print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             except Exception as exc:  # the script's own bug (not in a vendor call): its traceback is the help
-                run.exit_code, run.error = 1, _script_traceback(exc, path)
-                print(run.error, file=sys.stderr, end="")
+                run.exit_code = 1
+                run.error = ((_numpy_2(exc, path) if isinstance(exc, AttributeError) else None)
+                             or _script_traceback(exc, path))
+                print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             run.served = list(dict.fromkeys(finder.served))
             run.substitutions = synthetic.substitutions()
             for label, report in facade_log.runs():

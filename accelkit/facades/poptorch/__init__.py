@@ -33,6 +33,8 @@ from accelkit.facades.poptorch.extras import (
     MultiConv,
     custom_op,
     ipu_print_tensor,
+    ipuHardwareIsAvailable,
+    ipuHardwareVersion,
     recomputationCheckpoint,
     setLogLevel,
 )
@@ -58,6 +60,8 @@ __all__ = [
     "MultiConv",
     "custom_op",
     "ipu_print_tensor",
+    "ipuHardwareIsAvailable",
+    "ipuHardwareVersion",
     "recomputationCheckpoint",
     "setLogLevel",
     "AutoStage",

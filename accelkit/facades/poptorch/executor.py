@@ -58,11 +58,13 @@ def precision_of(model: nn.Module) -> str:
 
 
 def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
-    """Split every batched tensor in ``args`` into ``n`` equal parts along dim 0 (one per device iteration)."""
+    """Split every batched tensor in ``args`` into ``n`` equal parts along dim 0 (one per device iteration),
+    inside tuples, lists and dicts too (PyTorch Lightning passes its batch as one ``(x, y)`` argument)."""
     if n == 1:
         return [args]
-    parts = [t.chunk(n, dim=0) if isinstance(t, torch.Tensor) and t.dim() else [t] * n for t in args]
-    return [tuple(p[i] for p in parts) for i in range(n)]
+    leaves, spec = torch.utils._pytree.tree_flatten(args)
+    parts = [t.chunk(n, dim=0) if isinstance(t, torch.Tensor) and t.dim() else [t] * n for t in leaves]
+    return [tuple(torch.utils._pytree.tree_unflatten([p[i] for p in parts], spec)) for i in range(n)]
 
 
 def _state_format(optimizer: Any, model: nn.Module) -> str | None:
@@ -167,7 +169,8 @@ class PoplarExecutor:
         return program
 
     def _session_for(self, args: tuple[Any, ...]) -> Session:
-        first = next((t for t in args if isinstance(t, torch.Tensor) and t.dim()), None)
+        first = next((t for t in torch.utils._pytree.tree_flatten(args)[0] if isinstance(t, torch.Tensor) and t.dim()),
+                     None)
         if first is None:
             raise PopTorchError("the inputs have no batched tensor", fix="pass tensors with a batch dimension first")
         n = int(first.shape[0])
@@ -363,6 +366,16 @@ class PoplarExecutor:
 
     def isAttachedToDevice(self) -> bool:  # noqa: N802 - PopTorch's name
         return not getattr(self, "_destroyed", False)
+
+    def isCompiled(self) -> bool:  # noqa: N802 - PopTorch's name
+        """Whether the model has been compiled (by its first call or :meth:`compile`), as PopTorch says."""
+        return self._example is not None
+
+    @property
+    def _executable(self) -> CompiledProgram | None:
+        """PopTorch's compiled executable, None until compiled: PyTorch Lightning's IPU strategy reads this
+        private attribute to know whether to attach or detach a model; here it is the compiled program."""
+        return self.program
 
     def destroy(self) -> None:
         """Free the IPUs and the compiled program (PopTorch): the host model keeps its trained weights, and a

@@ -26,6 +26,17 @@ class ConnectionType(enum.IntEnum):
     Never = 2
 
 
+def ipuHardwareIsAvailable(num_ipus: int = 1) -> bool:  # noqa: N802 - PopTorch's name
+    """Whether ``num_ipus`` IPUs can be attached (PyTorch Lightning asks before it picks its IPU accelerator): the
+    simulated IPUs always can, as many as a system of the target holds."""
+    return int(num_ipus) >= 1
+
+
+def ipuHardwareVersion() -> str:  # noqa: N802 - PopTorch's name
+    """The attached IPUs' generation: ``"ipu2"`` (Mk2: GC200 and Bow, the IPUs accelkit simulates)."""
+    return "ipu2"
+
+
 def setLogLevel(level: Any) -> None:  # noqa: N802 - PopTorch's name
     """PopTorch's own log verbosity (``poptorch.setLogLevel(1)``): accelkit's facade logs nothing more; recorded."""
     facade_log.accept("PopTorch", f"poptorch.setLogLevel({level!r})",
