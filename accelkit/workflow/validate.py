@@ -523,7 +523,8 @@ CASES: dict[str, Case] = {
         "graphcore-data-loading-net", "train",
         {"target": "gc200", "chips": 1, "precision": "fp32", "device_iterations": 50, "input_rate": 37710.0,
          "optimizer": "sgd"}, inputs=(16, 1, 128, 128),
-        assumption=_GC_DATA_LOADING + "; real data: every iteration's 16 images cross the host link; the asynchronous "
+        assumption=_GC_DATA_LOADING + "; real data: every iteration's 16 images and their labels cross the host "
+                   "link, a stream copy each; the asynchronous "
                    "DataLoader delivers 37,710 items/s on its own (measured by the same run: input_rate) while the "
                    "IPU computes"),
     "gc200x2-data-loading-synthetic": Case(
@@ -540,7 +541,8 @@ CASES: dict[str, Case] = {
         inputs=(32, 1, 128, 128),
         assumption=_GC_DATA_LOADING.replace("1 replica", "2 replicas (replicationFactor 2: one copy of the model per "
                                             "IPU, gradients all-reduced every step)").replace("800 items", "1,600 items")
-        + "; real data: every iteration's 16 images per replica cross the host link; the asynchronous DataLoader "
+        + "; real data: every iteration's 16 images per replica and their labels cross the host link, a stream copy "
+        "each; the asynchronous DataLoader "
         "delivers 42,605 items/s on its own (measured by the same run: input_rate) while the IPUs compute"),
     "bow1-mnist-poptorch": Case(
         "graphcore-mnist-net", "train",
@@ -548,7 +550,7 @@ CASES: dict[str, Case] = {
          "input_overlap": False, "optimizer": "sgd-plain"}, inputs=(8, 1, 28, 28),
         assumption="Graphcore's MNIST tutorial as ALCF runs it (srun --ipus=1 on the Bow-Pod64): trainingModel with plain SGD (no momentum), "
                    "batch 8, deviceIterations 50 (400 images per call), fp32, outputMode All (every batch's predictions "
-                   "and loss come back: a stream copy to the host each step); images/s = the 60,000 training images "
+                   "and loss come back: two stream copies to the host each step, beside the images' and labels' two in); images/s = the 60,000 training images "
                    "over an epoch's wall time, host included: tqdm's 7.71 s per epoch is the 10 epochs' 77 s (ALCF's "
                    "output shows PopTorch's 'Graph compilation' bar done in 00:00, a cached executable, so no compile "
                    "is in it); poptorch.DataLoader has no workers, so every call's 400 images are read, made PIL images, "
