@@ -1945,3 +1945,43 @@ def test_a_package_made_before_numpy_2_and_a_module_of_another_distribution_name
     err = capsys.readouterr().err
     assert "pkg_resources (part of setuptools) is not installed here" in err
     assert "pip install 'setuptools==58.0.4'" in err and "Traceback" not in err
+
+
+def test_groq_proof_point_shapes_torchscript_vit_minilm_and_datasets_logging(tmp_path, monkeypatch, capsys):
+    """What Groq's proof points call beyond the examples: a ViT loaded with ``torchscript=True`` returns a tuple and
+    its build captures (DeiT's proof point: a config with ``return_dict=False`` broke ViT's own forward); a
+    ``GroqModel`` hands back its graph's tensors, one tensor for one output, as GroqFlow unpacks them (the
+    quantization proof point concatenated them); ``sentence-transformers/all-MiniLM-L6-v2`` is a BERT encoder;
+    ``datasets.logging`` has its verbosity switches."""
+    from accelkit.vendor import run_script
+
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "proof_point.py"
+    script.write_text(
+        "import torch\n"
+        "from datasets import logging\n"
+        "from groqflow import groqit\n"
+        "from transformers import AutoModel, ViTForImageClassification\n"
+        "logging.set_verbosity(logging.ERROR)\n"
+        "print('datasets verbosity', logging.get_verbosity() == logging.ERROR)\n"
+        "vit = ViTForImageClassification.from_pretrained('facebook/deit-tiny-patch16-224', torchscript=True).eval()\n"
+        "x = torch.randn(1, 3, 224, 224)\n"
+        "out = vit(pixel_values=x)\n"
+        "print('vit returns', type(out).__name__, len(out))\n"
+        "g = groqit(vit, {'pixel_values': x}, build_name='deit_shape', cache_dir='cache')\n"
+        "y = g(pixel_values=x)\n"
+        "print('groq returns', type(y).__name__, tuple(y.shape), torch.allclose(y.float(), out[0], atol=2e-2))\n"
+        "enc = AutoModel.from_pretrained('sentence-transformers/all-MiniLM-L6-v2')\n"
+        "print('minilm is', type(enc).__name__)\n"
+        "ids = torch.ones(1, 8, dtype=torch.long)\n"
+        "h = groqit(enc, {'input_ids': ids, 'attention_mask': ids}, build_name='minilm_shape', cache_dir='cache')\n"
+        "z = h(input_ids=ids, attention_mask=ids)\n"
+        "print('two outputs', type(z).__name__, len(z))\n")
+    run = run_script(script, (), synthetic_data=True)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, run.error
+    assert "datasets verbosity True" in out
+    assert "vit returns tuple 1" in out  # (logits,), as transformers 4's torchscript=True returned it
+    assert "groq returns Tensor (1, " in out and "True" in out.split("groq returns", 1)[1].splitlines()[0]
+    assert "minilm is BertModel" in out
+    assert "two outputs tuple 2" in out  # last_hidden_state and pooler_output: a tuple of the graph's two tensors

@@ -482,5 +482,27 @@ def cached_path(url_or_filename: Any, download_config: Any = None, **_: Any) -> 
                             f"set the stand-in makes (load_dataset with one of {sorted({p for p, _ in SETS})[:6]}...)")
 
 
+def _logging_module() -> Any:
+    """``datasets.logging``: the library's verbosity switches (``logging.set_verbosity(logging.ERROR)``, as GroqFlow's
+    quantization proof point calls), on the ``datasets`` logger of Python's logging, as the real module does."""
+    import logging as std
+    import types
+
+    logger = std.getLogger("datasets")
+    mod = types.ModuleType("datasets.logging", "accelkit's stand-in for datasets.logging (verbosity switches)")
+    for level in ("CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET"):
+        setattr(mod, level, getattr(std, level))
+    progress = {"enabled": True}
+    mod.get_logger = lambda name=None: std.getLogger(name or "datasets")  # type: ignore[attr-defined]
+    mod.get_verbosity = logger.getEffectiveLevel  # type: ignore[attr-defined]
+    mod.set_verbosity = logger.setLevel  # type: ignore[attr-defined]
+    for name, number in (("error", std.ERROR), ("warning", std.WARNING), ("info", std.INFO), ("debug", std.DEBUG)):
+        setattr(mod, f"set_verbosity_{name}", lambda number=number: logger.setLevel(number))
+    mod.disable_progress_bar = lambda: progress.update(enabled=False)  # type: ignore[attr-defined]
+    mod.enable_progress_bar = lambda: progress.update(enabled=True)  # type: ignore[attr-defined]
+    mod.is_progress_bar_enabled = lambda: progress["enabled"]  # type: ignore[attr-defined]
+    return mod
+
+
 __all__ = ["METRICS", "SETS", "Dataset", "DatasetDict", "DatasetIndexError", "DatasetsError", "DownloadConfig", "Metric", "cached_path",
            "load_dataset", "load_metric"]

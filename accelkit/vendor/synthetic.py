@@ -292,18 +292,50 @@ def _torchvision() -> Iterator[None]:
 
 
 # ---- Hugging Face ---------------------------------------------------------------------------------
-def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any]) -> Any:
+def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any], for_model: bool = False) -> Any:
     known = set(config_cls().to_dict())
     small = {k: v for k, v in SMALL_TRANSFORMER.items() if k in known}
     config = config_cls(**{**small, **{k: v for k, v in kwargs.items() if k in known or k == "num_labels"}})
     _say(f"from_pretrained({name!r}) builds {config_cls.__name__.removesuffix('Config')} from its config class at a "
          f"small size ({', '.join(f'{k}={v}' for k, v in small.items())}) with RANDOM weights; nothing downloaded")
-    if kwargs.get("torchscript") and "torchscript" not in known:
+    if kwargs.get("torchscript") and "torchscript" not in known and not for_model:
         # transformers 4: torchscript=True made the model return tuples (GroqFlow's proof points index them);
-        # transformers 5 dropped the setting and returns its output classes
+        # transformers 5 dropped the setting and returns its output classes (a model built here is wrapped
+        # instead: _returning_tuples)
         config.return_dict = False
         _say(f"from_pretrained({name!r}, torchscript=True): the model returns tuples, as transformers 4 did")
     return config
+
+
+_TUPLE_CLASSES: dict[type, type] = {}
+
+
+def _returning_tuples(model: Any, name: Any, kwargs: dict[str, Any]) -> Any:
+    """transformers 4's ``torchscript=True`` on a model built here: its output as a tuple (``ModelOutput.to_tuple``),
+    as transformers 4 returned it. Only the model's own output: its inner modules keep returning their output
+    classes, which transformers 5's models read by name (ViT's classifier reads its encoder's
+    ``last_hidden_state``; a config with ``return_dict=False`` broke it, DeiT's proof point)."""
+    if not kwargs.get("torchscript") or "torchscript" in model.config.to_dict():
+        return model
+    import functools
+
+    base = type(model)
+    if base not in _TUPLE_CLASSES:
+        @functools.wraps(base.forward)
+        def forward(self: Any, *args: Any, **kw: Any) -> Any:
+            out = base.forward(self, *args, **kw)
+            return out.to_tuple() if hasattr(out, "to_tuple") else out
+
+        _TUPLE_CLASSES[base] = type(base.__name__, (base,), {"forward": forward, "__module__": base.__module__,
+                                                              "__doc__": base.__doc__})
+    model.__class__ = _TUPLE_CLASSES[base]
+    _say(f"from_pretrained({name!r}, torchscript=True): the model returns tuples, as transformers 4 did")
+    return model
+
+
+# checkpoint families whose names do not say their architecture: the model_type of their config.json on the Hub
+# (Microsoft's MiniLM and the sentence-transformers all-MiniLM models are BERT encoders: model_type "bert")
+ARCHITECTURE_OF = {"minilm": "bert"}
 
 
 def _config_class_for(name: str) -> Any:
@@ -311,6 +343,8 @@ def _config_class_for(name: str) -> Any:
 
     key = str(name).lower().rsplit("/", 1)[-1]
     matches = sorted((t for t in CONFIG_MAPPING if t in key.replace("-", "_") or t in key), key=len, reverse=True)
+    if not matches:
+        matches = [arch for family, arch in ARCHITECTURE_OF.items() if family in key]
     if not matches:
         from accelkit.errors import AccelkitError
 
@@ -361,13 +395,16 @@ def _hf_hub() -> Iterator[None]:
         if saved_here(name):
             return real(transformers.PreTrainedModel, cls, name, args, {"use_safetensors": True, **kwargs})
         config = kwargs.get("config")
-        return cls(config if config is not None else _small_config(cls.config_class, name, kwargs))
+        model = cls(config if config is not None else _small_config(cls.config_class, name, kwargs, for_model=True))
+        return _returning_tuples(model, name, kwargs)
 
     def auto_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
         if saved_here(name):
             return real(_BaseAutoModelClass, cls, name, args, {"use_safetensors": True, **kwargs})
         config = kwargs.get("config")
-        return cls.from_config(config if config is not None else _small_config(_config_class_for(name), name, kwargs))
+        model = cls.from_config(config if config is not None
+                                else _small_config(_config_class_for(name), name, kwargs, for_model=True))
+        return _returning_tuples(model, name, kwargs)
 
     def config_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
         if saved_here(name):
@@ -460,9 +497,11 @@ def _hf_datasets() -> Iterator[None]:
         # datasets.utils.file_utils.cached_path and datasets.utils.DownloadConfig: GroqFlow's demo helpers import them
         file_utils = _module("datasets.utils.file_utils", cached_path=hf_datasets.cached_path)
         utils = _module("datasets.utils", DownloadConfig=hf_datasets.DownloadConfig, file_utils=file_utils)
+        logging = hf_datasets._logging_module()  # datasets.logging: GroqFlow's quantization proof point sets it
         added["datasets"] = _module("datasets", **{k: getattr(hf_datasets, k) for k in hf_datasets.__all__},
-                                    utils=utils, __version__="0.0+accelkit.standin")
+                                    utils=utils, logging=logging, __version__="0.0+accelkit.standin")
         added["datasets.utils"], added["datasets.utils.file_utils"] = utils, file_utils
+        added["datasets.logging"] = logging
     if importlib.util.find_spec("evaluate") is None:
         added["evaluate"] = _module("evaluate", load=hf_datasets.evaluate_load, EvaluationModule=hf_datasets.Metric,
                                     __version__="0.0+accelkit.standin")

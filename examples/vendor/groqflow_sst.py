@@ -1,8 +1,8 @@
 """A GroqFlow proof point in the shape of Groq's NLP ones (github.com/groq/groqflow:
 proof_points/natural_language_processing/bert/bert_tiny.py with demo_helpers/compute_performance.py): a
-Hugging Face classifier loaded with ``torchscript=True`` (so it returns tuples), built by ``groqit`` with keyword
-inputs, the inputs named from ``state.expected_input_shapes``, run over SST's test sentences with
-``run_abunch``, and compared with the same model on the CPU; the on-chip latency is
+Hugging Face classifier loaded with ``torchscript=True`` (so it returns tuples; its build returns the one output
+tensor, as GroqFlow unpacks a graph's outputs), built by ``groqit`` with keyword inputs, the inputs named from
+``state.expected_input_shapes``, run over SST's test sentences with ``run_abunch``, and compared with the same model on the CPU; the on-chip latency is
 ``estimate_performance().compute_latency``. Its helpers (``sst_helpers``) come from a package on the path, as
 ``demo_helpers`` does. Written for the real SDK.
 """
@@ -21,8 +21,9 @@ print(f"input names: {list(gmodel.state.expected_input_shapes)}")
 
 x, y = sst_inputs(tokenizer, max_seq_length=32, count=8)
 groq_out = gmodel.run_abunch(x)
-assert isinstance(groq_out[0], tuple)  # torchscript=True: tuples, indexed as the helpers do
-groq_pred = torch.vstack([out[0] for out in groq_out]).argmax(-1)
+# the graph has one output: GroqFlow hands back the logits tensor itself (a tuple only for several outputs)
+assert isinstance(groq_out[0], torch.Tensor)
+groq_pred = torch.vstack(groq_out).argmax(-1)
 with torch.no_grad():
     cpu_pred = torch.vstack([model(**inputs)[0] for inputs in x]).argmax(-1)
 print(f"same predictions on the chip and the CPU: {bool((groq_pred == cpu_pred).all())}")

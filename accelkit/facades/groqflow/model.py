@@ -151,6 +151,28 @@ def _positional_prefix(model: nn.Module, names: tuple[str, ...]) -> bool:
     return tuple(params[:len(names)]) == names
 
 
+def graph_outputs(out: Any) -> Any:
+    """What GroqFlow's ``GroqModel`` hands back: the built graph's output tensors, one tensor where the graph has
+    one output, else a tuple of them in order (groqflow/groqmodel/groqmodel.py, ``_unpack_results``). The build is
+    an exported graph, so a Hugging Face ``ModelOutput``, a dict, a tuple or a list the model returns comes back as
+    its tensors: ``(logits,)`` from a ``torchscript=True`` classifier is the logits tensor itself."""
+    def flat(o: Any) -> list[torch.Tensor]:
+        if isinstance(o, torch.Tensor):
+            return [o]
+        if hasattr(o, "to_tuple"):  # transformers' ModelOutput: its set fields, in order
+            o = o.to_tuple()
+        if isinstance(o, dict):
+            o = tuple(o.values())
+        if isinstance(o, (tuple, list)):
+            return [t for x in o for t in flat(x)]
+        return []  # None and plain values are not graph outputs
+
+    tensors = flat(out)
+    if not tensors:
+        return out
+    return tensors[0] if len(tensors) == 1 else tuple(tensors)
+
+
 class GroqModel:
     """A built model (GroqFlow's ``PytorchModelWrapper``): ``gmodel(**inputs)``, ``gmodel(*args)`` or
     ``gmodel.run(inputs)`` run real numerics in the build's precision; the clock is modelled."""
@@ -190,7 +212,7 @@ class GroqModel:
             partials = FloatPartials()
         with facade_log.vendor_call(f"the GroqModel {self.state.build_name!r} called on its inputs"), partials:
             # by name: in the build's input order, whatever order the call gave them in
-            return self.session.run(*(named[k] for k in self._names)).outputs  # forward only, in eval mode
+            return graph_outputs(self.session.run(*(named[k] for k in self._names)).outputs)  # forward, eval mode
 
     def run(self, inputs: dict[str, Any]) -> Any:
         """One inference on ``inputs`` (a dict keyed by forward's argument names)."""
