@@ -1057,6 +1057,17 @@ def test_torchvision_model_stand_ins_have_torchvisions_sizes_and_pretrained_is_r
     assert sum(p.numel() for p in resnext.parameters()) == 25_028_904  # torchvision's resnext50_32x4d
     assert sum(p.numel() for p in vision_models.resnet18(num_classes=10).parameters()) == 11_181_642
     assert any("resnext50_32x4d(pretrained=True) is built with RANDOM weights" in s for s in said)
+    # Groq's proof points load these through torch.hub: torchvision's parameter counts, its outputs
+    sizes = {"mobilenet_v2": 3_504_872, "squeezenet1_0": 1_248_424, "squeezenet1_1": 1_235_496,
+             "googlenet": 13_004_888}
+    for name, size in sizes.items():
+        model = getattr(vision_models, name)().eval()
+        assert sum(p.numel() for p in model.parameters()) == size, name
+        assert model(torch.randn(1, 3, 224, 224)).shape == (1, 1000), name
+    trained = vision_models.googlenet(pretrained=True)  # as torchvision: no auxiliary heads, transform_input
+    assert sum(p.numel() for p in trained.parameters()) == 6_624_904 and trained.transform_input
+    step = vision_models.googlenet().train()(torch.randn(2, 3, 224, 224))
+    assert type(step).__name__ == "GoogLeNetOutputs" and step.aux_logits1.shape == (2, 1000)
 
 
 def test_launcher_runs_a_script_as_python_does_from_a_clone_of_the_vendors_repository(tmp_path, monkeypatch, capsys):
