@@ -1996,3 +1996,28 @@ def test_groq_proof_point_shapes_torchscript_vit_minilm_and_datasets_logging(tmp
     assert "groq returns Tensor (1, " in out and "True" in out.split("groq returns", 1)[1].splitlines()[0]
     assert "minilm is BertModel" in out
     assert "two outputs tuple 2" in out  # last_hidden_state and pooler_output: a tuple of the graph's two tensors
+
+
+def test_groq_nlp_proof_point_sets_and_roberta_positions():
+    """GroqFlow's MiniLM and RoBERTa proof points read STS-B (``stsb_multi_mt``, English) and CoNLL-2003 through
+    ``datasets``: the stand-ins have their columns, related sentence pairs score higher than unrelated ones, every
+    word has a named-entity tag in CoNLL's nine; a RoBERTa built here holds 128 tokens (its positions start after
+    the padding index, so its table is 2 longer, as roberta-base's 514 for 512)."""
+    from accelkit.vendor import hf_datasets, synthetic
+
+    sts = hf_datasets.load_dataset("stsb_multi_mt", "en", split="test")
+    assert sts.column_names == ["sentence1", "sentence2", "similarity_score"] and len(sts) == 128
+    scores = sts["similarity_score"]
+    assert 0 <= min(scores) < 1.5 < 3.0 < max(scores) <= 5  # unrelated pairs low, shortened copies high
+    assert sts.rename_columns({"similarity_score": "label"}).column_names[-1] == "label"
+    ner = hf_datasets.load_dataset("conll2003", split="test")
+    assert ner.column_names == ["id", "tokens", "pos_tags", "chunk_tags", "ner_tags"]
+    tags = [t for row in ner["ner_tags"] for t in row]
+    assert all(len(r["tokens"]) == len(r["ner_tags"]) for r in ner) and set(tags) <= set(range(9))
+    assert hf_datasets.NER_TAGS.index("B-MISC") in tags and 0 in tags
+    with synthetic.installed(hf=True, vision=False):
+        from transformers import AutoModelForTokenClassification
+
+        model = AutoModelForTokenClassification.from_pretrained("roberta-base").eval()
+    assert model.config.max_position_embeddings == 130
+    assert model(torch.ones(1, 128, dtype=torch.long)).logits.shape[:2] == (1, 128)

@@ -35,7 +35,7 @@ from typing import Any
 
 from accelkit.errors import AccelkitError
 
-SPLIT_ROWS = {"train": 512, "validation": 128, "test": 128}
+SPLIT_ROWS = {"train": 512, "validation": 128, "dev": 128, "test": 128}
 # sets made at their real size (cheap to make, and tutorials index into them): SQuAD v1.1's 87,599 training and
 # 10,570 validation questions (Rajpurkar et al., EMNLP 2016; the Hugging Face dataset card's split sizes), so
 # Graphcore's BERT fine-tuning tutorial finds the row 10,016 it shows
@@ -199,6 +199,9 @@ class Dataset:
     def rename_column(self, original_column_name: str, new_column_name: str) -> Dataset:
         return self._new({new_column_name if k == original_column_name else k: v for k, v in self._columns.items()})
 
+    def rename_columns(self, column_mapping: dict[str, str]) -> Dataset:
+        return self._new({column_mapping.get(k, k): v for k, v in self._columns.items()})
+
     def set_format(self, type: str | None = None, columns: list[str] | None = None, **_: Any) -> None:  # noqa: A002
         self._format, self._format_columns = type, columns
 
@@ -228,6 +231,9 @@ class DatasetDict(dict[str, Dataset]):
 
     def rename_column(self, original_column_name: str, new_column_name: str) -> DatasetDict:
         return DatasetDict({k: v.rename_column(original_column_name, new_column_name) for k, v in self.items()})
+
+    def rename_columns(self, column_mapping: dict[str, str]) -> DatasetDict:
+        return DatasetDict({k: v.rename_columns(column_mapping) for k, v in self.items()})
 
     def set_format(self, *args: Any, **kwargs: Any) -> None:
         for v in self.values():
@@ -290,6 +296,53 @@ def _squad(split: str, n: int) -> dict[str, list[Any]]:
     return cols
 
 
+def _similarity(split: str, n: int) -> dict[str, list[Any]]:
+    """STS-B's columns (``sentence1``, ``sentence2``, ``similarity_score`` from 0 to 5): half the pairs a corpus
+    sentence and the same with a few words dropped, half two unrelated sentences; the score is 5 x the share of
+    words the two have in common (Jaccard), so related pairs score high and unrelated ones low."""
+    rng = random.Random(f"stsb-{split}")
+    sentences = _sentences()
+    cols: dict[str, list[Any]] = {"sentence1": [], "sentence2": [], "similarity_score": []}
+    for _ in range(n):
+        first = rng.choice(sentences)
+        words = first.split()
+        if rng.random() < 0.5 and len(words) > 4:
+            keep = sorted(rng.sample(range(len(words)), k=max(3, len(words) - rng.randrange(1, 4))))
+            second = " ".join(words[i] for i in keep)
+        else:
+            second = rng.choice(sentences)
+        a, b = set(first.lower().split()), set(second.lower().split())
+        cols["sentence1"].append(first)
+        cols["sentence2"].append(second)
+        cols["similarity_score"].append(round(5.0 * len(a & b) / max(1, len(a | b)), 2))
+    return cols
+
+
+NER_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")  # CoNLL-2003's order
+
+
+def _conll(split: str, n: int) -> dict[str, list[Any]]:
+    """CoNLL-2003's columns (``id``, ``tokens``, ``pos_tags``, ``chunk_tags``, ``ner_tags``) over corpus sentences
+    split into words: a run of capitalised words after the first is tagged a miscellaneous entity (B-MISC, then
+    I-MISC), every other word O; the part-of-speech and chunk tags are 0 (not modelled)."""
+    rng = random.Random(f"conll-{split}")
+    sentences = _sentences()
+    cols: dict[str, list[Any]] = {k: [] for k in ("id", "tokens", "pos_tags", "chunk_tags", "ner_tags")}
+    for i in range(n):
+        words = re.findall(r"\w+|[^\w\s]", rng.choice(sentences))
+        tags, inside = [], False
+        for j, w in enumerate(words):
+            entity = j > 0 and w[:1].isupper()
+            tags.append(NER_TAGS.index("I-MISC" if entity and inside else "B-MISC" if entity else "O"))
+            inside = entity
+        cols["id"].append(str(i))
+        cols["tokens"].append(words)
+        cols["pos_tags"].append([0] * len(words))
+        cols["chunk_tags"].append([0] * len(words))
+        cols["ner_tags"].append(tags)
+    return cols
+
+
 def _wikitext(split: str, n: int) -> dict[str, list[Any]]:
     lines: list[str] = []
     for topic, p in _paragraphs():
@@ -312,6 +365,10 @@ def _build(kind: str, split: str) -> dict[str, list[Any]]:
         return {"text": texts, "label": labels}
     if kind == "squad":
         return _squad(split, n)
+    if kind == "stsb":
+        return _similarity(split, n)
+    if kind == "conll2003":
+        return _conll(split, n)
     return _wikitext(split, n)
 
 
@@ -326,6 +383,12 @@ SETS: dict[tuple[str, str | None], tuple[str, tuple[str, ...]]] = {
     ("stanfordnlp/imdb", None): ("imdb", ("train", "test")),
     ("squad", None): ("squad", ("train", "validation")),
     ("rajpurkar/squad", None): ("squad", ("train", "validation")),
+    # CoNLL-2003 named entities (GroqFlow's RoBERTa proof point)
+    ("conll2003", None): ("conll2003", ("train", "validation", "test")),
+    ("eriktks/conll2003", None): ("conll2003", ("train", "validation", "test")),
+    # STS-B in English, as its multilingual copy names it (GroqFlow's MiniLM proof point)
+    ("stsb_multi_mt", "en"): ("stsb", ("train", "dev", "test")),
+    ("PhilipMay/stsb_multi_mt", "en"): ("stsb", ("train", "dev", "test")),
     **{(w, c): ("wikitext", ("train", "validation", "test")) for w in ("wikitext", "Salesforce/wikitext")
        for c in ("wikitext-2-raw-v1", "wikitext-2-v1", "wikitext-103-raw-v1", "wikitext-103-v1")},
 }

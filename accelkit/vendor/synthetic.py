@@ -295,6 +295,9 @@ def _torchvision() -> Iterator[None]:
 def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any], for_model: bool = False) -> Any:
     known = set(config_cls().to_dict())
     small = {k: v for k, v in SMALL_TRANSFORMER.items() if k in known}
+    if "roberta" in str(getattr(config_cls, "model_type", "")) and "max_position_embeddings" in small:
+        # RoBERTa numbers positions from its padding index + 1: its checkpoints have 514 for 512 tokens
+        small["max_position_embeddings"] += 2
     config = config_cls(**{**small, **{k: v for k, v in kwargs.items() if k in known or k == "num_labels"}})
     _say(f"from_pretrained({name!r}) builds {config_cls.__name__.removesuffix('Config')} from its config class at a "
          f"small size ({', '.join(f'{k}={v}' for k, v in small.items())}) with RANDOM weights; nothing downloaded")
