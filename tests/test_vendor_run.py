@@ -2021,3 +2021,27 @@ def test_groq_nlp_proof_point_sets_and_roberta_positions():
         model = AutoModelForTokenClassification.from_pretrained("roberta-base").eval()
     assert model.config.max_position_embeddings == 130
     assert model(torch.ones(1, 128, dtype=torch.long)).logits.shape[:2] == (1, 128)
+
+
+def test_a_helpers_package_setup_py_names_the_install_for_what_it_imports(tmp_path, monkeypatch, capsys):
+    """GroqFlow's proof points import ``demo_helpers``, a package of the clone installed from its ``setup.py``,
+    which imports ``prettytable``: where that is missing, the launcher names the line of the script, the helpers'
+    setup.py requirement and the install (read as text: the setup.py is not run)."""
+    from accelkit.vendor import run_script
+
+    project = tmp_path / "demo_helpers"
+    (project / "demo_helpers").mkdir(parents=True)
+    (project / "setup.py").write_text("raise SystemExit('setup.py must not run')\n"
+                                      "setup(name='demo_helpers', install_requires=[\n"
+                                      "    'accelkit-no-such-table>=3.3.0',\n    \"wget>=3.2\",\n])\n")
+    (project / "demo_helpers" / "__init__.py").write_text("")
+    (project / "demo_helpers" / "compute_performance.py").write_text("import accelkit_no_such_table\n")
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "bert_tiny.py"
+    script.write_text("import torch\nfrom demo_helpers.compute_performance import compute_performance\n")
+    run = run_script(script, (), synthetic_data=False)
+    err = capsys.readouterr().err
+    assert run.exit_code == 1 and "Traceback" not in err
+    assert f"error at {script}:2:" in err and "demo_helpers's setup.py lists it (accelkit-no-such-table>=3.3.0)" in err
+    assert "pip install 'accelkit-no-such-table>=3.3.0'" in err

@@ -32,7 +32,7 @@ import re
 import runpy
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,17 +131,38 @@ def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
     if not top:
         return None
     key = re.sub(r"[-_.]+", "-", DISTRIBUTIONS.get(top, top)).lower()
+    for where_listed, spec in _listed_requirements(exc, script):
+        name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
+        if name and re.sub(r"[-_.]+", "-", name).lower() == key:
+            where = _script_line(exc, script)
+            what = top if top not in DISTRIBUTIONS else f"{top} (part of {DISTRIBUTIONS[top]})"
+            return (f"accelkit vendor-run: error at {where}\n{what} is not installed here; {where_listed} lists it "
+                    f"({spec}).\n  fix:   pip install '{spec}' (its other requirements may pin versions of packages "
+                    f"accelkit already has: install only what is missing)")
+    return None
+
+
+def _listed_requirements(exc: BaseException, script: str) -> Iterator[tuple[str, str]]:
+    """(where, requirement) for each requirement a requirements file beside the script lists, then each the
+    helpers package that raised ``exc`` declares in its ``setup.py`` (GroqFlow's ``demo_helpers``: its
+    ``install_requires``), read as text: nothing of it runs."""
     for req in sorted(Path(script).parent.glob("requirements*.txt")):
         for line in req.read_text(errors="replace").splitlines():
             spec = line.split("#")[0].strip()
-            name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
-            if name and re.sub(r"[-_.]+", "-", name).lower() == key:
-                where = _script_line(exc, script)
-                what = top if top not in DISTRIBUTIONS else f"{top} (part of {DISTRIBUTIONS[top]})"
-                return (f"accelkit vendor-run: error at {where}\n{what} is not installed here; the script's "
-                        f"{req.name} lists it ({spec}).\n  fix:   pip install '{spec}' (its other requirements may "
-                        f"pin versions of packages accelkit already has: install only what is missing)")
-    return None
+            if spec:
+                yield f"the script's {req.name}", spec
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        file = Path(os.path.abspath(frame.filename))
+        if str(file) == script or "site-packages" in file.parts or "dist-packages" in file.parts:
+            continue
+        for folder in list(file.parents)[:3]:  # the package's folder, and the project's above it
+            setup = folder / "setup.py"
+            if setup.is_file():
+                text = setup.read_text(errors="replace")
+                block = re.search(r"install_requires\s*=\s*\[(.*?)\]", text, re.DOTALL)
+                for spec in re.findall(r"[\"']([^\"']+)[\"']", block.group(1) if block else ""):
+                    yield f"{folder.name}'s setup.py", spec.strip()
+                return
 
 
 def _numpy_2(exc: AttributeError, script: str) -> str | None:
