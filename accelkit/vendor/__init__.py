@@ -298,6 +298,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     wants_tiktoken = any("tiktoken" in text for text in sources)
     wants_audio = any("torchaudio" in text for text in sources)
     wants_wget = any(re.search(r"^\s*import wget\b", text, re.M) for text in sources)
+    wants_graphs = any("torch_geometric" in text for text in sources)
     # Hugging Face datasets, unless the script's folder has a datasets module of its own
     wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate)(\.\w+)* import)", text, re.M)
                          for text in sources) and not (Path(path).parent / "datasets.py").exists() \
@@ -314,7 +315,8 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         with compat_cm as compat, (
                 facade_log.collecting(max_calls)), aliases.installed() as finder, (
                 synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
-                                    datasets=wants_datasets, audio=wants_audio, wget=wants_wget) if synthetic_data
+                                    datasets=wants_datasets, audio=wants_audio, wget=wants_wget,
+                                    graphs=wants_graphs) if synthetic_data
                 else contextlib.nullcontext()), (
                 contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
             for note in compat:

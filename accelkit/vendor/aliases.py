@@ -32,6 +32,14 @@ ALIASES: dict[str, str | None] = {
     "popart": "accelkit.facades.poptorch.popart",
     "popdist": "accelkit.facades.poptorch.popdist",
     "popdist.poptorch": "accelkit.facades.poptorch.popdist",
+    # PopTorch Geometric (Graphcore's PyTorch Geometric tutorials): its loaders; PyG itself is the real package
+    "poptorch_geometric": "accelkit.facades.poptorch.geometric",
+    "poptorch_geometric.dataloader": "accelkit.facades.poptorch.geometric",
+    "poptorch_geometric.pyg_dataloader": "accelkit.facades.poptorch.geometric",
+    "poptorch_geometric.fixed_size_options": "accelkit.facades.poptorch.geometric",
+    "poptorch_geometric.collate": "accelkit.facades.poptorch.geometric",
+    "poptorch_geometric.neighbor_loader": "accelkit.facades.poptorch.geometric",
+    "poptorch_geometric.cluster_loader": "accelkit.facades.poptorch.geometric",
     # Hugging Face's IPU trainer (Graphcore's ViT and other Hugging Face tutorials): refused at its import, saying
     # what to write instead (accelkit.facades.poptorch.optimum); `optimum` itself only when it is not installed
     "optimum": None,

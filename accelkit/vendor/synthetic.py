@@ -28,6 +28,9 @@ downloaded here (no network in a workshop), so for one run this module stands in
   weights; another repository or a URL download is refused by name (:mod:`accelkit.vendor.torch_hub`).
 - **torchaudio** ``datasets.SPEECHCOMMANDS`` (where torchaudio is not installed): Speech Commands' interface and 35
   words over generated clips, tones rather than speech (:mod:`accelkit.vendor.audio`).
+- **PyTorch Geometric** ``datasets.Planetoid`` (Cora, CiteSeer, PubMed) and ``datasets.TUDataset`` (MUTAG,
+  PROTEINS, ENZYMES, NCI1), where PyG is installed: generated graphs at the real sets' sizes and splits
+  (:mod:`accelkit.vendor.graphs`).
 - **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
   BPE learned here from accelkit's own corpus (:mod:`accelkit.vendor.bpe`): any text encodes and decodes
   back exactly, ``<|endoftext|>`` keeps the real id, the ordinary ids are not the real merges'.
@@ -520,6 +523,30 @@ def _hf_datasets() -> Iterator[None]:
                 sys.modules[k] = v
 
 
+# ---- PyTorch Geometric ------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _pyg() -> Iterator[None]:
+    """``torch_geometric.datasets.Planetoid`` / ``TUDataset`` answered by :mod:`accelkit.vendor.graphs`' generated
+    sets for the run, where PyTorch Geometric is installed (where it is not, the script's import says what to
+    install)."""
+    if importlib.util.find_spec("torch_geometric") is None:
+        yield
+        return
+    import torch_geometric.datasets as pyg_datasets
+
+    from accelkit.vendor import graphs
+
+    made = graphs.stand_ins()
+    saved = {k: getattr(pyg_datasets, k) for k in made}
+    for k, v in made.items():
+        setattr(pyg_datasets, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(pyg_datasets, k, v)
+
+
 # ---- wget ----------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _wget() -> Iterator[None]:
@@ -547,7 +574,7 @@ def _wget() -> Iterator[None]:
 
 @contextlib.contextmanager
 def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
-              datasets: bool = False, audio: bool = False, wget: bool = False) -> Iterator[None]:
+              datasets: bool = False, audio: bool = False, wget: bool = False, graphs: bool = False) -> Iterator[None]:
     """The stand-ins above, for the duration of the block (``hf=False``: not the Hugging Face one, which
     imports transformers, a few seconds, for scripts that never call ``from_pretrained``; ``vision=False``: not
     the torchvision one, for scripts that never import torchvision: with torchvision's name answered,
@@ -555,7 +582,8 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
     ``tiktoken=True``: ``import tiktoken`` answered by a local byte-level BPE where tiktoken is not installed;
     ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics;
     ``audio=True``: ``import torchaudio`` answered by generated Speech Commands clips where it is not installed;
-    ``wget=True``: ``wget.download`` of ImageNet's devkit answered, any other URL refused; ``torch.hub`` always;
+    ``wget=True``: ``wget.download`` of ImageNet's devkit answered, any other URL refused; ``graphs=True``: PyTorch
+    Geometric's Planetoid and TUDataset answered by generated graphs at the real sets' sizes; ``torch.hub`` always;
     Imagenette's archive wherever ``cached_path`` is asked for it)."""
     from accelkit.vendor import imagenette
 
@@ -566,7 +594,8 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
             _tiktoken() if tiktoken else contextlib.nullcontext()), (
             _hf_datasets() if datasets else contextlib.nullcontext()), (
             _torchaudio() if audio else contextlib.nullcontext()), (
-            _wget() if wget else contextlib.nullcontext()):
+            _wget() if wget else contextlib.nullcontext()), (
+            _pyg() if graphs else contextlib.nullcontext()):
         try:
             yield
         finally:

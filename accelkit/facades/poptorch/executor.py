@@ -410,6 +410,18 @@ class PoplarExecutor:
             rep.notes.append(note)
         return rep
 
+    def __getattr__(self, name: str) -> Any:
+        """What PopTorch's executor does not have itself is the wrapped model's (``poptorch_model.train()``,
+        ``poptorch_model.conv1``), as in PopTorch (``PoplarExecutor.__getattr__``)."""
+        model = self.__dict__.get("model")
+        if model is None or name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return getattr(model, name)
+        except AttributeError:
+            raise AttributeError(f"neither poptorch's PoplarExecutor (as accelkit answers it) nor the wrapped "
+                                 f"{type(model).__name__} has an attribute {name!r}") from None
+
     def __repr__(self) -> str:
         kind = "trainingModel" if self.training else "inferenceModel"
         return f"{kind}({type(self.model).__name__} on {self.chips} x {self.options.target})"

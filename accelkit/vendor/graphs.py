@@ -1,0 +1,286 @@
+"""PyTorch Geometric's downloaded graph sets for ``accelkit vendor-run --synthetic-data``: ``Planetoid`` (Cora,
+CiteSeer, PubMed) and ``TUDataset`` (MUTAG, PROTEINS, ENZYMES, NCI1), generated here at the real sets' sizes.
+
+Graphcore's PyTorch Geometric tutorials (graphcore/examples, ``tutorials/tutorials/pytorch_geometric``) download
+Cora (Sen et al., AI Magazine 2008, as split by Yang, Cohen and Salakhutdinov, ICML 2016) and MUTAG (Debnath et
+al., J. Med. Chem. 1991; the TU collection, Morris et al., 2020). Nothing is downloaded here, so for one run the
+two classes are answered by real ``torch_geometric`` in-memory datasets (``InMemoryDataset``: transforms,
+indexing, ``shuffle``, ``num_features`` and ``num_classes`` are PyG's own) over graphs made here:
+
+- **Planetoid**: the real node, feature, class and edge counts and the public split (20 training nodes a class,
+  500 validation, 1,000 test); each paper cites papers of its own class 81% of the time (Cora's edge homophily;
+  CiteSeer 74%, PubMed 80%) and uses words its class favours, so a GCN learns the classes, as on the real set.
+  Features are 0/1 word indicators (Cora, CiteSeer) or TF-IDF-like weights (PubMed).
+- **TUDataset**: the real number of graphs, node and edge label kinds and classes (their shares too); each graph a
+  random tree with a few ring closures at the set's mean size, its node labels drawn from a mix that depends on
+  its class.
+
+The counts are the published ones (PyG's dataset table, ``torch_geometric.datasets`` docs); the graphs are not
+the real ones: accuracies are not the papers'. The run says so once, and writes nothing to the script's folder.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from accelkit.vendor.notices import say
+
+
+@dataclass(frozen=True)
+class Citations:
+    """A Planetoid citation graph's published sizes."""
+
+    nodes: int
+    features: int
+    class_sizes: tuple[int, ...]
+    edges: int  # directed, both directions of each citation, as PyG stores them
+    homophily: float  # the share of edges within a class
+    words: float  # mean nonzero features a node
+    binary: bool  # 0/1 word indicators (else TF-IDF weights)
+
+
+PLANETOID = {
+    "cora": Citations(2708, 1433, (351, 217, 418, 818, 426, 298, 180), 10556, 0.81, 18.2, True),
+    "citeseer": Citations(3327, 3703, (264, 590, 668, 701, 596, 508), 9104, 0.74, 31.7, True),
+    "pubmed": Citations(19717, 500, (4103, 7739, 7875), 88648, 0.80, 50.1, False),
+}
+"""Nodes, features, class sizes and directed edges of PyG's Planetoid sets (PyG's dataset table); homophily from
+Zhu et al., 'Beyond Homophily in Graph Neural Networks', NeurIPS 2020, table 1 (edge homophily)."""
+
+
+@dataclass(frozen=True)
+class Molecules:
+    """A TU graph-classification set's published sizes."""
+
+    graphs: int
+    node_labels: int  # one-hot node features
+    edge_labels: int  # one-hot edge features (0: none)
+    class_sizes: tuple[int, ...]
+    mean_nodes: float
+    max_nodes: int
+    mean_edges: float  # undirected
+    min_nodes: int
+
+
+TU = {
+    "MUTAG": Molecules(188, 7, 4, (63, 125), 17.93, 28, 19.79, 10),
+    "PROTEINS": Molecules(1113, 3, 0, (663, 450), 39.06, 620, 72.82, 4),
+    "ENZYMES": Molecules(600, 3, 0, (100,) * 6, 32.63, 126, 62.14, 2),
+    "NCI1": Molecules(4110, 37, 0, (2053, 2057), 29.87, 111, 32.30, 3),
+}
+"""Graphs, label kinds, classes and mean sizes of the TU sets (Morris et al., 'TUDataset', 2020, table; PyG's
+dataset table)."""
+
+
+def _rng(*key: Any) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def _labels(sizes: tuple[int, ...], train_per_class: int, rng: np.random.Generator) -> np.ndarray:
+    """Node classes: the first ``train_per_class`` x classes nodes hold that many of each class (the public split's
+    training nodes), the rest the remaining counts, shuffled."""
+    head = np.repeat(np.arange(len(sizes)), train_per_class)
+    rest = np.concatenate([np.full(s - train_per_class, c) for c, s in enumerate(sizes)])
+    rng.shuffle(head)
+    rng.shuffle(rest)
+    return np.concatenate([head, rest])
+
+
+def _citation_edges(y: np.ndarray, edges: int, homophily: float, rng: np.random.Generator) -> np.ndarray:
+    """``edges`` directed edges (each citation both ways, no self loops, no repeats), ``homophily`` of them within
+    a class; who cites is skewed (a few nodes hold many citations, as in a citation graph)."""
+    n = len(y)
+    weight = rng.pareto(2.0, n) + 1.0
+    weight /= weight.sum()
+    by_class = [np.flatnonzero(y == c) for c in range(int(y.max()) + 1)]
+    chance = sum((len(m) / n) ** 2 for m in by_class)  # an edge drawn at random stays in its class this often
+    homophily = (homophily - chance) / (1 - chance)
+    pairs: set[tuple[int, int]] = set()
+    want = edges // 2
+    while len(pairs) < want:
+        m = 2 * (want - len(pairs)) + 16
+        u = rng.choice(n, size=m, p=weight)
+        same = rng.random(m) < homophily
+        v = rng.integers(0, n, size=m)
+        for i in np.flatnonzero(same):
+            members = by_class[y[u[i]]]
+            v[i] = members[rng.integers(0, len(members))]
+        for a, b in zip(u.tolist(), v.tolist(), strict=True):
+            if a != b:
+                pairs.add((min(a, b), max(a, b)))
+                if len(pairs) == want:
+                    break
+    both = np.array(sorted(pairs) + sorted((b, a) for a, b in pairs)).T
+    order = np.lexsort((both[1], both[0]))
+    return both[:, order]
+
+
+def _citation_features(y: np.ndarray, spec: Citations, rng: np.random.Generator) -> np.ndarray:
+    """Each node's words: about ``spec.words`` a node, a third of them from its class's own share of the vocabulary."""
+    n, f, classes = len(y), spec.features, len(spec.class_sizes)
+    x = np.zeros((n, f), dtype=np.float32)
+    counts = np.maximum(1, rng.poisson(spec.words, n))
+    span = f // classes
+    for i in range(n):
+        k = counts[i]
+        own = rng.random(k) < 1 / 3
+        cols = np.where(own, y[i] * span + rng.integers(0, span, k), rng.integers(0, f, k))
+        x[i, cols] = 1.0 if spec.binary else rng.exponential(0.05, k).astype(np.float32) + 0.01
+    return x
+
+
+def citation_graph(name: str) -> dict[str, torch.Tensor]:
+    """The generated graph of Planetoid's ``name`` (``"Cora"``, ``"CiteSeer"``, ``"PubMed"``): x, edge_index, y."""
+    spec = PLANETOID[name.lower()]
+    rng = _rng("planetoid", name.lower())
+    y = _labels(spec.class_sizes, 20, rng)
+    return {"x": torch.from_numpy(_citation_features(y, spec, rng)),
+            "edge_index": torch.from_numpy(_citation_edges(y, spec.edges, spec.homophily, rng)).long(),
+            "y": torch.from_numpy(y).long()}
+
+
+def _molecule(spec: Molecules, label: int, rng: np.random.Generator) -> dict[str, torch.Tensor]:
+    """One graph of a TU set: a random tree plus ring closures, at about the set's mean size."""
+    n = int(np.clip(round(rng.normal(spec.mean_nodes, 0.3 * spec.mean_nodes)), spec.min_nodes,
+                    min(spec.max_nodes, 3 * spec.mean_nodes)))
+    parents = [int(rng.integers(0, i)) for i in range(1, n)]
+    pairs = {(p, i) for i, p in zip(range(1, n), parents, strict=True)}
+    extra = max(0, round(rng.normal(spec.mean_edges / spec.mean_nodes * n - (n - 1), 1.0)))
+    for _ in range(10 * extra):
+        if len(pairs) >= n - 1 + extra:
+            break
+        a, b = sorted(int(v) for v in rng.integers(0, n, 2))
+        if a != b:
+            pairs.add((a, b))
+    ordered = sorted(pairs)
+    src = [a for a, b in ordered] + [b for a, b in ordered]
+    dst = [b for a, b in ordered] + [a for a, b in ordered]
+    edge_index = torch.tensor([src, dst], dtype=torch.long)
+    order = torch.argsort(edge_index[0] * n + edge_index[1])
+    edge_index = edge_index[:, order]
+    # node labels: a mix over the label kinds that leans to this class's favourite
+    kinds = spec.node_labels
+    mix = np.full(kinds, 1.0)
+    mix[label % kinds] += 2.0
+    mix[(2 * label + 1) % kinds] += 1.0
+    atoms = rng.choice(kinds, size=n, p=mix / mix.sum())
+    out = {"x": torch.nn.functional.one_hot(torch.from_numpy(atoms).long(), kinds).float(),
+           "edge_index": edge_index, "y": torch.tensor([label])}
+    if spec.edge_labels:
+        bonds = rng.choice(spec.edge_labels, size=len(ordered), p=None)
+        bonds = np.concatenate([bonds, bonds])[order.numpy()]
+        out["edge_attr"] = torch.nn.functional.one_hot(torch.from_numpy(bonds).long(), spec.edge_labels).float()
+    return out
+
+
+def molecules(name: str) -> list[dict[str, torch.Tensor]]:
+    """The generated graphs of TUDataset's ``name``, in class order shuffled once (as the real files are not)."""
+    spec = TU[name]
+    rng = _rng("tu", name)
+    labels = np.concatenate([np.full(s, c) for c, s in enumerate(spec.class_sizes)])
+    rng.shuffle(labels)
+    return [_molecule(spec, int(c), rng) for c in labels]
+
+
+def _classes() -> tuple[type, type]:
+    """The two dataset classes, made on first use (they subclass PyG's InMemoryDataset)."""
+    from torch_geometric.data import Data, InMemoryDataset
+
+    class Planetoid(InMemoryDataset):
+        """``torch_geometric.datasets.Planetoid(root, name, split="public", num_train_per_class=20, num_val=500,
+        num_test=1000, transform=None, pre_transform=None, force_reload=False)`` over the generated graph of
+        :func:`citation_graph` (the module docstring says what it is). Nothing is read from or written to
+        ``root``."""
+
+        def __init__(self, root: Any = None, name: str = "Cora", split: str = "public",
+                     num_train_per_class: int = 20, num_val: int = 500, num_test: int = 1000,
+                     transform: Any = None, pre_transform: Any = None, force_reload: bool = False) -> None:
+            if name.lower() not in PLANETOID:
+                raise ValueError(f"Planetoid has no set called {name!r}: Cora, CiteSeer or PubMed")
+            split = split.lower()
+            if split not in ("public", "full", "random"):
+                raise ValueError(f"Planetoid's split {split!r} is not made here: 'public', 'full' or 'random'")
+            self.name, self.split = name, split
+            super().__init__(None, transform, pre_transform)
+            g = citation_graph(name)
+            n, spec = len(g["y"]), PLANETOID[name.lower()]
+            classes = len(spec.class_sizes)
+            data = Data(**g)
+            train = torch.zeros(n, dtype=torch.bool)
+            val = torch.zeros(n, dtype=torch.bool)
+            test = torch.zeros(n, dtype=torch.bool)
+            if split == "random":
+                gen = torch.Generator().manual_seed(0)
+                for c in range(classes):
+                    idx = (data.y == c).nonzero().view(-1)
+                    train[idx[torch.randperm(idx.numel(), generator=gen)[:num_train_per_class]]] = True
+                rest = (~train).nonzero().view(-1)
+                rest = rest[torch.randperm(rest.numel(), generator=gen)]
+                val[rest[:num_val]] = True
+                test[rest[num_val:num_val + num_test]] = True
+            else:
+                train[:20 * classes] = True
+                val[20 * classes:20 * classes + 500] = True
+                test[n - 1000:] = True
+                if split == "full":
+                    train[:] = True
+                    train[val | test] = False
+            data.train_mask, data.val_mask, data.test_mask = train, val, test
+            if pre_transform is not None:
+                data = pre_transform(data)
+            self._data, self.slices = self.collate([data])
+            say(f"torch_geometric.datasets.Planetoid(name={name!r}) is a generated citation graph at {name}'s sizes "
+                f"({n:,} papers, {spec.features:,} word features, {classes} classes, {spec.edges:,} edges, the public "
+                "split's masks), nothing downloaded: its papers cite their own class as often as the real ones do, "
+                "so a GCN learns it, but the accuracies are not the papers'")
+
+        def __repr__(self) -> str:
+            return f"{self.name}()"
+
+    class TUDataset(InMemoryDataset):
+        """``torch_geometric.datasets.TUDataset(root, name, transform=None, pre_transform=None, pre_filter=None,
+        force_reload=False, use_node_attr=False, use_edge_attr=False, cleaned=False)`` over the generated graphs of
+        :func:`molecules`. Nothing is read from or written to ``root``."""
+
+        def __init__(self, root: Any = None, name: str = "MUTAG", transform: Any = None, pre_transform: Any = None,
+                     pre_filter: Any = None, force_reload: bool = False, use_node_attr: bool = False,
+                     use_edge_attr: bool = False, cleaned: bool = False) -> None:
+            if name not in TU:
+                raise ValueError(f"TUDataset {name!r} is not made here (no download on this machine): one of "
+                                 f"{', '.join(TU)}")
+            self.name, self.cleaned = name, cleaned
+            super().__init__(None, transform, pre_transform, pre_filter)
+            graphs = [Data(**g) for g in molecules(name)]
+            if pre_filter is not None:
+                graphs = [d for d in graphs if pre_filter(d)]
+            if pre_transform is not None:
+                graphs = [pre_transform(d) for d in graphs]
+            self._data, self.slices = self.collate(graphs)
+            spec = TU[name]
+            say(f"torch_geometric.datasets.TUDataset(name={name!r}) is {spec.graphs} generated graphs at {name}'s "
+                f"sizes ({spec.node_labels} node labels, {len(spec.class_sizes)} classes, about {spec.mean_nodes:g} "
+                "nodes a graph), nothing downloaded: a graph's node labels lean to its class, so a GNN learns them, "
+                "but the accuracies are not the papers'")
+
+        def __repr__(self) -> str:
+            return f"{self.name}({len(self)})"
+
+    return Planetoid, TUDataset
+
+
+_made: dict[str, type] = {}
+
+
+def stand_ins() -> dict[str, type]:
+    """``{"Planetoid": ..., "TUDataset": ...}``: the classes above (made once)."""
+    if not _made:
+        _made["Planetoid"], _made["TUDataset"] = _classes()
+    return dict(_made)
+
+
+__all__ = ["PLANETOID", "TU", "citation_graph", "molecules", "stand_ins"]
