@@ -170,6 +170,17 @@ def test_generated_sets_have_the_real_sizes_splits_and_a_learnable_signal():
     assert sorted(torch.bincount(torch.cat([d.y for d in mutag])).tolist()) == [63, 125]
     with pytest.raises(ValueError, match="MUTAG"):
         tu(None, "NOT-A-SET")
+    qm9 = graphs.small_molecules(400)
+    assert qm9[0]["z"].tolist() == [6, 1, 1, 1, 1]  # methane first, as in QM9
+    atoms = torch.tensor([float(m["x"].shape[0]) for m in qm9])
+    bonds = torch.tensor([float(m["edge_index"].shape[1]) for m in qm9])
+    assert float(atoms.mean()) == pytest.approx(18.0, rel=0.1) and int(atoms.max()) <= 29  # QM9: 18.0, at most 29
+    assert float(bonds.mean()) == pytest.approx(37.3, rel=0.1)
+    for m in qm9[:50]:
+        n, e = m["x"].shape[0], m["edge_index"].shape[1]
+        assert m["x"].shape == (n, 11) and m["edge_attr"].shape == (e, 4) and m["y"].shape == (1, 19)
+        assert m["pos"].shape == (n, 3) and torch.equal(m["x"][:, 5].long(), m["z"])
+        assert int(m["edge_index"].max()) < n and Data(edge_index=m["edge_index"], num_nodes=n).is_undirected()
 
 
 def test_graphcore_style_gnn_script_runs_unchanged_and_the_stand_ins_leave_no_trace(tmp_path, monkeypatch, capsys):

@@ -1,5 +1,6 @@
 """PyTorch Geometric's downloaded graph sets for ``accelkit vendor-run --synthetic-data``: ``Planetoid`` (Cora,
-CiteSeer, PubMed) and ``TUDataset`` (MUTAG, PROTEINS, ENZYMES, NCI1), generated here at the real sets' sizes.
+CiteSeer, PubMed), ``TUDataset`` (MUTAG, PROTEINS, ENZYMES, NCI1) and ``QM9``, generated here at the real sets'
+sizes.
 
 Graphcore's PyTorch Geometric tutorials (graphcore/examples, ``tutorials/tutorials/pytorch_geometric``) download
 Cora (Sen et al., AI Magazine 2008, as split by Yang, Cohen and Salakhutdinov, ICML 2016) and MUTAG (Debnath et
@@ -14,6 +15,8 @@ indexing, ``shuffle``, ``num_features`` and ``num_classes`` are PyG's own) over 
 - **TUDataset**: the real number of graphs, node and edge label kinds and classes (their shares too); each graph a
   random tree with a few ring closures at the set's mean size, its node labels drawn from a mix that depends on
   its class.
+- **QM9**: 130,831 small molecules of up to 9 heavy atoms with their hydrogens, PyG's fields (atom and bond
+  features, atomic numbers, positions, 19 targets); the targets are standardized sums over the atoms.
 
 The counts are the published ones (PyG's dataset table, ``torch_geometric.datasets`` docs); the graphs are not
 the real ones: accuracies are not the papers'. The run says so once, and writes nothing to the script's folder.
@@ -187,7 +190,72 @@ def molecules(name: str) -> list[dict[str, torch.Tensor]]:
     return [_molecule(spec, int(c), rng) for c in labels]
 
 
-def _classes() -> tuple[type, type]:
+QM9_MOLECULES = 130_831
+"""QM9's molecules as PyG serves them (Ramakrishnan et al., Scientific Data 2014; PyG's dataset table: 130,831
+graphs, about 18.0 atoms and 37.3 directed bonds each, 11 node features, 4 edge features, 19 targets)."""
+_ELEMENTS = np.array([1, 6, 7, 8, 9])  # H, C, N, O, F: QM9's elements, the order of its one-hot atom type
+
+
+def small_molecules(count: int = QM9_MOLECULES) -> list[dict[str, Any]]:
+    """``count`` QM9-like molecules: up to 9 heavy atoms (C, N, O, F) joined in a tree with a ring closure now and
+    then, hydrogens filling each heavy atom to about four bonds; 3-D positions a bond length apart; PyG's QM9 fields
+    (x: atom type one-hot, atomic number, aromatic, sp/sp2/sp3, hydrogens; edge_attr: bond type one-hot; z; pos;
+    y: 19 targets). The targets are standardized sums over the atoms plus noise, not QM9's properties in its units."""
+    rng = _rng("qm9", count)
+    weights = rng.normal(0.0, 1.0, (5, 19)) / 4  # each element's share of each target
+    out = []
+    for index in range(count):
+        # most of GDB-9's molecules have all nine heavy atoms; the first is methane, as QM9's is
+        heavy = (9 if rng.random() < 0.85 else int(rng.integers(1, 9))) if index else 1
+        kinds = rng.choice(4, size=heavy, p=[0.70, 0.12, 0.16, 0.02]) + 1  # C, N, O, F (indices into _ELEMENTS)
+        kinds[0] = 1
+        pairs = [(int(rng.integers(0, i)), i) for i in range(1, heavy)]
+        for _ in range(min(int(rng.poisson(1.7)), max(0, heavy - 2))):  # rings: about 1.7 a molecule
+            a, b = sorted(int(v) for v in rng.choice(heavy, 2, replace=False))
+            if (a, b) not in pairs:
+                pairs.append((a, b))
+        valence = np.array([4, 3, 2, 1])[kinds - 1]
+        used = np.zeros(heavy, dtype=int)
+        for a, b in pairs:
+            used[a] += 1
+            used[b] += 1
+        hydrogens = np.maximum(0, valence - used)
+        # double and triple bonds take hydrogens' places: about as many hydrogens as heavy atoms in all
+        for _ in range(max(0, int(hydrogens.sum()) - max(int(round(rng.normal(heavy + 1, 1.5))), 4))):
+            hydrogens[rng.choice(np.flatnonzero(hydrogens))] -= 1
+        atoms = list(kinds)
+        for atom, h in enumerate(hydrogens):
+            for _ in range(int(h)):
+                pairs.append((atom, len(atoms)))
+                atoms.append(0)
+        n = len(atoms)
+        z = _ELEMENTS[np.array(atoms)]
+        src = [a for a, b in pairs] + [b for a, b in pairs]
+        dst = [b for a, b in pairs] + [a for a, b in pairs]
+        order = np.lexsort((dst, src))
+        edge_index = torch.tensor([src, dst], dtype=torch.long)[:, torch.from_numpy(order)]
+        bond = np.where(rng.random(len(pairs)) < 0.85, 0, rng.integers(1, 4, len(pairs)))
+        bond[[i for i, (a, b) in enumerate(pairs) if atoms[b] == 0]] = 0  # bonds to hydrogen are single
+        bond = np.concatenate([bond, bond])[order]
+        hs = np.bincount([a for a, b in pairs if atoms[b] == 0], minlength=n)
+        hybrid = rng.integers(0, 3, n)
+        x = np.zeros((n, 11), dtype=np.float32)
+        x[np.arange(n), atoms] = 1.0
+        x[:, 5] = z
+        x[:, 6] = (bond[order.argsort()][:len(pairs)] == 3).any() if heavy > 4 else 0.0
+        x[np.arange(n), 7 + hybrid] = np.where(np.array(atoms) > 0, 1.0, 0.0)
+        x[:, 10] = hs
+        pos = np.cumsum(rng.normal(0.0, 0.9, (n, 3)), axis=0).astype(np.float32)
+        counts = np.bincount(atoms, minlength=5)
+        y = (counts @ weights + rng.normal(0.0, 0.1, 19)).astype(np.float32)
+        out.append({"x": torch.from_numpy(x), "edge_index": edge_index,
+                    "edge_attr": torch.nn.functional.one_hot(torch.from_numpy(bond).long(), 4).float(),
+                    "y": torch.from_numpy(y)[None], "pos": torch.from_numpy(pos), "z": torch.from_numpy(z).long(),
+                    "smiles": "", "name": f"gdb_{index + 1}", "idx": torch.tensor([index])})
+    return out
+
+
+def _classes() -> tuple[type, type, type]:
     """The two dataset classes, made on first use (they subclass PyG's InMemoryDataset)."""
     from torch_geometric.data import Data, InMemoryDataset
 
@@ -270,17 +338,37 @@ def _classes() -> tuple[type, type]:
         def __repr__(self) -> str:
             return f"{self.name}({len(self)})"
 
-    return Planetoid, TUDataset
+    class QM9(InMemoryDataset):
+        """``torch_geometric.datasets.QM9(root, transform=None, pre_transform=None, pre_filter=None,
+        force_reload=False)`` over :func:`small_molecules`. Nothing is read from or written to ``root``."""
+
+        def __init__(self, root: Any = None, transform: Any = None, pre_transform: Any = None,
+                     pre_filter: Any = None, force_reload: bool = False) -> None:
+            super().__init__(None, transform, pre_transform, pre_filter)
+            graphs = [Data(**g) for g in small_molecules()]
+            if pre_filter is not None:
+                graphs = [d for d in graphs if pre_filter(d)]
+            if pre_transform is not None:
+                graphs = [pre_transform(d) for d in graphs]
+            self._data, self.slices = self.collate(graphs)
+            say(f"torch_geometric.datasets.QM9 is {QM9_MOLECULES:,} generated molecules at QM9's sizes (up to 9 "
+                "heavy atoms with their hydrogens, 11 atom features, 4 bond types, positions, 19 targets), nothing "
+                "downloaded: the targets are standardized sums over the atoms, not QM9's properties")
+
+        def __repr__(self) -> str:
+            return f"QM9({len(self)})"
+
+    return Planetoid, TUDataset, QM9
 
 
 _made: dict[str, type] = {}
 
 
 def stand_ins() -> dict[str, type]:
-    """``{"Planetoid": ..., "TUDataset": ...}``: the classes above (made once)."""
+    """``{"Planetoid": ..., "TUDataset": ..., "QM9": ...}``: the classes above (made once)."""
     if not _made:
-        _made["Planetoid"], _made["TUDataset"] = _classes()
+        _made["Planetoid"], _made["TUDataset"], _made["QM9"] = _classes()
     return dict(_made)
 
 
-__all__ = ["PLANETOID", "TU", "citation_graph", "molecules", "stand_ins"]
+__all__ = ["PLANETOID", "QM9_MOLECULES", "TU", "citation_graph", "molecules", "small_molecules", "stand_ins"]

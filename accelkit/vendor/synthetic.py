@@ -28,7 +28,7 @@ downloaded here (no network in a workshop), so for one run this module stands in
   weights; another repository or a URL download is refused by name (:mod:`accelkit.vendor.torch_hub`).
 - **torchaudio** ``datasets.SPEECHCOMMANDS`` (where torchaudio is not installed): Speech Commands' interface and 35
   words over generated clips, tones rather than speech (:mod:`accelkit.vendor.audio`).
-- **PyTorch Geometric** ``datasets.Planetoid`` (Cora, CiteSeer, PubMed) and ``datasets.TUDataset`` (MUTAG,
+- **PyTorch Geometric** ``datasets.Planetoid`` (Cora, CiteSeer, PubMed), ``datasets.QM9`` and ``datasets.TUDataset`` (MUTAG,
   PROTEINS, ENZYMES, NCI1), where PyG is installed: generated graphs at the real sets' sizes and splits
   (:mod:`accelkit.vendor.graphs`).
 - **tiktoken** (``import tiktoken``, where it is not installed; its encodings are a download): a byte-level
@@ -526,7 +526,7 @@ def _hf_datasets() -> Iterator[None]:
 # ---- PyTorch Geometric ------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _pyg() -> Iterator[None]:
-    """``torch_geometric.datasets.Planetoid`` / ``TUDataset`` answered by :mod:`accelkit.vendor.graphs`' generated
+    """``torch_geometric.datasets.Planetoid`` / ``TUDataset`` / ``QM9`` answered by :mod:`accelkit.vendor.graphs`' generated
     sets for the run, where PyTorch Geometric is installed (where it is not, the script's import says what to
     install)."""
     if importlib.util.find_spec("torch_geometric") is None:
@@ -583,7 +583,7 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
     ``datasets=True``: ``import datasets`` / ``evaluate`` answered by small local text sets and metrics;
     ``audio=True``: ``import torchaudio`` answered by generated Speech Commands clips where it is not installed;
     ``wget=True``: ``wget.download`` of ImageNet's devkit answered, any other URL refused; ``graphs=True``: PyTorch
-    Geometric's Planetoid and TUDataset answered by generated graphs at the real sets' sizes; ``torch.hub`` always;
+    Geometric's Planetoid, TUDataset and QM9 answered by generated graphs at the real sets' sizes; ``torch.hub`` always;
     Imagenette's archive wherever ``cached_path`` is asked for it)."""
     from accelkit.vendor import imagenette
 
