@@ -199,3 +199,19 @@ def test_graphcore_style_gnn_script_runs_unchanged_and_the_stand_ins_leave_no_tr
     assert "poptorch_geometric" in out
     assert pyg_datasets.Planetoid is real  # the real class again after the run
     assert not (tmp_path / "data").exists()  # nothing written where the script keeps its data
+
+
+def test_a_set_not_made_here_is_refused_by_url_and_pygs_compiled_samplers_are_explained(tmp_path, monkeypatch):
+    from accelkit.vendor import run_script
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "imdb.py").write_text("from torch_geometric.datasets import IMDB\nIMDB(root='data/IMDB')\n")
+    run = run_script(tmp_path / "imdb.py", synthetic_data=True, quiet=True)
+    assert run.exit_code == 1 and "would download https://" in run.error and "data/IMDB/raw" in run.error
+    assert "QM9" in run.error and not [p for p in (tmp_path / "data").rglob("*") if p.is_file()]  # PyG made the folder
+    (tmp_path / "cluster.py").write_text(
+        "from torch_geometric.datasets import Planetoid\nfrom torch_geometric.loader import ClusterData\n"
+        "data = Planetoid('data', 'Cora')[0]\nClusterData(data, num_parts=10)\n")
+    run = run_script(tmp_path / "cluster.py", synthetic_data=True, quiet=True)
+    assert run.exit_code == 1 and "cluster.py:4" in run.error
+    assert "pyg-lib" in run.error and "data.pyg.org" in run.error and "FixedSizeDataLoader" in run.error

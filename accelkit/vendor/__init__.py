@@ -193,6 +193,22 @@ def _numpy_2(exc: AttributeError, script: str) -> str | None:
             f"{package.split()[0]} made for NumPy 2")
 
 
+def _pyg_extension(exc: ImportError, script: str) -> str | None:
+    """PyTorch Geometric asks for its compiled sampling extensions (``NeighborLoader``, ``ClusterData``: pyg-lib or
+    torch-sparse), which no registry this machine reaches provides: what they are and what runs instead; None for
+    any other ImportError."""
+    if "pyg-lib" not in str(exc) and "torch-sparse" not in str(exc):
+        return None
+    where = _script_line(exc, script)
+    return (f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}\n"
+            "  why:   PyTorch Geometric samples neighbourhoods and partitions graphs (NeighborLoader, ClusterData) "
+            "with compiled extensions, pyg-lib or torch-sparse, whose wheels come from data.pyg.org for each PyTorch "
+            "build, not from PyPI: they cannot be installed here, and the real script needs them on an IPU system too\n"
+            "  fix:   run it where they install (pip install pyg-lib -f https://data.pyg.org/whl/torch-<version>+cpu.html); "
+            "here, train on the whole graph (poptorch_geometric.dataloader.DataLoader) or on small graphs "
+            "(poptorch_geometric.FixedSizeDataLoader)")
+
+
 def _missing_idx(exc: FileNotFoundError, script: str) -> str | None:
     """The script reads one of MNIST's IDX files (the tutorial's wget step leaves them) from a folder without them:
     the line, and the command that writes accelkit's in their place (:mod:`accelkit.vendor.idx`); None otherwise."""
@@ -351,6 +367,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
             except Exception as exc:  # the script's own bug (not in a vendor call): its traceback is the help
                 run.exit_code = 1
                 run.error = ((_numpy_2(exc, path) if isinstance(exc, AttributeError) else None)
+                             or (_pyg_extension(exc, path) if isinstance(exc, ImportError) else None)
                              or _script_traceback(exc, path))
                 print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             run.served = list(dict.fromkeys(finder.served))
@@ -388,7 +405,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synthetic-data", action="store_true",
                         help="answer the script's downloads (torchvision MNIST/FashionMNIST/CIFAR10, Hugging Face "
                              "from_pretrained, torch.hub.load of pytorch/vision, datasets' load_dataset / load_metric, "
-                             "tiktoken's encodings, torchaudio's SPEECHCOMMANDS, GroqFlow's Imagenette archive) with data "
+                             "tiktoken's encodings, torchaudio's SPEECHCOMMANDS, GroqFlow's Imagenette archive, "
+                             "PyTorch Geometric's Planetoid, TUDataset and QM9) with data "
                              "made on this machine; each substitution is announced")
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, print Python's full traceback as well as the call and the fix")

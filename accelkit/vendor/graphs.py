@@ -361,6 +361,18 @@ def _classes() -> tuple[type, type, type]:
     return Planetoid, TUDataset, QM9
 
 
+def refuse_download(url: str, folder: str, *args: Any, **kwargs: Any) -> str:
+    """PyG's ``download_url`` during a ``--synthetic-data`` run: another set than those made here would be fetched
+    from the network, which a workshop machine does not reach: refused, naming the URL and what to do."""
+    from accelkit.errors import AccelkitError
+
+    raise AccelkitError(f"PyTorch Geometric would download {url} into {folder}: --synthetic-data makes Planetoid "
+                        f"(Cora, CiteSeer, PubMed), TUDataset ({', '.join(TU)}) and QM9 on this machine, not this set, "
+                        "and nothing is downloaded here",
+                        fix=f"put the set's raw files in {folder} (PyG reads them there instead of downloading), or "
+                            "use one of the sets made here")
+
+
 _made: dict[str, type] = {}
 
 
@@ -371,4 +383,5 @@ def stand_ins() -> dict[str, type]:
     return dict(_made)
 
 
-__all__ = ["PLANETOID", "QM9_MOLECULES", "TU", "citation_graph", "molecules", "small_molecules", "stand_ins"]
+__all__ = ["PLANETOID", "QM9_MOLECULES", "TU", "citation_graph", "molecules", "refuse_download", "small_molecules",
+           "stand_ins"]

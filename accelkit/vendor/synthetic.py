@@ -537,14 +537,19 @@ def _pyg() -> Iterator[None]:
     from accelkit.vendor import graphs
 
     made = graphs.stand_ins()
-    saved = {k: getattr(pyg_datasets, k) for k in made}
+    saved = [(pyg_datasets, k, getattr(pyg_datasets, k)) for k in made]
+    # every other set's download refused by name (each dataset module holds its own download_url)
+    saved += [(m, "download_url", m.download_url) for name, m in list(sys.modules.items())
+              if name.startswith("torch_geometric.") and m is not None and hasattr(m, "download_url")]
     for k, v in made.items():
         setattr(pyg_datasets, k, v)
+    for m, _, _ in saved[len(made):]:
+        m.download_url = graphs.refuse_download
     try:
         yield
     finally:
-        for k, v in saved.items():
-            setattr(pyg_datasets, k, v)
+        for m, k, v in saved:
+            setattr(m, k, v)
 
 
 # ---- wget ----------------------------------------------------------------------------------------
