@@ -1897,6 +1897,17 @@ def test_a_package_the_stand_ins_answer_names_synthetic_data_as_the_fix(tmp_path
     err = capsys.readouterr().err
     assert run.exit_code == 1 and "Traceback" not in err and f"error at {other}:1:" in err
     assert "pip install 'Accelkit-No_Such.Package==0.1.0'" in err
+    # or one in the folder above, which a set of tutorials shares (Graphcore's PyTorch Geometric tutorials: py3Dmol)
+    (tmp_path / "requirements.txt").unlink()
+    tutorial = tmp_path / "3_padding"
+    tutorial.mkdir()
+    (tmp_path / "requirements.txt").write_text("py3Dmol==1.8.1\naccelkit_no_such_package==2.0\n")
+    moved = tutorial / "uses_other.py"
+    moved.write_text(other.read_text())
+    run = run_script(moved, (), synthetic_data=False)
+    err = capsys.readouterr().err
+    assert run.exit_code == 1 and "Traceback" not in err and f"{tmp_path.name}/requirements.txt lists it" in err
+    assert "pip install 'accelkit_no_such_package==2.0'" in err
 
 
 def test_mnist_idx_files_missing_name_the_command_that_writes_them(tmp_path, monkeypatch, capsys):

@@ -143,14 +143,18 @@ def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
 
 
 def _listed_requirements(exc: BaseException, script: str) -> Iterator[tuple[str, str]]:
-    """(where, requirement) for each requirement a requirements file beside the script lists, then each the
+    """(where, requirement) for each requirement a requirements file beside the script (or in the folder above it)
+    lists, then each the
     helpers package that raised ``exc`` declares in its ``setup.py`` (GroqFlow's ``demo_helpers``: its
     ``install_requires``), read as text: nothing of it runs."""
-    for req in sorted(Path(script).parent.glob("requirements*.txt")):
+    here = Path(script).parent
+    # beside the script, then in the folder above (Graphcore's PyTorch Geometric tutorials share one file)
+    for req, whose in [*((r, "the script's") for r in sorted(here.glob("requirements*.txt"))),
+                       *((r, f"{here.parent.name}/") for r in sorted(here.parent.glob("requirements*.txt")))]:
         for line in req.read_text(errors="replace").splitlines():
             spec = line.split("#")[0].strip()
             if spec:
-                yield f"the script's {req.name}", spec
+                yield (f"{whose} {req.name}" if whose.endswith("'s") else f"{whose}{req.name}"), spec
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         file = Path(os.path.abspath(frame.filename))
         if str(file) == script or "site-packages" in file.parts or "dist-packages" in file.parts:
