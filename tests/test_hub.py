@@ -9,6 +9,7 @@ Needs root (one system user per attendee), useradd, configurable-http-proxy and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import psutil
 import pytest
@@ -38,12 +40,20 @@ pytestmark = [
 ]
 
 
+ARTIFACTS = Path(__file__).parents[1] / "test-artifacts" / "hub"  # gitignored
+
+
 @pytest.fixture(scope="module")
 def hub():
     room = LocalRoom.start(workshop_code=CODE, admin_code=ADMIN_CODE)
     try:
         yield room
     finally:
+        # the room's log (the hub's, the proxy's and each attendee's server's) outlives its temporary folder: a
+        # failure under load can be read afterwards
+        with contextlib.suppress(OSError):
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            (ARTIFACTS / "last-room.log").write_text(room.log())
         room.stop()
 
 

@@ -251,6 +251,7 @@ class LocalRoom:
     folder: Path
     log_path: Path
     solutions_were_released: bool = True
+    final_log: str = ""  # what the room printed, kept by stop() when its folder goes
 
     @property
     def url(self) -> str:
@@ -299,7 +300,10 @@ class LocalRoom:
         raise HubError(f"the hub did not answer in {timeout_s:.0f} s:\n{self.log()[-3000:]}")
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        """What the hub, the proxy and the attendees' servers printed (after stop(), what they had printed)."""
+        if self.log_path.exists():
+            return self.log_path.read_text(errors="replace")
+        return self.final_log
 
     def stop(self, timeout_s: float = 60) -> int | None:
         """Stop the hub (SIGTERM: it stops every server and the proxy), then remove the room's accounts."""
@@ -321,6 +325,7 @@ class LocalRoom:
             pass
         accounts.remove_room(self.settings)
         accounts.set_solutions_released(self.solutions_were_released)
+        self.final_log = self.log()  # the room's folder goes; its log stays readable
         shutil.rmtree(self.folder, ignore_errors=True)
         return code
 
