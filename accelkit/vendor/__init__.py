@@ -291,7 +291,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     (a PopTorch model, a SambaFlow session run, a GroqModel, a ``cstorch.trace`` step; a ``cbtorch.Session`` loop is
     one call): a tutorial that loops over a whole
     dataset shows its first calls and their modelled reports in seconds (``--max-calls``)."""
-    from accelkit.vendor import aliases, hf_compat, synthetic
+    from accelkit.vendor import aliases, hf_compat, synthetic, torch_compat
 
     path = os.path.abspath(script)
     if not Path(path).is_file():
@@ -314,7 +314,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     own = _own_sources(Path(path))
     sources = [f.read_text(errors="replace") for f in Path(path).parent.glob("*.py") if f.is_file()] + own \
         if synthetic_data else []
-    wants_vision = any("torchvision" in text for text in sources)
+    # the Cerebras Model Zoo 2.x imports torchvision's transforms at start-up (data/vision/preprocessing.py), from
+    # any of its scripts (cli/main.py, which `cszoo` runs, included)
+    in_model_zoo = "cerebras/modelzoo/" in Path(path).as_posix()
+    wants_vision = any("torchvision" in text for text in sources) or (synthetic_data and in_model_zoo)
     wants_tiktoken = any("tiktoken" in text for text in sources)
     wants_audio = any("torchaudio" in text for text in sources)
     wants_wget = any(re.search(r"^\s*import wget\b", text, re.M) for text in sources)
@@ -333,7 +336,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         compat_cm: contextlib.AbstractContextManager[list[str]] = (
             hf_compat.installed(compat_markers) if compat_markers else contextlib.nullcontext([]))
         with compat_cm as compat, (
-                facade_log.collecting(max_calls)), aliases.installed() as finder, (
+                facade_log.collecting(max_calls)), torch_compat.installed(), aliases.installed() as finder, (
                 synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
                                     datasets=wants_datasets, audio=wants_audio, wget=wants_wget,
                                     graphs=wants_graphs) if synthetic_data

@@ -82,6 +82,25 @@ ALIASES: dict[str, str | None] = {
     "cerebras_pytorch.utils.data": "accelkit.facades.cerebras.utils",
     "cerebras_pytorch.utils.nest": "accelkit.facades.cerebras.utils",
     "cerebras_pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
+    # the 2.x Model Zoo's Trainer (releases 2.3 on: `cszoo fit`, `python run.py CPU|CSX --params ...`): the helpers
+    # it imports from cerebras.pytorch's sub-modules and the appliance client (accelkit.facades.cerebras.zoo2)
+    **{f"cerebras.pytorch.{m}": "accelkit.facades.cerebras.zoo2" for m in (
+        "backend", "backend.ltc_backend", "core", "core.annotation", "experimental", "experimental.listener", "lib",
+        "nn", "nn.functional", "sparse", "sparse.configure", "utils.call_once", "utils.data.utils",
+        "utils.data.data_executor", "utils.data.sampler", "utils.kernel", "utils.num_kv_groups", "utils.utils")},
+    "cerebras.pytorch.utils.nest": "accelkit.facades.cerebras.zoo2",
+    "cerebras.pytorch.metrics.metric": "accelkit.facades.cerebras.metrics",
+    "cerebras.pytorch.optim.optimizer": "accelkit.facades.cerebras.optim",
+    **{f"cerebras.appliance{m}": "accelkit.facades.cerebras.zoo2" for m in (
+        "", ".log", ".environment", ".errors", ".cluster", ".cluster.client", ".storage", ".storage.base_storage",
+        ".utils", ".utils.classes", ".utils.debug_args", ".utils.file", ".utils.ini", ".utils.units")},
+    # the evaluation harnesses the 2.x Trainer imports at start-up (EleutherAI's lm_eval, BigCode's bigcode_eval),
+    # when not installed and only beside the simulated cerebras.pytorch (see ONLY_WITH)
+    **{f"lm_eval{m}": "accelkit.facades.cerebras.harness" for m in (
+        "", ".__main__", ".api", ".api.instance", ".api.model", ".api.registry", ".api.task", ".evaluator",
+        ".evaluator_utils", ".tasks", ".utils", ".loggers", ".models", ".models.utils")},
+    **{f"bigcode_eval{m}": "accelkit.facades.cerebras.harness" for m in ("", ".base", ".evaluator", ".tasks",
+                                                                           ".utils")},
     "cerebras.framework": None,
     "cerebras.framework.torch": "accelkit.facades.cerebras.cbtorch",
     # the R1.7 Model Zoo's runner: the runtime as it answers with no CS system attached (its CPU path) and, once
@@ -124,7 +143,9 @@ ALIASES: dict[str, str | None] = {
 
 # the name whose presence as a real package means the vendor's SDK is installed
 SDK_ROOTS = ("poptorch", "popart", "popdist", "optimum.graphcore", "sambaflow", "cerebras.pytorch", "cerebras_pytorch",
-             "cerebras.framework", "cerebras_appliance", "groqflow", "onnxflow")
+             "cerebras.framework", "cerebras_appliance", "cerebras.appliance", "groqflow", "onnxflow")
+# names answered only while the simulated SDK named beside them is in use (they are not vendor SDKs themselves)
+ONLY_WITH = {"lm_eval": "cerebras.pytorch", "bigcode_eval": "cerebras.pytorch"}
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 
 
@@ -137,8 +158,22 @@ def is_proxy(module: Any) -> bool:
     return isinstance(module, types.ModuleType) and PROXY_FLAG in vars(module)
 
 
+class _ProxyModule(types.ModuleType):
+    """A proxy whose facade's own attributes win over its sub-modules: importing ``cerebras.pytorch.backend`` (a
+    module of helpers) leaves ``cstorch.backend`` the function, as a real package does when its ``__init__``
+    imports the function after the sub-module."""
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        target = vars(self).get(PROXY_FLAG)
+        if is_proxy(value) and target:
+            own = vars(importlib.import_module(target)).get(attr)  # not its __getattr__, which may refuse
+            if own is not None and not isinstance(own, types.ModuleType):
+                return
+        super().__setattr__(attr, value)
+
+
 def _proxy(name: str, target: str | None) -> types.ModuleType:
-    mod = types.ModuleType(name, f"accelkit's stand-in for {name}" + (f" (answered by {target})" if target else ""))
+    mod = _ProxyModule(name, f"accelkit's stand-in for {name}" + (f" (answered by {target})" if target else ""))
     vars(mod)[PROXY_FLAG] = target or ""
     mod.__path__ = []  # a package: its sub-modules are looked up (by this finder) too
     if target is not None:
@@ -180,6 +215,9 @@ class VendorFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname not in ALIASES:
+            return None
+        needs = ONLY_WITH.get(fullname.split(".")[0])
+        if needs is not None and not is_proxy(sys.modules.get(needs)):
             return None
         root = sdk_root(fullname)
         if root is not None and root != fullname and not is_proxy(sys.modules.get(root)):

@@ -270,11 +270,16 @@ def _torchvision() -> Iterator[None]:
         return
     from accelkit.vendor import vision_models, vision_ops
 
-    functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor)
+    functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor,
+                         InterpolationMode=InterpolationMode)
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
                          RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
                          InterpolationMode=InterpolationMode, functional=functional)
+    vars(transforms)["transforms"] = transforms  # torchvision.transforms.transforms holds the same classes
+    # transforms.v2 (imported by transformers' image processors whenever torchvision is found): the same stand-ins
+    v2 = _module("torchvision.transforms.v2", **{k: v for k, v in vars(transforms).items() if not k.startswith("__")})
+    autoaugment = _module("torchvision.transforms.autoaugment")  # imported by the Model Zoo; no policy stands in
     ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet)
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
     ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms)
@@ -284,7 +289,9 @@ def _torchvision() -> Iterator[None]:
     tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, ops=ops, io=io,
                  __version__="0.0+accelkit.standin")
     added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms,
-             "torchvision.transforms.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
+             "torchvision.transforms.functional": functional, "torchvision.transforms.v2": v2,
+             "torchvision.transforms.transforms": transforms, "torchvision.transforms.autoaugment": autoaugment,
+             "torchvision.transforms.v2.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
              "torchvision.io": io, "torchvision.io.image": image}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:

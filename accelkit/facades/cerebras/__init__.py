@@ -52,7 +52,21 @@ from accelkit.facades.cerebras.cstorch import (
     trace,
     use_cs,
 )
+from accelkit.facades.cerebras.zoo2 import (  # the 2.x Model Zoo Trainer's reads
+    current_executor,
+    current_pol,
+    experimental,
+    from_numpy,
+    make_constant,
+    profiler,
+    sparse,
+    storage,
+)
+from accelkit.facades.cerebras.zoo2 import nn_namespace as nn
 from accelkit.facades.cerebras.zoo_r1 import add_debug_name, get_debug_name, name_scope  # R1.9's, for its zoo
+
+__version__ = "2.10.0+accelkit.sim"  # the cerebras.pytorch release whose API the 2.x Trainer support follows
+_generating_docs = False  # read by the 2.x Model Zoo (it defines stand-in classes while Cerebras builds its docs)
 
 __all__ = [
     "Backend",
@@ -87,6 +101,15 @@ __all__ = [
     "use_cs",
     "utils",
     "add_debug_name",
+    "current_executor",
+    "current_pol",
+    "experimental",
+    "from_numpy",
+    "make_constant",
+    "nn",
+    "profiler",
+    "sparse",
+    "storage",
     "get_debug_name",
     "name_scope",
 ]

@@ -75,6 +75,39 @@ def use_bfloat16(use: bool) -> None:
     set_half_dtype(torch.bfloat16 if use else torch.float16)
 
 
+_enabled: list[bool] = []  # enable_mixed_precision's switch (the 2.x Model Zoo's precision callback sets it)
+facade_log.reset_with_each_run(_enabled.clear)
+
+
+def enable_mixed_precision(enable: bool = True) -> bool:
+    """``cstorch.amp.enable_mixed_precision(enable=True)``: whether the run computes in the half dtype. On the CSX
+    backend the half dtype is what :func:`set_half_dtype` sets; on the CPU backend it turns
+    :func:`autocast` on."""
+    _enabled[:] = [bool(enable)]
+    return bool(enable)
+
+
+def mixed_precision() -> bool:
+    """Whether mixed precision was enabled."""
+    return bool(_enabled and _enabled[0])
+
+
+def get_floating_point_dtype(default: torch.dtype = torch.float32) -> torch.dtype:
+    """The half dtype when mixed precision is enabled, else ``default``."""
+    return get_half_dtype() if mixed_precision() else default
+
+
+def is_cbfloat16_tensor(tensor: torch.Tensor) -> bool:
+    """False: cbfloat16 is refused here (:func:`set_half_dtype`), so no tensor is one."""
+    return False
+
+
+def autocast(enabled: bool = True) -> Any:
+    """``cstorch.amp.autocast()``: the CPU backend's mixed precision, ``torch.autocast`` in bfloat16 on this CPU
+    (cstorch's CPU backend supports bfloat16 only)."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+
+
 _init_params: list[dict[str, Any]] = []  # the last GradScaler's settings
 facade_log.reset_with_each_run(_init_params.clear)
 
@@ -225,4 +258,6 @@ def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, grad_sc
         opt.zero_grad()
 
 
-__all__ = ["GradScaler", "get_half_dtype", "get_init_params", "optimizer_step", "set_half_dtype", "use_bfloat16"]
+__all__ = ["GradScaler", "autocast", "enable_mixed_precision", "get_floating_point_dtype", "get_half_dtype",
+           "get_init_params", "is_cbfloat16_tensor", "mixed_precision", "optimizer_step", "set_half_dtype",
+           "use_bfloat16"]

@@ -49,11 +49,39 @@ BACKEND_TYPES = ("CSX", "CPU")
 
 
 class BackendType(str):
-    """The backend's kind, ``"CSX"`` or ``"CPU"``: a string that also has ``.name``, as cstorch's enum does."""
+    """The backend's kind, ``"CSX"`` or ``"CPU"`` (``cerebras.pytorch.backend.BackendType``): a string that also
+    has what cstorch's enum has, ``.name``, ``.is_csx``/``.is_cpu``/``.is_gpu``, ``BackendType.CSX`` and
+    ``BackendType.from_str("csx")``."""
+
+    CPU: BackendType
+    CSX: BackendType
+    GPU: BackendType
 
     @property
     def name(self) -> str:
         return str(self)
+
+    @property
+    def is_cpu(self) -> bool:
+        return self == "CPU"
+
+    @property
+    def is_csx(self) -> bool:
+        return self == "CSX"
+
+    @property
+    def is_gpu(self) -> bool:
+        return self == "GPU"
+
+    @classmethod
+    def from_str(cls, value: str) -> BackendType:
+        kind = str(value).upper()
+        if kind not in ("CPU", "CSX", "GPU"):
+            raise CerebrasError(f"unknown backend type {value!r}", fix="use 'CSX', 'CPU' (or 'GPU' on a GPU machine)")
+        return cls(kind)
+
+
+BackendType.CPU, BackendType.CSX, BackendType.GPU = BackendType("CPU"), BackendType("CSX"), BackendType("GPU")
 
 
 class _Device(contextlib.nullcontext):  # type: ignore[type-arg]
@@ -65,6 +93,25 @@ class _Device(contextlib.nullcontext):  # type: ignore[type-arg]
 
     def __str__(self) -> str:
         return self.kind
+
+
+class _Cluster:
+    """``backend.cluster``: the Wafer-Scale Cluster's job (its workflow, storage, resources). The simulated system
+    is one wafer and no cluster: a workflow starts at once and holds nothing."""
+
+    workflow_id = None
+    client = None
+    config = None
+    active_resources = None
+
+    def start_workflow(self, *args: Any, **kwargs: Any) -> bool:
+        return True
+
+    def stop_workflow(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to stop."""
+
+    def check_storage_connectivity(self, *args: Any, **kwargs: Any) -> None:
+        """The model dir is on this machine."""
 
 
 class Backend(ClockResults):
@@ -82,6 +129,24 @@ class Backend(ClockResults):
         self._saved: set[int] = set()
         self.cpu_steps = 0  # a CPU backend's traced steps and their measured seconds
         self.cpu_seconds = 0.0
+
+    # what the 2.x Model Zoo's Trainer reads of a backend (cstorch keeps it on the backend's implementation, _impl)
+    is_e2e_execution = True  # a run that trains (compile_only / validate_only are refused in backend())
+    appliance = None  # no appliance: no compile response to read FLOPs from (the report has the modelled ones)
+
+    @property
+    def is_tracing(self) -> bool:
+        """False: the step's tensors hold their values as it runs (an eager step on this CPU), so what cstorch
+        defers to a step closure can run at once."""
+        return False
+
+    @property
+    def _impl(self) -> Backend:
+        return self
+
+    @property
+    def cluster(self) -> _Cluster:
+        return _Cluster()
 
     def use_precision(self, precision: str) -> None:
         """Run in ``precision`` (``cstorch.amp.set_half_dtype``): before the first step only, as the compiled
@@ -223,7 +288,7 @@ HARDWARE_ONLY_BACKEND_OPTIONS = {
 }
 
 
-def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
+def backend(backend_type: str | None = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
             validate_only: bool = False, system: str = "wse2", precision: str | None = None, mode: str = "auto",
             mixed_precision: bool = False, **kwargs: Any) -> Backend:
     """Create the backend a run uses (``cstorch.backend(backend_type, *args, **kwargs)``, docs.cerebras.net
@@ -243,6 +308,9 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
     or check without training) change what runs and are refused when true. ``mixed_precision=True`` on the CPU
     backend runs the model under ``torch.autocast`` in bfloat16 on this CPU, as cstorch's CPU backend does.
     """
+    if backend_type is None:  # cstorch.backend(None): the current backend (the 2.x Trainer reuses it)
+        return current_backend()
+    backend_type = str(getattr(backend_type, "value", backend_type)).upper()
     if backend_type not in BACKEND_TYPES:
         raise CerebrasError(f"backend type {backend_type!r} is not simulated here" + (
             " (cstorch's GPU backend runs on a CUDA device; accelkit runs on this CPU)" if backend_type == "GPU"
@@ -276,8 +344,11 @@ def backend(backend_type: str = "CSX", *args: Any, artifact_dir: str | None = No
 _new_backend = backend  # compile() takes a parameter called backend
 
 
-def current_backend() -> Backend:
-    """The backend traced steps run on (``cstorch.current_backend``)."""
+def current_backend(raise_exception: bool = True, raise_warning: bool = True) -> Backend:
+    """The backend traced steps run on (``cstorch.current_backend``); None before one is made when
+    ``raise_exception=False``."""
+    if not _current and not raise_exception:
+        return None  # type: ignore[return-value]
     if not _current:
         raise CerebrasError("no backend yet", fix="backend = accelkit.facades.cerebras.backend('CSX')")
     return _current[0]
@@ -326,6 +397,9 @@ def compile(model: nn.Module, backend: Backend | str | None = None) -> CompiledM
         b = _current[0] if _current else _new_backend()
     else:
         b = backend
+    # cstorch sets model.device to the backend's torch device (the 2.x Model Zoo's callbacks put tensors there);
+    # the numerics run on this CPU for either backend
+    vars(model)["device"] = torch.device("cpu")
     if b.is_cpu:
         return CompiledModel(model, b)  # the model runs as it is, on this CPU
     if b.clock is not None:
@@ -360,9 +434,26 @@ def trace(fn: F) -> F:
             b.tracing = False
         clock.end_step()
         b._save_artifact()
+        _arrived_on_host(out)
         return out
 
     return step  # type: ignore[return-value]
+
+
+# hooks told of each tensor a CSX step hands back to the host (cerebras.pytorch.backend.ltc_backend's
+# register_after_tensor_to_cpu: the 2.x Trainer's DurationProfiler timestamps the batches by them)
+_after_to_cpu_hooks: list[Callable[[torch.Tensor, str], Any]] = []
+facade_log.reset_with_each_run(_after_to_cpu_hooks.clear)
+
+
+def _arrived_on_host(out: Any) -> None:
+    if not _after_to_cpu_hooks:
+        return
+    from accelkit.graph.values import tensor_leaves
+
+    for i, t in enumerate(tensor_leaves(out)):
+        for hook in list(_after_to_cpu_hooks):
+            hook(t, f"output_{i}")
 
 
 def step_closure(fn: F) -> F:
@@ -372,6 +463,8 @@ def step_closure(fn: F) -> F:
 
 
 _executors: list[DataExecutor] = []  # the executor being iterated (checkpoint_closure asks it)
+_executor_count = [0]  # executors iterated in this run (each gets its own artifact folder)
+facade_log.reset_with_each_run(lambda: _executor_count.__setitem__(0, 0))
 
 
 def checkpoint_closure(fn: F) -> F:
@@ -409,6 +502,9 @@ def load(checkpoint_file: str | Path, map_location: Any = None, **kwargs: Any) -
                             fix="give a file written by cstorch.save") from None
 
 
+_loader_count = [0]
+
+
 class DataLoader:
     """``cstorch.utils.data.DataLoader(input_fn, *args)``: a loader built by calling ``input_fn(*args)``."""
 
@@ -417,12 +513,17 @@ class DataLoader:
         self.args = args
         self.kwargs = kwargs
         self._loader: Iterable[Any] | None = None
+        _loader_count[0] += 1
+        self.id = _loader_count[0]  # cstorch numbers its loaders (the 2.x Trainer names validation runs by it)
+        self.micro_batch_size = None  # the system's gradient-accumulation split: the whole batch here
 
     @property
     def loader(self) -> Iterable[Any]:
         if self._loader is None:
             self._loader = self.input_fn(*self.args, **self.kwargs)
         return self._loader
+
+    dataloader = loader  # cstorch's name for the loader input_fn built
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.loader)
@@ -459,15 +560,20 @@ class DataExecutor:
     functions run. ``activation_steps``, ``cs_config``, ``writer`` and ``micro_batch_size`` are accepted
     and recorded (they tune what the appliance sends back to the host and how it splits batches)."""
 
-    def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None, checkpoint_steps: int | None = None,
+    def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None, checkpoint_steps: Any = None,
                  activation_steps: int | None = None, cs_config: Any = None, writer: Any = None,
-                 micro_batch_size: Any = None) -> None:
-        if checkpoint_steps is not None and (not isinstance(checkpoint_steps, int) or checkpoint_steps < 0):
-            raise CerebrasError(f"checkpoint_steps must be a whole number ≥ 0, got {checkpoint_steps!r}",
+                 micro_batch_size: Any = None, profiler_activities: Any = None) -> None:
+        schedule = hasattr(checkpoint_steps, "match") and hasattr(checkpoint_steps, "intervals")
+        if checkpoint_steps is not None and not schedule and (
+                not isinstance(checkpoint_steps, int) or checkpoint_steps < 0):
+            raise CerebrasError(f"checkpoint_steps must be a whole number ≥ 0 or a Schedule, got {checkpoint_steps!r}",
                                 fix="e.g. checkpoint_steps=100")
+        # a whole number: every that many steps and the last; a cstorch Schedule (the 2.x Trainer's): its
+        # 0-indexed steps
         self.checkpoint_steps = checkpoint_steps or None
+        self._artifact_dir: Path | None = None
         for name, value in (("activation_steps", activation_steps), ("cs_config", cs_config),
-                            ("micro_batch_size", micro_batch_size)):
+                            ("micro_batch_size", micro_batch_size), ("profiler_activities", profiler_activities)):
             if value is not None:
                 facade_log.accept("Cerebras", f"DataExecutor({name}={value!r})",
                                   "tunes the appliance (how often values come back to the host, the cluster, how "
@@ -494,9 +600,38 @@ class DataExecutor:
     def on_checkpoint_step(self) -> bool:
         """This step is one whose weights a :func:`checkpoint_closure` saves."""
         every = self.checkpoint_steps
+        if every is not None and not isinstance(every, int):
+            return bool(every.match(self.user_iteration - 1))
         return every is not None and (self.user_iteration % every == 0 or self.on_final_iteration)
 
+    @property
+    def iteration(self) -> int:
+        """The current step, counted from 0 (``user_iteration`` counts from 1)."""
+        return self.user_iteration - 1
+
+    @property
+    def artifact_dir(self) -> Path:
+        """This executor's folder under the backend's ``artifact_dir`` (``executors/000001``, with ``latest``
+        linking to it), made when it is first iterated, as cstorch's."""
+        if self._artifact_dir is None:
+            raise CerebrasError("DataExecutor must be iterated before having an artifact directory",
+                                fix="read executor.artifact_dir inside the loop over the executor")
+        return self._artifact_dir
+
+    def _setup_artifact_dir(self) -> None:
+        b = _current[0] if _current else None
+        root = Path(getattr(b, "artifact_dir", None) or "cerebras_logs") / "executors"
+        _executor_count[0] += 1
+        self._artifact_dir = root / f"{_executor_count[0]:06d}"
+        self._artifact_dir.mkdir(parents=True, exist_ok=True)
+        latest = root / "latest"
+        if latest.is_symlink():
+            latest.unlink()
+        if not latest.exists():
+            latest.symlink_to(self._artifact_dir.name)
+
     def __iter__(self) -> Iterator[Any]:
+        self._setup_artifact_dir()
         _executors.append(self)
         try:
             yield from self._batches()
@@ -547,13 +682,19 @@ class _RateTracker:
         if b is not None and b.is_cpu:  # measured: the CPU backend's steps on this CPU
             return self.executor.samples / b.cpu_seconds if b.cpu_seconds > 0 else 0.0
         seconds = _run_seconds()
-        if seconds > 0 and not _said_rate:
-            _said_rate.append(True)
-            print("accelkit: the executor's Rate / GlobalRate are MODELLED samples/s (the wafer's modelled clock), "
-                  "not measured")
+        if seconds > 0:
+            note_modelled_rate()
         return self.executor.samples / seconds if seconds > 0 else 0.0
 
     rate = global_rate
+
+
+def note_modelled_rate() -> None:
+    """Say once per run that the rates a script prints on the system are the modelled clock's."""
+    if not _said_rate:
+        _said_rate.append(True)
+        print("accelkit: the executor's Rate / GlobalRate are MODELLED samples/s (the wafer's modelled clock), "
+              "not measured")
 
 
 def _run_seconds() -> float:

@@ -29,6 +29,9 @@ class ClusterConfig:
     job_time_sec: int | None = None
     disable_version_check: bool = False
 
+    def __hash__(self) -> int:  # the 2.x Model Zoo caches its backend by its arguments (functools.lru_cache)
+        return hash(repr(self))
+
 
 def is_streamer() -> bool:
     """False: the single process of the simulated run reads all the data (no appliance streamers)."""
@@ -43,7 +46,7 @@ def num_streamers() -> int:
     return 1
 
 
-def get_streaming_batch_size(effective_batch_size: int) -> int:
+def get_streaming_batch_size(effective_batch_size: int, global_rank: int | None = None) -> int:
     """The batch one streamer reads: the whole effective batch, read by the run's single process (on a cluster of
     several systems, each streamer reads its share)."""
     return int(effective_batch_size)
@@ -65,5 +68,32 @@ def is_master_ordinal() -> bool:
     return True
 
 
-__all__ = ["ClusterConfig", "get_ordinal", "get_streaming_batch_size", "get_streaming_rank", "is_master_ordinal", "is_streamer", "num_streamers",
-           "num_tasks"]
+def get_rank() -> int:
+    """This process's rank: 0, the only one."""
+    return 0
+
+
+def get_world_size() -> int:
+    """One process."""
+    return 1
+
+
+def get_worker_state() -> None:
+    """``cstorch.distributed.get_worker_state()``: the CSX workers' data-loader state at a checkpoint step. The
+    simulated run has no workers apart from this process, so there is none (the Model Zoo's restartable loaders then
+    keep their own)."""
+    return None
+
+
+# the workers' cache of input data (the Model Zoo's loaders check its limit before copying a dataset there): no
+# worker cache in a simulated run
+WORKER_CACHE_ROOT = ""
+
+
+def hit_worker_cache_limit(*args: object, **kwargs: object) -> bool:
+    return False
+
+
+__all__ = ["WORKER_CACHE_ROOT", "ClusterConfig", "get_ordinal", "get_rank", "get_streaming_batch_size",
+           "get_streaming_rank", "get_world_size", "get_worker_state", "hit_worker_cache_limit", "is_master_ordinal",
+           "is_streamer", "num_streamers", "num_tasks"]

@@ -7,34 +7,90 @@ arguments (``initial_learning_rate``, ``end_learning_rate``, ``total_iters``) an
 form from the step count, as Cerebras' do.
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: the 2.x Model Zoo builds its config classes from these signatures'
+# annotations (cerebras/modelzoo/config/utils.py, create_config_class), which must be real types, not strings
+import abc
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import torch
-from torch.optim import SGD, Adam
+from torch.optim.optimizer import ParamsT
 
 from accelkit.facades.cerebras.clock import CerebrasError
 
 
-class AdamW(torch.optim.AdamW):
+class Optimizer(torch.optim.Optimizer, abc.ABC):  # noqa: B024 - cstorch's base declares no abstract method here
+    """``cstorch.optim.Optimizer``: the base of Cerebras' optimizers (the Model Zoo's config lists its subclasses)."""
+
+
+class SGD(torch.optim.SGD, Optimizer):
+    """``cstorch.optim.SGD(params, lr, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False)``."""
+
+    def __init__(self, params: ParamsT, lr: float, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, maximize: bool = False) -> None:
+        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                         nesterov=nesterov, maximize=maximize)
+
+
+class Adam(torch.optim.Adam, Optimizer):
+    """``cstorch.optim.Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0, amsgrad=False)``."""
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-6, weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
+
+
+class AdamW(torch.optim.AdamW, Optimizer):
     """``cstorch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0, correct_bias=True)``."""
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-6, weight_decay: float = 0.0, correct_bias: bool = True, **kwargs: Any) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-6, weight_decay: float = 0.0, correct_bias: bool = True,
+                 amsgrad: bool = False) -> None:
         if not correct_bias:
             raise CerebrasError("cstorch.optim.AdamW(correct_bias=False) skips Adam's bias correction, which "
                                 "PyTorch's AdamW always applies", fix="use correct_bias=True (the default)")
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, **kwargs)
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
 
 
-class _Schedule(torch.optim.lr_scheduler.LRScheduler):
+class Scheduler(abc.ABC):  # noqa: B024
+    """``cstorch.optim.scheduler.Scheduler``: what every Cerebras schedule is. Each sets one setting of the
+    optimizer's parameter groups (``param_group_key``: ``"lr"``, ``"weight_decay"``) from the step count, for the
+    groups whose tags meet ``param_group_tags`` (all when None)."""
+
+    param_group_key = "lr"
+
+    @property
+    def param_group_tags(self) -> set[str] | None:
+        tags = getattr(self, "_param_group_tags", None)
+        return None if tags is None else set(tags)
+
+
+class SequentialScheduler(Scheduler):  # noqa: B024
+    """One schedule after another (the Model Zoo computes its ``milestones`` from the ``total_iters``)."""
+
+
+class ChainedScheduler(Scheduler):  # noqa: B024
+    """Several schedules applied together."""
+
+
+class PiecewiseConstantScheduler(SequentialScheduler):  # noqa: B024
+    """Constant values switching at milestones."""
+
+
+class LRScheduler(Scheduler):  # noqa: B024
+    """``cstorch.optim.lr_scheduler.LRScheduler``: a schedule of the learning rate."""
+
+
+class _Schedule(torch.optim.lr_scheduler.LRScheduler, LRScheduler):
     """A schedule whose rate is a function of the step (``last_epoch``) alone."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, total_iters: int | None = None) -> None:
+    def __init__(self, optimizer: torch.optim.Optimizer, total_iters: int | None = None,
+                 param_group_tags: str | list[str] | None = None) -> None:
         self.total_iters = total_iters
+        if param_group_tags is not None:
+            raise CerebrasError("a scheduler's param_group_tags (a schedule for some parameter groups only) is not "
+                                "simulated", fix="leave param_group_tags out: the schedule then sets every group")
         super().__init__(optimizer)
 
     def rate(self, step: int) -> float:
@@ -48,9 +104,9 @@ class _Schedule(torch.optim.lr_scheduler.LRScheduler):
 
 class ConstantLR(_Schedule):
     def __init__(self, optimizer: torch.optim.Optimizer, learning_rate: float, total_iters: int | None = None,
-                 **_: Any) -> None:
+                 param_group_tags: str | list[str] | None = None, **_: Any) -> None:
         self.learning_rate = float(learning_rate)
-        super().__init__(optimizer, total_iters)
+        super().__init__(optimizer, total_iters, param_group_tags)
 
     def rate(self, step: int) -> float:
         return self.learning_rate
@@ -60,9 +116,10 @@ class LinearLR(_Schedule):
     """From ``initial_learning_rate`` to ``end_learning_rate`` in a straight line over ``total_iters`` steps."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, initial_learning_rate: float, end_learning_rate: float,
-                 total_iters: int, cycle: bool = False, **_: Any) -> None:
+                 total_iters: int, cycle: bool = False, param_group_tags: str | list[str] | None = None,
+                 **_: Any) -> None:
         self.start, self.end = float(initial_learning_rate), float(end_learning_rate)
-        super().__init__(optimizer, max(int(total_iters), 1))
+        super().__init__(optimizer, max(int(total_iters), 1), param_group_tags)
 
     def rate(self, step: int) -> float:
         t = min(step, self.total_iters or 1) / (self.total_iters or 1)
@@ -73,21 +130,73 @@ class CosineDecayLR(_Schedule):
     """From ``initial_learning_rate`` down to ``end_learning_rate`` along half a cosine over ``total_iters``."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, initial_learning_rate: float, end_learning_rate: float,
-                 total_iters: int, **_: Any) -> None:
+                 total_iters: int, param_group_tags: str | list[str] | None = None, **_: Any) -> None:
         self.start, self.end = float(initial_learning_rate), float(end_learning_rate)
-        super().__init__(optimizer, max(int(total_iters), 1))
+        super().__init__(optimizer, max(int(total_iters), 1), param_group_tags)
 
     def rate(self, step: int) -> float:
         t = min(step, self.total_iters or 1) / (self.total_iters or 1)
         return self.end + (self.start - self.end) * 0.5 * (1 + math.cos(math.pi * t))
 
 
-class SequentialLR(torch.optim.lr_scheduler.SequentialLR):
+class SequentialLR(torch.optim.lr_scheduler.SequentialLR, LRScheduler, SequentialScheduler):
     """One schedule after another, switching at each of ``milestones`` (PyTorch's SequentialLR)."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, schedulers: Sequence[Any], milestones: Sequence[int],
+    def __init__(self, optimizer: torch.optim.Optimizer, schedulers: list[LRScheduler], milestones: list[int],
                  last_epoch: int = -1) -> None:
-        super().__init__(optimizer, list(schedulers), list(milestones), last_epoch)
+        super().__init__(optimizer, list(schedulers), list(milestones), last_epoch)  # type: ignore[arg-type]
+
+
+class ScalePerParamLR(LRScheduler):
+    """``cstorch.optim.lr_scheduler.ScalePerParamLR(optimizer, scheduler)``: the wrapped schedule's rate, times each
+    parameter group's ``adjust_learning_rate`` where it has one (muP's per-layer scaling)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, scheduler: LRScheduler) -> None:
+        self.optimizer, self.scheduler = optimizer, scheduler
+        self._scale()
+
+    def _scale(self) -> None:
+        for group in self.optimizer.param_groups:
+            if "adjust_learning_rate" in group:
+                group["lr"] = group["lr"] * float(group["adjust_learning_rate"])
+
+    def step(self, *args: Any, **kwargs: Any) -> None:
+        self.scheduler.step(*args, **kwargs)  # type: ignore[attr-defined]
+        self._scale()
+
+    def get_last_lr(self) -> list[float]:
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"scheduler": self.scheduler.state_dict()}  # type: ignore[attr-defined]
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.scheduler.load_state_dict(state["scheduler"])  # type: ignore[attr-defined]
+
+
+class WeightDecayScheduler(Scheduler):  # noqa: B024
+    """``cstorch.optim.weight_decay_scheduler.WeightDecayScheduler``: a schedule of the weight decay."""
+
+    param_group_key = "weight_decay"
+
+
+class ConstantWD(WeightDecayScheduler):
+    """A constant weight decay from the first step on (the only weight-decay schedule simulated)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, val: float, total_iters: int | None = None) -> None:
+        self.optimizer, self.val, self.total_iters, self.last_epoch = optimizer, float(val), total_iters, 0
+        self.step()
+
+    def step(self) -> None:
+        for group in self.optimizer.param_groups:
+            group["weight_decay"] = self.val
+        self.last_epoch += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"val": self.val, "last_epoch": self.last_epoch}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.val, self.last_epoch = float(state["val"]), int(state["last_epoch"])
 
 
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
@@ -166,11 +275,19 @@ def configure_lr_scheduler(optimizer: torch.optim.Optimizer, learning_rate: Any,
     for sched in built[:-1]:
         at += int(sched.total_iters or 0)
         milestones.append(at)
-    return SequentialLR(optimizer, built, milestones)
+    return SequentialLR(optimizer, built, milestones)  # type: ignore[arg-type]
 
 
-lr_scheduler = type("lr_scheduler", (), {"ConstantLR": ConstantLR, "LinearLR": LinearLR,
-                                         "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR})
+lr_scheduler = type("lr_scheduler", (), {"LRScheduler": LRScheduler, "ConstantLR": ConstantLR, "LinearLR": LinearLR,
+                                         "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR,
+                                         "ScalePerParamLR": ScalePerParamLR})
+scheduler = type("scheduler", (), {"Scheduler": Scheduler, "SequentialScheduler": SequentialScheduler,
+                                   "ChainedScheduler": ChainedScheduler,
+                                   "PiecewiseConstantScheduler": PiecewiseConstantScheduler})
+weight_decay_scheduler = type("weight_decay_scheduler", (), {"WeightDecayScheduler": WeightDecayScheduler,
+                                                             "ConstantWD": ConstantWD})
 
-__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "configure_lr_scheduler", "configure_optimizer",
-           "configure_param_groups", "ConstantLR", "CosineDecayLR", "LinearLR", "SequentialLR", "lr_scheduler"]
+__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineDecayLR",
+           "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR", "WeightDecayScheduler",
+           "configure_lr_scheduler", "configure_optimizer", "configure_param_groups", "lr_scheduler", "scheduler",
+           "weight_decay_scheduler"]

@@ -9,7 +9,7 @@ calls as CSV lines in ``<log_dir>/scalars.csv``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,6 +17,7 @@ import torch
 
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.facades.cerebras.cstorch import DataExecutor, DataLoader
+from accelkit.facades.cerebras.zoo2 import Schedule, infer_batch_size, nest, tracker, visit_torch_tensors
 from accelkit.runtime import facade_log
 
 
@@ -47,24 +48,11 @@ def compute_num_steps(dataloader: Any, initial_step: int = 0, num_steps: int | N
     return steps * max(grad_accum_steps, 1)
 
 
-data = SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader, compute_num_steps=compute_num_steps)
+data = SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader, compute_num_steps=compute_num_steps,
+                       Schedule=Schedule, infer_batch_size=infer_batch_size,
+                       )
 
 
-def visit_torch_tensors(data: Any, scope: list[str] | None = None) -> Iterator[tuple[list[str], torch.Tensor]]:
-    """``cstorch.utils.nest.visit_torch_tensors``: each tensor in nested lists, tuples and dicts, with the keys and
-    indices that lead to it."""
-    scope = scope or []
-    if isinstance(data, torch.Tensor):
-        yield scope, data
-    elif isinstance(data, dict):
-        for k, v in data.items():
-            yield from visit_torch_tensors(v, [*scope, str(k)])
-    elif isinstance(data, (list, tuple)):
-        for i, v in enumerate(data):
-            yield from visit_torch_tensors(v, [*scope, str(i)])
-
-
-nest = SimpleNamespace(visit_torch_tensors=visit_torch_tensors)
 
 
 class CSConfig:
@@ -117,6 +105,20 @@ def _summary_writer() -> Any:
         def __init__(self, *args: Any, base_step: int = 0, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.base_step = base_step
+            # cstorch's folder for what TensorBoard's events cannot hold (tensors), beside the events file
+            events = getattr(getattr(self, "_get_file_writer", lambda: None)(), "event_writer", None)
+            name = os.path.basename(getattr(events, "_file_name", "")) or f"events.out.tfevents.{os.getpid()}"
+            self.cs_events_dir = Path(self.log_dir) / name.replace("events.out.tfevents.", "events.out.csevents.")
+            self.cs_events_dir.mkdir(parents=True, exist_ok=True)
+
+        def add_tensor(self, name: str, tensor: torch.Tensor, step: int) -> None:
+            """``writer.add_tensor(name, tensor, step)``: the tensor in ``<cs_events_dir>/tensors/<name>/<step>``
+            (safetensors here; cstorch writes PyTorch's format)."""
+            from safetensors.torch import save_file
+
+            folder = self.cs_events_dir / "tensors" / name
+            folder.mkdir(parents=True, exist_ok=True)
+            save_file({"tensor": tensor.detach().cpu().contiguous()}, str(folder / f"{step}.safetensors"))
 
     return SummaryWriter
 
@@ -144,5 +146,5 @@ def extract_loss(model_outputs: Any) -> torch.Tensor:
 # CS system (accelkit.facades.cerebras.zoo_r1)
 utils = SimpleNamespace(is_ltc_mlir_mode_enabled=lambda: False)
 
-__all__ = ["CSConfig", "DataExecutor", "DataLoader", "ScalarWriter", "SummaryWriter", "compute_num_steps", "data",
-           "extract_loss", "nest", "tensorboard", "utils", "visit_torch_tensors"]
+__all__ = ["CSConfig", "DataExecutor", "DataLoader", "Schedule", "ScalarWriter", "SummaryWriter", "compute_num_steps", "data",
+           "extract_loss", "infer_batch_size", "nest", "tensorboard", "tracker", "utils", "visit_torch_tensors"]
