@@ -159,9 +159,16 @@ def _listed_requirements(exc: BaseException, script: str) -> Iterator[tuple[str,
         file = Path(os.path.abspath(frame.filename))
         if str(file) == script or "site-packages" in file.parts or "dist-packages" in file.parts:
             continue
-        for folder in list(file.parents)[:3]:  # the package's folder, and the project's above it
+        # the package's folder and the project's above it (the Cerebras Model Zoo's is five levels above its
+        # trainer's callbacks, with its requirements.txt beside its setup.py)
+        for folder in list(file.parents)[:6]:
             setup = folder / "setup.py"
             if setup.is_file():
+                reqs = folder / "requirements.txt"
+                for line in (reqs.read_text(errors="replace").splitlines() if reqs.is_file() else []):
+                    spec = line.split("#")[0].strip()
+                    if spec and not spec.startswith("-"):
+                        yield f"{folder.name}/requirements.txt", spec
                 text = setup.read_text(errors="replace")
                 block = re.search(r"install_requires\s*=\s*\[(.*?)\]", text, re.DOTALL)
                 for spec in re.findall(r"[\"']([^\"']+)[\"']", block.group(1) if block else ""):
@@ -195,6 +202,29 @@ def _numpy_2(exc: AttributeError, script: str) -> str | None:
     return (f"accelkit vendor-run: error at {where}\n{package} predates NumPy 2: {exc}\n"
             f"  fix:   pip install 'numpy<2' (accelkit and its PyTorch run on NumPy 1.26 too), or a release of "
             f"{package.split()[0]} made for NumPy 2")
+
+
+def _zoo_pydantic(exc: BaseException, script: str) -> str | None:
+    """The Cerebras Model Zoo 2.x validates its config with pydantic and pins ``pydantic==2.8.2``: a later pydantic
+    reads a field given both a default and ``...`` as required, so the zoo's optimizer and scheduler configs fail
+    ("Field required" for ``params`` / ``optimizer``). Names the pin; None for any other error."""
+    if type(exc).__name__ != "ValidationError" or "Field required" not in str(exc):
+        return None
+    if "cerebras/modelzoo/" not in Path(script).as_posix():
+        return None
+    import importlib.metadata
+
+    try:
+        have = importlib.metadata.version("pydantic")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if have == "2.8.2":
+        return None
+    return (f"accelkit vendor-run: error at {_script_line(exc, script)}\nthe Model Zoo's config did not validate with "
+            f"pydantic {have} ({str(exc).splitlines()[0]}): the Model Zoo pins pydantic==2.8.2 (its requirements.txt), "
+            "whose configs give the optimizer's params and a scheduler's optimizer their defaults\n"
+            "  fix:   pip install 'pydantic==2.8.2' where the zoo runs (or pip install --target <folder> 'pydantic==2.8.2' "
+            "and put that folder on PYTHONPATH for the run)")
 
 
 def _pyg_extension(exc: ImportError, script: str) -> str | None:
@@ -375,6 +405,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 run.exit_code = 1
                 run.error = ((_numpy_2(exc, path) if isinstance(exc, AttributeError) else None)
                              or (_pyg_extension(exc, path) if isinstance(exc, ImportError) else None)
+                             or _zoo_pydantic(exc, path)
                              or _script_traceback(exc, path))
                 print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             run.served = list(dict.fromkeys(finder.served))

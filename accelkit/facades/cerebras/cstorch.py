@@ -288,7 +288,7 @@ HARDWARE_ONLY_BACKEND_OPTIONS = {
 }
 
 
-def backend(backend_type: str | None = "CSX", *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
+def backend(backend_type: str | None = None, *args: Any, artifact_dir: str | None = None, compile_only: bool = False,
             validate_only: bool = False, system: str = "wse2", precision: str | None = None, mode: str = "auto",
             mixed_precision: bool = False, **kwargs: Any) -> Backend:
     """Create the backend a run uses (``cstorch.backend(backend_type, *args, **kwargs)``, docs.cerebras.net
@@ -308,8 +308,10 @@ def backend(backend_type: str | None = "CSX", *args: Any, artifact_dir: str | No
     or check without training) change what runs and are refused when true. ``mixed_precision=True`` on the CPU
     backend runs the model under ``torch.autocast`` in bfloat16 on this CPU, as cstorch's CPU backend does.
     """
-    if backend_type is None:  # cstorch.backend(None): the current backend (the 2.x Trainer reuses it)
-        return current_backend()
+    if backend_type is None:  # cstorch.backend(): the current backend (the 2.x Trainer reuses it), else a CSX one
+        if _current:
+            return current_backend()
+        backend_type = "CSX"
     backend_type = str(getattr(backend_type, "value", backend_type)).upper()
     if backend_type not in BACKEND_TYPES:
         raise CerebrasError(f"backend type {backend_type!r} is not simulated here" + (

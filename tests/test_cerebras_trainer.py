@@ -1,0 +1,296 @@
+"""What the Cerebras Model Zoo 2.x Trainer (``cszoo fit``, ``python run.py CPU|CSX --params ...``) reads from
+``cerebras.pytorch`` and ``cerebras.appliance``, answered by accelkit's facade (accelkit.facades.cerebras.zoo2).
+
+The Model Zoo itself is not in this repository; ``TRAINER_SHAPED`` is a script written for these tests in the
+Trainer's order (a backend from its type, the compiled model, cstorch's optimizer and schedule, a DataExecutor
+checkpointing on a Schedule, a traced step, the rate tracker, hooks on tensors reaching the host, checkpoints
+through the storage classes). It runs through the launcher on the simulated CS-2 and on cstorch's CPU backend,
+where its losses equal plain PyTorch's."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import json
+import re
+import sys
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+import torch
+
+from accelkit.facades.cerebras import optim, zoo2
+from accelkit.facades.cerebras.clock import CerebrasError
+
+TRAINER_SHAPED = '''
+import json, sys
+import torch
+import cerebras.pytorch as cstorch
+from cerebras.pytorch.backend import BackendType, current_backend_impl, get_backend_args
+from cerebras.pytorch.backend.ltc_backend import register_after_tensor_to_cpu
+from cerebras.pytorch.utils.data import Schedule
+from cerebras.pytorch.utils.data.utils import infer_batch_size
+from cerebras.appliance.log import ClassLogger, named_class_logger
+from cerebras.appliance.storage import StorageWriter, StorageDeleter
+import cerebras.pytorch.distributed as dist
+
+kind = sys.argv[1]
+
+@named_class_logger("ShapedTrainer")
+class ShapedTrainer(ClassLogger):
+    pass
+
+backend_type = BackendType.from_str(kind.lower())
+args = {k: v for k, v in get_backend_args(backend_type).items() if k == "cluster_config"}
+if backend_type.is_csx:
+    args["cluster_config"] = dist.ClusterConfig(num_csx=1)
+backend = cstorch.backend(backend_type, **args)
+assert current_backend_impl() is backend and cstorch.backend() is backend
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+compiled = cstorch.compile(model, backend)
+assert model.device == torch.device("cpu")
+optimizer = cstorch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = cstorch.optim.lr_scheduler.ConstantLR(optimizer, learning_rate=0.05)
+g = torch.Generator().manual_seed(1)
+data = [(torch.randn(8, 12, generator=g), torch.randint(0, 3, (8,), generator=g)) for _ in range(6)]
+loader = cstorch.utils.data.DataLoader(lambda: data)
+arrived = []
+handle = register_after_tensor_to_cpu(lambda t, name: arrived.append(name))
+tracker = cstorch.utils.tracker.RateTracker()
+every_other = Schedule([Schedule.Range(start=1, end=6, step=2, include_last=True)])
+executor = cstorch.utils.data.DataExecutor(loader, num_steps=6, checkpoint_steps=every_other,
+                                           profiler_activities=[])
+
+@cstorch.trace
+def step(x, y):
+    loss = torch.nn.functional.cross_entropy(compiled(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    scheduler.step()
+    return loss
+
+@cstorch.checkpoint_closure
+def save(path):
+    cstorch.save({"model": model.state_dict()}, path)
+    assert StorageWriter.path_exists(path)
+
+losses, saved = [], []
+for batch in executor:
+    losses.append(step(*batch).item())
+    tracker.add(infer_batch_size(batch))
+    if executor.on_checkpoint_step:
+        path = f"ckpt_{executor.user_iteration}.mdl"
+        save(path)
+        saved.append(executor.iteration)
+handle.remove()
+StorageDeleter.get(f"ckpt_{executor.user_iteration}.mdl").delete()
+json.dump({"losses": losses, "saved": saved, "arrived": len(arrived), "samples": tracker.total_count,
+           "global_rate": tracker.global_rate(), "artifacts": str(executor.artifact_dir),
+           "left": sorted(str(p) for p in __import__("pathlib").Path(".").glob("ckpt_*"))},
+          open("result.json", "w"))
+'''
+
+
+def _plain_losses() -> list[float]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(1)
+    data = [(torch.randn(8, 12, generator=g), torch.randint(0, 3, (8,), generator=g)) for _ in range(6)]
+    losses = []
+    for i, (x, y) in enumerate(data):
+        for group in opt.param_groups:
+            group["lr"] = 0.05  # ConstantLR sets the rate from the first step on
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+        del i
+    return losses
+
+
+@pytest.mark.parametrize("kind", ["CPU", "CSX"])
+def test_trainer_shaped_script_trains_checkpoints_on_its_schedule_and_equals_pytorch(kind, tmp_path, monkeypatch,
+                                                                                      capsys):
+    from accelkit.vendor import run_script
+
+    (tmp_path / "trainer_shaped.py").write_text(TRAINER_SHAPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "trainer_shaped.py", [kind])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["losses"] == _plain_losses()  # fp32 on both backends: exactly PyTorch's numbers
+    assert result["saved"] == [1, 3, 5]  # the Schedule's 0-indexed steps; the last one included
+    assert result["left"] == ["ckpt_2.mdl", "ckpt_4.mdl"]  # the deleter removed the last
+    assert result["samples"] == 48
+    assert Path(result["artifacts"]).name == "000001"
+    if kind == "CSX":
+        assert result["arrived"] == 6  # one loss tensor handed back per step
+        assert "MODELLED samples/s" in out
+        modelled = re.search(r"MODELLED on wse2 running cstorch: ([\d.]+) s", out)
+        assert modelled and result["global_rate"] == pytest.approx(48 / float(modelled.group(1)), rel=0.02)
+    else:
+        assert result["arrived"] == 0  # the CPU backend's tensors never leave the host
+        assert "MODELLED samples/s" not in out
+
+
+def test_schedule_steps_match_cstorch_semantics():
+    s = zoo2.Schedule([zoo2.Schedule.Range(start=4, end=18, step=5, include_last=True)])
+    assert list(s) == [4, 9, 14, 17] and len(s) == 4 and s.final_step == 17
+    assert [i for i in range(20) if s.match(i)] == [4, 9, 14, 17]
+    assert s.next_immediate_step(10) == 14 and s.next_immediate_step(0) == 4 and s.next_immediate_step(16) == 17
+    with pytest.raises(ValueError, match="exceeds the last interval step"):
+        s.next_immediate_step(18)
+    with pytest.raises(ValueError, match="non-overlapping"):
+        zoo2.Schedule([zoo2.Schedule.Range(0, 10, 2, False), zoo2.Schedule.Range(5, 12, 1, False)])
+    with pytest.raises(ValueError, match="step"):
+        zoo2.Schedule.Range(0, 10, 0, False)
+
+
+def test_nested_batches_scopes_and_batch_size(monkeypatch):
+    Pair = namedtuple("Pair", "a b")
+    tree = {"x": [torch.zeros(3, 2), (torch.ones(3), 5)], "y": Pair(torch.zeros(3, 1), "label")}
+    leaves, spec = torch.utils._pytree.tree_flatten(tree)
+    scopes = [".".join(s) for s in zoo2.recurse_spec(spec)]
+    assert len(scopes) == len(leaves) and scopes[0] == "x.0" and scopes[-1] == "y.1"
+    assert [".".join(s) for s, _ in zoo2.visit_torch_tensors(tree)] == ["x.0", "x.1.0", "y.0"]
+    assert zoo2.infer_batch_size(tree) == 3
+    monkeypatch.setattr(zoo2, "use_cs", lambda: False)  # off the system: a warning, no batch size
+    with pytest.warns(UserWarning, match="non-uniform"):
+        assert zoo2.infer_batch_size({"a": torch.zeros(2), "b": torch.zeros(3)}) is None
+    monkeypatch.setattr(zoo2, "use_cs", lambda: True)  # on it: an error
+    with pytest.raises(RuntimeError, match="uniform batch sizes"):
+        zoo2.infer_batch_size({"a": torch.zeros(2), "b": torch.zeros(3)})
+    with pytest.raises(RuntimeError, match="could not detect any torch tensors"):
+        zoo2.infer_batch_size({"a": 1})
+
+
+def test_optimizers_and_schedules_have_cstorchs_classes_and_real_annotations():
+    assert issubclass(optim.SGD, optim.Optimizer) and issubclass(optim.SGD, torch.optim.SGD)
+    assert [c.__name__ for c in zoo2.retrieve_all_subclasses(optim.Optimizer)] == ["SGD", "Adam", "AdamW"]
+    sig = inspect.signature(optim.LinearLR.__init__)
+    assert sig.parameters["optimizer"].annotation is torch.optim.Optimizer  # a type, as the Zoo's configs need
+    assert sig.parameters["initial_learning_rate"].annotation is float
+    assert issubclass(optim.SequentialLR, optim.SequentialScheduler) and optim.WeightDecayScheduler.param_group_key \
+        == "weight_decay"
+    p = torch.nn.Parameter(torch.zeros(2))
+    opt = optim.SGD([{"params": [p], "adjust_learning_rate": 0.5}], lr=1.0)
+    sched = optim.ScalePerParamLR(opt, optim.LinearLR(opt, initial_learning_rate=1.0, end_learning_rate=0.0,
+                                                      total_iters=4))
+    assert sched.get_last_lr() == [0.5]
+    sched.step()
+    assert sched.get_last_lr() == [pytest.approx(0.375)]  # 0.75 x 0.5, not compounded
+    wd = optim.ConstantWD(opt, val=0.01)
+    assert opt.param_groups[0]["weight_decay"] == 0.01 and wd.state_dict()["last_epoch"] == 1
+    with pytest.raises(CerebrasError, match="param_group_tags"):
+        optim.ConstantLR(opt, learning_rate=0.1, param_group_tags="decoder")
+
+
+def test_cluster_storage_and_sparsity_say_what_runs_here(tmp_path):
+    ckpt = tmp_path / "c.mdl"
+    ckpt.write_bytes(b"x")
+    assert zoo2.StorageWriter.is_valid_path(ckpt) and not zoo2.S3Writer.is_valid_path(ckpt)
+    assert zoo2.S3Writer.is_valid_path("s3://bucket/c.mdl")
+    with pytest.raises(CerebrasError, match="Wafer-Scale Cluster"):
+        zoo2.S3Writer("s3://bucket/c.mdl")
+    with pytest.raises(CerebrasError, match="S3 storage"):
+        zoo2.StorageDeleter.get("s3://bucket/c.mdl")
+    zoo2.StorageDeleter.get(ckpt).delete()
+    assert not ckpt.exists()
+    link = tmp_path / "latest.log"
+    zoo2.create_symlink(link, "a.log")
+    zoo2.create_symlink(link, "b.log")
+    assert link.readlink() == Path("b.log")
+    client = zoo2.TelemetryClient(None, 10, 1.0)
+    with client:
+        client.push({"loss": 1.0}, labels={"step": "1"})
+    assert client.pushed == [({"loss": 1.0}, {"step": "1"})]
+    with pytest.raises(CerebrasError, match="sparsity"):
+        zoo2.Static(sparsity=0.5)
+    assert zoo2.get_level_name("verbose") == 15 and zoo2.get_level_name("INFO") == 20
+    with pytest.raises(ValueError, match="invalid log level"):
+        zoo2.get_level_name("loud")
+
+
+def test_eval_harness_names_exist_only_beside_the_simulated_cerebras_pytorch():
+    from accelkit.vendor import aliases
+
+    if importlib.util.find_spec("lm_eval") is not None:
+        pytest.skip("the real lm_eval is installed here")
+    with aliases.installed():
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("lm_eval")
+        importlib.import_module("cerebras.pytorch")
+        lm = importlib.import_module("lm_eval.api.model").LM
+        with pytest.raises(CerebrasError, match="pip install lm-eval"):
+            lm()
+        cstorch = sys.modules["cerebras.pytorch"]
+        importlib.import_module("cerebras.pytorch.backend")
+        assert callable(cstorch.backend)  # the sub-module of helpers does not hide the function
+    assert "lm_eval" not in sys.modules and "cerebras.pytorch" not in sys.modules
+
+
+def test_treespecs_replace_as_pytorch_24_did_only_during_a_run():
+    from torch.utils._pytree import TreeSpec, tree_flatten, tree_unflatten
+
+    from accelkit.vendor import torch_compat
+
+    values, spec = tree_flatten((1, (2, 3)))
+    if "_context" not in {f.name for f in dataclasses.fields(TreeSpec)}:
+        pytest.skip("this PyTorch keeps torch 2.4's TreeSpec fields")
+    with pytest.raises(TypeError):
+        dataclasses.replace(spec, type=list)
+    with torch_compat.installed():
+        as_list = dataclasses.replace(spec, type=list)
+        assert tree_unflatten(values, as_list) == [1, (2, 3)]
+    with pytest.raises(TypeError):
+        dataclasses.replace(spec, type=list)
+
+
+def _zoo_tree(tmp_path: Path, trainer_module: str) -> Path:
+    """A folder in the Model Zoo's layout (setup.py and requirements.txt at its root, the code five levels below)
+    with one trainer module; the run.py that imports it, in a model's folder."""
+    root = tmp_path / "modelzoo"
+    pkg = root / "src" / "cerebras" / "modelzoo"
+    (pkg / "trainer" / "callbacks").mkdir(parents=True)
+    (pkg / "models" / "mnist").mkdir(parents=True)
+    (root / "setup.py").write_text("from setuptools import setup\nsetup(name='cerebras_modelzoo')\n")
+    (root / "requirements.txt").write_text("tabulate==0.9.0\nnot-a-package-here==1.2.3\n")
+    (pkg / "trainer" / "callbacks" / "stats.py").write_text(trainer_module)
+    run = pkg / "models" / "mnist" / "run.py"
+    run.write_text("import sys, os\nsys.path.append(os.path.join(os.path.dirname(__file__), '../../trainer'))\n"
+                   "import callbacks.stats\n")
+    return run
+
+
+def test_a_package_the_zoo_needs_is_named_from_its_requirements_file_five_levels_up(tmp_path, monkeypatch, capsys):
+    from accelkit.vendor import run_script
+
+    run = _zoo_tree(tmp_path, "import not_a_package_here\n")
+    monkeypatch.chdir(run.parent)
+    result = run_script(run, [])
+    err = capsys.readouterr().err
+    assert result.exit_code == 1
+    assert "modelzoo/requirements.txt lists it (not-a-package-here==1.2.3)" in err
+    assert "pip install 'not-a-package-here==1.2.3'" in err
+
+
+def test_the_zoos_config_failing_on_a_later_pydantic_names_the_pin(tmp_path, monkeypatch, capsys):
+    import importlib.metadata
+
+    from accelkit.vendor import run_script
+
+    if importlib.metadata.version("pydantic") == "2.8.2":
+        pytest.skip("pydantic 2.8.2 is installed here")
+    run = _zoo_tree(tmp_path, "import pydantic\nclass C(pydantic.BaseModel):\n    params: list\nC.model_validate({})\n")
+    monkeypatch.chdir(run.parent)
+    result = run_script(run, [])
+    err = capsys.readouterr().err
+    assert result.exit_code == 1
+    assert "pins pydantic==2.8.2" in err and "pip install 'pydantic==2.8.2'" in err
