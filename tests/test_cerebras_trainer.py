@@ -269,10 +269,16 @@ def _zoo_tree(tmp_path: Path, trainer_module: str) -> Path:
     return run
 
 
-def test_a_package_the_zoo_needs_is_named_from_its_requirements_file_five_levels_up(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("module", [
+    "import not_a_package_here\n",
+    # the Model Zoo's registry wraps a failed import of a model's data processor in its own ImportError
+    "try:\n    import not_a_package_here\nexcept ImportError as e:\n"
+    "    raise ImportError('Failed to import DataProcessor') from e\n"])
+def test_a_package_the_zoo_needs_is_named_from_its_requirements_file_five_levels_up(module, tmp_path, monkeypatch,
+                                                                                   capsys):
     from accelkit.vendor import run_script
 
-    run = _zoo_tree(tmp_path, "import not_a_package_here\n")
+    run = _zoo_tree(tmp_path, module)
     monkeypatch.chdir(run.parent)
     result = run_script(run, [])
     err = capsys.readouterr().err
@@ -294,3 +300,24 @@ def test_the_zoos_config_failing_on_a_later_pydantic_names_the_pin(tmp_path, mon
     err = capsys.readouterr().err
     assert result.exit_code == 1
     assert "pins pydantic==2.8.2" in err and "pip install 'pydantic==2.8.2'" in err
+
+
+def test_frozen_batch_norm_stand_in_equals_batch_norm_in_eval_and_cluster_spec_is_one_task():
+    from accelkit.facades.cerebras import distributed
+    from accelkit.vendor.vision_ops import FrozenBatchNorm2d
+
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm2d(4).eval()
+    bn.running_mean.normal_()
+    bn.running_var.uniform_(0.5, 2.0)
+    bn.weight.data.normal_()
+    bn.bias.data.normal_()
+    frozen = FrozenBatchNorm2d(4)
+    frozen.load_state_dict({k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"})
+    x = torch.randn(2, 4, 5, 5)
+    torch.testing.assert_close(frozen(x), bn(x))
+    assert not list(frozen.parameters())  # frozen: buffers only
+    task = distributed.TaskSpec(rank=0, local_rank=0, wse_id=0, node_name="this host")
+    assert distributed.ClusterSpec([task], 0, 1, 1).task() is task
+    with pytest.raises(ValueError, match="invalid cluster"):
+        distributed.ClusterSpec([task], 1, 1, 1)

@@ -89,6 +89,7 @@ ALIASES: dict[str, str | None] = {
         "nn", "nn.functional", "sparse", "sparse.configure", "utils.call_once", "utils.data.utils",
         "utils.data.data_executor", "utils.data.sampler", "utils.kernel", "utils.num_kv_groups", "utils.utils")},
     "cerebras.pytorch.utils.nest": "accelkit.facades.cerebras.zoo2",
+    "cerebras.pytorch.distributed.cluster_resolver": "accelkit.facades.cerebras.distributed",
     "cerebras.pytorch.metrics.metric": "accelkit.facades.cerebras.metrics",
     "cerebras.pytorch.optim.optimizer": "accelkit.facades.cerebras.optim",
     **{f"cerebras.appliance{m}": "accelkit.facades.cerebras.zoo2" for m in (

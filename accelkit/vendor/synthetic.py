@@ -282,7 +282,8 @@ def _torchvision() -> Iterator[None]:
     autoaugment = _module("torchvision.transforms.autoaugment")  # imported by the Model Zoo; no policy stands in
     ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet)
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
-    ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms)
+    ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms,
+                  FrozenBatchNorm2d=vision_ops.FrozenBatchNorm2d)
     image = _module("torchvision.io.image", read_image=vision_ops.read_image, ImageReadMode=vision_ops.ImageReadMode)
     io = _module("torchvision.io", image=image, read_image=vision_ops.read_image,
                  ImageReadMode=vision_ops.ImageReadMode)

@@ -71,6 +71,30 @@ def nms(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torc
     return torch.tensor(keep, dtype=torch.int64)
 
 
+class FrozenBatchNorm2d(torch.nn.Module):
+    """``torchvision.ops.FrozenBatchNorm2d(num_features, eps=1e-5)``: batch norm whose statistics and affine
+    parameters are buffers, fixed (torchvision/ops/misc.py: ``x * w / sqrt(var + eps) + (b - mean * scale)``)."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor
+    running_mean: torch.Tensor
+    running_var: torch.Tensor
+
+    def __init__(self, num_features: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.register_buffer("weight", torch.ones(num_features))
+        self.register_buffer("bias", torch.zeros(num_features))
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w, b = self.weight.view(1, -1, 1, 1), self.bias.view(1, -1, 1, 1)
+        rv, rm = self.running_var.view(1, -1, 1, 1), self.running_mean.view(1, -1, 1, 1)
+        scale = w * (rv + self.eps).rsqrt()
+        return x * scale + (b - rm * scale)
+
+
 class ImageReadMode(enum.Enum):
     """``torchvision.io.ImageReadMode``: the channels ``read_image`` gives back."""
 
@@ -144,4 +168,4 @@ class ImageNet(torch.utils.data.Dataset):  # type: ignore[type-arg]
         return sample, (self.target_transform(target) if self.target_transform is not None else target)
 
 
-__all__ = ["ImageNet", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]
+__all__ = ["FrozenBatchNorm2d", "ImageNet", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]

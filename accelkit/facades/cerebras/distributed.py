@@ -68,6 +68,39 @@ def is_master_ordinal() -> bool:
     return True
 
 
+@dataclass
+class TaskSpec:
+    """``cerebras.pytorch.distributed.cluster_resolver.TaskSpec``: one input worker of the cluster (the Model Zoo's
+    loaders shard by it); the simulated run is the one task."""
+
+    rank: int
+    local_rank: int
+    wse_id: int
+    node_name: str
+    roles: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if min(self.rank, self.local_rank, self.wse_id) < 0 or not self.node_name:
+            raise ValueError(f"invalid task {self}: ranks and wse_id must be >= 0, node_name not empty")
+
+
+@dataclass
+class ClusterSpec:
+    """``cerebras.pytorch.distributed.cluster_resolver.ClusterSpec``: the tasks of the cluster and this one's rank."""
+
+    tasks: list[TaskSpec]
+    rank: int
+    num_csx: int
+    num_workers_per_csx: int
+
+    def __post_init__(self) -> None:
+        if not self.tasks or not 0 <= self.rank < len(self.tasks):
+            raise ValueError(f"invalid cluster: {len(self.tasks)} task(s), rank {self.rank}")
+
+    def task(self, rank: int | None = None) -> TaskSpec:
+        return self.tasks[self.rank if rank is None else rank]
+
+
 def get_rank() -> int:
     """This process's rank: 0, the only one."""
     return 0
@@ -94,6 +127,6 @@ def hit_worker_cache_limit(*args: object, **kwargs: object) -> bool:
     return False
 
 
-__all__ = ["WORKER_CACHE_ROOT", "ClusterConfig", "get_ordinal", "get_rank", "get_streaming_batch_size",
+__all__ = ["WORKER_CACHE_ROOT", "ClusterConfig", "ClusterSpec", "TaskSpec", "get_ordinal", "get_rank", "get_streaming_batch_size",
            "get_streaming_rank", "get_world_size", "get_worker_state", "hit_worker_cache_limit", "is_master_ordinal",
            "is_streamer", "num_streamers", "num_tasks"]
