@@ -35,6 +35,10 @@ class DebugArgs:
             fields[name] = DebugArgs(f"{object.__getattribute__(self, '_path')}.{name}")
         return fields[name]
 
+    def MergeFrom(self, other: Any) -> None:  # noqa: N802 - protobuf's name (the 2.x Trainer merges a file's settings)
+        for name, value in object.__getattribute__(other, "_fields").items() if isinstance(other, DebugArgs) else ():
+            setattr(self, name, value)
+
     def __setattr__(self, name: str, value: Any) -> None:
         object.__getattribute__(self, "_fields")[name] = value
         facade_log.accept("Cerebras", f"{object.__getattribute__(self, '_path')}.{name} = {value!r}",

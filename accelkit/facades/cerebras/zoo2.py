@@ -23,7 +23,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -31,6 +31,11 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from accelkit.facades.cerebras.appliance import ApplianceNanError as ApplianceNanError  # the 2.0 zoo's too
+from accelkit.facades.cerebras.appliance import DebugArgs
+from accelkit.facades.cerebras.appliance import (
+    get_debug_args as get_debug_args,  # cerebras.appliance.utils.debug_args
+)
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.facades.cerebras.cstorch import Backend as Backend  # cerebras.pytorch.backend holds these too
 from accelkit.facades.cerebras.cstorch import BackendType, use_cs
@@ -101,10 +106,6 @@ class ApplianceError(CerebrasError):
     """Base of the appliance's errors."""
 
 
-class ApplianceNanError(ApplianceError):
-    """A NaN seen on the system (the Trainer's NaN checker raises it)."""
-
-
 class ApplianceCompilationError(ApplianceError):
     """The compile failed."""
 
@@ -147,29 +148,6 @@ def bytes_to_human(size: float, fmt: str = "{value:.2f}{unit}") -> str:
             return fmt.format(value=size, unit=unit)
         size /= 1024
     return fmt.format(value=size, unit="PB")  # pragma: no cover - the loop returns
-
-
-@dataclass
-class DebugArgs:
-    """``cerebras.appliance.utils.debug_args.DebugArgs``: the appliance's debug settings (a protobuf there); the
-    fields set are recorded, none changes the simulated run."""
-
-    fields: dict[str, Any] = field(default_factory=dict)
-
-    def MergeFrom(self, other: Any) -> None:  # noqa: N802 - protobuf's name
-        self.fields.update(getattr(other, "fields", {}) or {})
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self.fields.setdefault(name, DebugArgs())
-
-
-def get_debug_args(path: str | None = None) -> DebugArgs:
-    if path:
-        warnings.warn(f"accelkit: the appliance debug settings in {path} are not read (no appliance here)",
-                      stacklevel=2)
-    return DebugArgs()
 
 
 def write_debug_args(debug_args: DebugArgs, path: str | Path) -> None:
