@@ -89,6 +89,7 @@ for batch in executor:
 handle.remove()
 StorageDeleter.get(f"ckpt_{executor.user_iteration}.mdl").delete()
 json.dump({"losses": losses, "saved": saved, "arrived": len(arrived), "samples": tracker.total_count,
+           "executor_samples": executor.profiler.rate_tracker.total_samples,
            "global_rate": tracker.global_rate(), "artifacts": str(executor.artifact_dir),
            "left": sorted(str(p) for p in __import__("pathlib").Path(".").glob("ckpt_*"))},
           open("result.json", "w"))
@@ -128,7 +129,7 @@ def test_trainer_shaped_script_trains_checkpoints_on_its_schedule_and_equals_pyt
     assert result["losses"] == _plain_losses()  # fp32 on both backends: exactly PyTorch's numbers
     assert result["saved"] == [1, 3, 5]  # the Schedule's 0-indexed steps; the last one included
     assert result["left"] == ["ckpt_2.mdl", "ckpt_4.mdl"]  # the deleter removed the last
-    assert result["samples"] == 48
+    assert result["samples"] == 48 and result["executor_samples"] == 48
     assert Path(result["artifacts"]).name == "000001"
     if kind == "CSX":
         assert result["arrived"] == 6  # one loss tensor handed back per step
@@ -321,3 +322,81 @@ def test_frozen_batch_norm_stand_in_equals_batch_norm_in_eval_and_cluster_spec_i
     assert distributed.ClusterSpec([task], 0, 1, 1).task() is task
     with pytest.raises(ValueError, match="invalid cluster"):
         distributed.ClusterSpec([task], 1, 1, 1)
+
+
+def test_earlier_2x_releases_schedules_optimizer_checks_and_metrics():
+    from accelkit.facades.cerebras import appliance, metrics
+
+    p = torch.nn.Parameter(torch.zeros(2))
+    opt = optim.SGD([p], lr=1.0)
+    seq = optim.configure_scheduler(opt, {"SequentialLR": {"schedulers": [
+        {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 1.0, "total_iters": 4}},
+        {"ConstantLR": {"learning_rate": 0.5}}]}})
+    rates = []
+    for _ in range(6):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        seq.step()
+    assert rates == pytest.approx([0.0, 0.25, 0.5, 0.75, 0.5, 0.5])  # milestones from total_iters
+    with pytest.raises(CerebrasError, match="no schedule 'Cyclic'"):
+        optim.configure_scheduler(opt, {"Cyclic": {}})
+    cls, kwargs = optim.configure_optimizer_params("adamw", {"learning_rate": 0.01,
+                                                             "optim_params": {"weight_decay": 0.1}})
+    assert cls is optim.AdamW and kwargs == {"lr": 0.01, "weight_decay": 0.1}
+    with pytest.raises(CerebrasError, match="SGD takes no betas"):
+        optim.configure_optimizer_params("SGD", {"optim_params": {"betas": (0.9, 0.99)}})
+    with pytest.raises(CerebrasError, match="no scheduler 'cyclic'"):
+        optim.configure_scheduler_params({"scheduler": "Cyclic"})
+
+    mean = metrics.MeanMetric(name="test/mean")
+    mean(torch.tensor([1.0, 3.0]))
+    assert float(mean(torch.tensor(8.0), weight=2.0)) == pytest.approx((1 + 3 + 16) / 4)
+    f1 = metrics.FBetaScoreMetric(num_classes=3, average_type="macro", name="test/f1")
+    labels, preds = torch.tensor([0, 0, 1, 2, 2]), torch.tensor([0, 1, 1, 2, 0])
+    # per class: 0 -> p 1/2 r 1/2; 1 -> p 1/2 r 1; 2 -> p 1 r 1/2
+    assert float(f1(labels=labels, predictions=preds)) == pytest.approx((0.5 + 2 / 3 + 2 / 3) / 3)
+    micro = metrics.FBetaScoreMetric(num_classes=3, name="test/f1micro")
+    assert float(micro(labels=labels, predictions=preds)) == pytest.approx(3 / 5)  # single-label: accuracy
+
+    assert zoo2.map_sparsity_algorithm("static") is zoo2.Static
+    with pytest.raises(CerebrasError, match="'rigl' is not simulated"):
+        zoo2.map_sparsity_algorithm("rigl")
+    assert zoo2.convert_byte_unit(2, "MB", src_unit="GB") == 2048
+    args = appliance.DebugArgs()
+    appliance.update_debug_args_from_keys(args, {"debug_usr.memory.limit": 5})
+    assert args.debug_usr.memory.limit == 5
+
+
+def test_torchvision_stand_in_answers_what_packages_subclass_and_names_what_it_lacks(tmp_path, monkeypatch, capsys):
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "uses_vision.py"
+    script.write_text(
+        "import torchvision\n"
+        "from torchvision.datasets.vision import VisionDataset\n"
+        "from torchvision.datasets.utils import verify_str_arg\n"
+        "class Mine(VisionDataset):\n"
+        "    def __init__(self, root, split, transform=None):\n"
+        "        super().__init__(root, transform=transform)\n"
+        "        self.split = verify_str_arg(split, 'split', ('train', 'val'))\n"
+        "    def __len__(self):\n"
+        "        return 1\n"
+        "class City(torchvision.datasets.Cityscapes):  # subclassed at import, as the Model Zoo's registry does\n"
+        "    pass\n"
+        "assert Mine('.', 'train', transform=str).transforms(1, 2) == ('1', 2)\n"
+        "try:\n"
+        "    Mine('.', 'test')\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+        "City('.')\n")
+    monkeypatch.chdir(tmp_path)
+    run = run_script(script, [], synthetic_data=True)
+    captured = capsys.readouterr()
+    assert "refused: Unknown value 'test' for argument split" in captured.out
+    assert run.exit_code == 1 and "torchvision.datasets.Cityscapes is not stood in" in (run.error or "")
+    assert "MNIST" in (run.error or "")  # names what is stood in
+
+    (tmp_path / "lacks.py").write_text("import torchvision\nimport torchvision.prototype.models\n")
+    run = run_script(tmp_path / "lacks.py", [], synthetic_data=True)
+    assert run.exit_code == 1
+    assert "torchvision.prototype is not part of accelkit's stand-in for torchvision" in (run.error or "")

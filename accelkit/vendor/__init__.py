@@ -130,6 +130,11 @@ def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
     top = (exc.name or "").split(".")[0]
     if not top:
         return None
+    if "." in (exc.name or "") and "__accelkit_facade__" in vars(sys.modules.get(top, sys)):
+        # the package is there, as accelkit's stand-in, and lacks this module: installing the package is not the fix
+        return (f"accelkit vendor-run: error at {_script_line(exc, script)}\n{exc.name} is not part of accelkit's "
+                f"stand-in for {top} (--synthetic-data; {top} is not installed here)\n  fix:   install {top} beside "
+                f"its PyTorch to use {exc.name}, or see README 'Vendor scripts' for what the stand-in answers")
     key = re.sub(r"[-_.]+", "-", DISTRIBUTIONS.get(top, top)).lower()
     for where_listed, spec in _listed_requirements(exc, script):
         name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
@@ -161,14 +166,15 @@ def _listed_requirements(exc: BaseException, script: str) -> Iterator[tuple[str,
             continue
         # the package's folder and the project's above it (the Cerebras Model Zoo's is five levels above its
         # trainer's callbacks, with its requirements.txt beside its setup.py)
+        # (releases before 2.3 have the requirements.txt and no setup.py)
         for folder in list(file.parents)[:6]:
+            reqs = folder / "requirements.txt"
+            for line in (reqs.read_text(errors="replace").splitlines() if reqs.is_file() else []):
+                spec = line.split("#")[0].strip()
+                if spec and not spec.startswith("-"):
+                    yield f"{folder.name}/requirements.txt", spec
             setup = folder / "setup.py"
             if setup.is_file():
-                reqs = folder / "requirements.txt"
-                for line in (reqs.read_text(errors="replace").splitlines() if reqs.is_file() else []):
-                    spec = line.split("#")[0].strip()
-                    if spec and not spec.startswith("-"):
-                        yield f"{folder.name}/requirements.txt", spec
                 text = setup.read_text(errors="replace")
                 block = re.search(r"install_requires\s*=\s*\[(.*?)\]", text, re.DOTALL)
                 for spec in re.findall(r"[\"']([^\"']+)[\"']", block.group(1) if block else ""):
@@ -407,8 +413,8 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                              or (_pyg_extension(exc, path) if isinstance(exc, ImportError) else None)
                              or _zoo_pydantic(exc, path)
                              # a registry that wraps the missing module in its own ImportError (the Model Zoo's)
-                             or (_missing_requirement(exc.__cause__, path)
-                                 if isinstance(exc.__cause__, ModuleNotFoundError) else None)
+                             or (_missing_requirement(exc.__cause__ or exc.__context__, path)  # type: ignore[arg-type]
+                                 if isinstance(exc.__cause__ or exc.__context__, ModuleNotFoundError) else None)
                              or _script_traceback(exc, path))
                 print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             run.served = list(dict.fromkeys(finder.served))

@@ -80,15 +80,26 @@ ALIASES: dict[str, str | None] = {
     "cerebras_pytorch.optim": "accelkit.facades.cerebras.optim",
     "cerebras_pytorch.utils": "accelkit.facades.cerebras.utils",
     "cerebras_pytorch.utils.data": "accelkit.facades.cerebras.utils",
-    "cerebras_pytorch.utils.nest": "accelkit.facades.cerebras.utils",
+    "cerebras_pytorch.utils.nest": "accelkit.facades.cerebras.zoo2",
+    # releases 2.1-2.2's runner (run_cstorch_flow) reads a few of the 2.x helpers under both names
+    "cerebras_pytorch.backend": "accelkit.facades.cerebras.zoo2",
+    "cerebras_pytorch.nn": "accelkit.facades.cerebras.zoo2",
+    "cerebras_pytorch.nn.functional": "accelkit.facades.cerebras.zoo2",
+    "cerebras_pytorch.optim.lr_scheduler": "accelkit.facades.cerebras.optim",
+    "cerebras_appliance.log": "accelkit.facades.cerebras.zoo2",
+    "cerebras_appliance.environment": "accelkit.facades.cerebras.zoo2",
+    "cerebras_appliance.utils": "accelkit.facades.cerebras.zoo2",
+    "cerebras_appliance.utils.units": "accelkit.facades.cerebras.zoo2",
+    "cerebras.appliance.run_utils": "accelkit.facades.cerebras.zoo2",
     "cerebras_pytorch.utils.tensorboard": "accelkit.facades.cerebras.utils",
     # the 2.x Model Zoo's Trainer (releases 2.3 on: `cszoo fit`, `python run.py CPU|CSX --params ...`): the helpers
     # it imports from cerebras.pytorch's sub-modules and the appliance client (accelkit.facades.cerebras.zoo2)
     **{f"cerebras.pytorch.{m}": "accelkit.facades.cerebras.zoo2" for m in (
-        "backend", "backend.ltc_backend", "core", "core.annotation", "experimental", "experimental.listener", "lib",
+        "backend", "backend.ltc_backend", "core.annotation", "experimental", "experimental.listener", "lib",
         "nn", "nn.functional", "sparse", "sparse.configure", "utils.call_once", "utils.data.utils",
         "utils.data.data_executor", "utils.data.sampler", "utils.kernel", "utils.num_kv_groups", "utils.utils")},
     "cerebras.pytorch.utils.nest": "accelkit.facades.cerebras.zoo2",
+    "cerebras.pytorch.core": "accelkit.facades.cerebras.core",  # modes (the 2.3-2.4 zoos' runner)
     "cerebras.pytorch.distributed.cluster_resolver": "accelkit.facades.cerebras.distributed",
     "cerebras.pytorch.metrics.metric": "accelkit.facades.cerebras.metrics",
     "cerebras.pytorch.optim.optimizer": "accelkit.facades.cerebras.optim",
@@ -99,7 +110,7 @@ ALIASES: dict[str, str | None] = {
     # when not installed and only beside the simulated cerebras.pytorch (see ONLY_WITH)
     **{f"lm_eval{m}": "accelkit.facades.cerebras.harness" for m in (
         "", ".__main__", ".api", ".api.instance", ".api.model", ".api.registry", ".api.task", ".evaluator",
-        ".evaluator_utils", ".tasks", ".utils", ".loggers", ".models", ".models.utils")},
+        ".evaluator_utils", ".tasks", ".utils", ".loggers", ".logging_utils", ".models", ".models.utils")},
     **{f"bigcode_eval{m}": "accelkit.facades.cerebras.harness" for m in ("", ".base", ".evaluator", ".tasks",
                                                                            ".utils")},
     "cerebras.framework": None,

@@ -280,20 +280,37 @@ def _torchvision() -> Iterator[None]:
     # transforms.v2 (imported by transformers' image processors whenever torchvision is found): the same stand-ins
     v2 = _module("torchvision.transforms.v2", **{k: v for k, v in vars(transforms).items() if not k.startswith("__")})
     autoaugment = _module("torchvision.transforms.autoaugment")  # imported by the Model Zoo; no policy stands in
-    ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet)
+    ds_vision = _module("torchvision.datasets.vision", VisionDataset=vision_ops.VisionDataset,
+                        StandardTransform=vision_ops.StandardTransform)
+    ds_utils = _module("torchvision.datasets.utils", verify_str_arg=vision_ops.verify_str_arg)
+    tv_utils = _module("torchvision.utils", save_image=vision_ops.save_image, make_grid=vision_ops.make_grid,
+                       draw_bounding_boxes=vision_ops.draw_bounding_boxes)
+    ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet,
+                 VisionDataset=vision_ops.VisionDataset, vision=ds_vision, utils=ds_utils)
+    made: dict[str, type] = {}
+
+    def other_dataset(name: str) -> type:  # module __getattr__: a dataset class it does not make (refused on use)
+        if not name[:1].isupper():
+            raise AttributeError(f"module 'torchvision.datasets' (accelkit's stand-in) has no attribute {name!r}")
+        if name not in made:
+            made[name] = vision_ops.unstood_dataset(name, [*datasets, "ImageNet"])
+        return made[name]
+
+    vars(ds)["__getattr__"] = other_dataset
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
     ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms,
                   FrozenBatchNorm2d=vision_ops.FrozenBatchNorm2d)
     image = _module("torchvision.io.image", read_image=vision_ops.read_image, ImageReadMode=vision_ops.ImageReadMode)
     io = _module("torchvision.io", image=image, read_image=vision_ops.read_image,
                  ImageReadMode=vision_ops.ImageReadMode)
-    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, ops=ops, io=io,
+    tv = _module("torchvision", datasets=ds, transforms=transforms, models=models, ops=ops, io=io, utils=tv_utils,
                  __version__="0.0+accelkit.standin")
     added = {"torchvision": tv, "torchvision.datasets": ds, "torchvision.transforms": transforms,
              "torchvision.transforms.functional": functional, "torchvision.transforms.v2": v2,
              "torchvision.transforms.transforms": transforms, "torchvision.transforms.autoaugment": autoaugment,
              "torchvision.transforms.v2.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
-             "torchvision.io": io, "torchvision.io.image": image}
+             "torchvision.io": io, "torchvision.io.image": image, "torchvision.datasets.vision": ds_vision,
+             "torchvision.datasets.utils": ds_utils, "torchvision.utils": tv_utils}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:
         yield

@@ -25,6 +25,75 @@ class VisionStandInError(AccelkitError):
     """A torchvision call the stand-in cannot answer."""
 
 
+def unstood_dataset(name: str, stood_in: list[str]) -> type:
+    """A class standing for one of torchvision's datasets the stand-in does not make (``Cityscapes``...): a package
+    may subclass it or name it at import time (the Cerebras Model Zoo's registry imports every data processor at
+    start-up); making one is refused, naming the sets that are made here."""
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise VisionStandInError(f"torchvision.datasets.{name} is not stood in under --synthetic-data (torchvision is "
+                                 f"not installed here)", fix=f"use one of {', '.join(stood_in)}, or install torchvision "
+                                                             "beside its PyTorch to read the real set")
+
+    return type(name, (torch.utils.data.Dataset,), {"__init__": refuse, "__module__": "torchvision.datasets",
+                                                    "__doc__": f"torchvision.datasets.{name} (not stood in)"})
+
+
+class StandardTransform:
+    """``torchvision.datasets.vision.StandardTransform``: a sample's transform and its target's, applied together."""
+
+    def __init__(self, transform: Any = None, target_transform: Any = None) -> None:
+        self.transform, self.target_transform = transform, target_transform
+
+    def __call__(self, sample: Any, target: Any) -> tuple[Any, Any]:
+        if self.transform is not None:
+            sample = self.transform(sample)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return sample, target
+
+
+class VisionDataset(torch.utils.data.Dataset):  # type: ignore[type-arg]
+    """``torchvision.datasets.VisionDataset``: the base of torchvision's sets (its ``root``, ``transform``,
+    ``target_transform`` and combined ``transforms``), which packages subclass for their own data."""
+
+    def __init__(self, root: Any = None, transforms: Any = None, transform: Any = None,
+                 target_transform: Any = None) -> None:
+        self.root = root
+        if transforms is not None and (transform is not None or target_transform is not None):
+            raise ValueError("Only transforms or transform/target_transform can be passed as argument")
+        self.transform, self.target_transform = transform, target_transform
+        self.transforms = transforms if transforms is not None else StandardTransform(transform, target_transform)
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+
+def verify_str_arg(value: str, arg: str | None = None, valid_values: Any = None, custom_msg: str | None = None) -> str:
+    """``torchvision.datasets.utils.verify_str_arg``: ``value`` if it is a string among ``valid_values``."""
+    if not isinstance(value, str):
+        raise ValueError(f"Expected type str for argument {arg}, but got type {type(value).__name__}.")
+    if valid_values is not None and value not in valid_values:
+        raise ValueError(custom_msg or f"Unknown value '{value}' for argument {arg}. Valid values are "
+                                       f"{{{', '.join(map(repr, valid_values))}}}.")
+    return value
+
+
+def _not_stood_in(name: str) -> Any:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise VisionStandInError(f"torchvision.{name} is not stood in under --synthetic-data (torchvision is not "
+                                 "installed here)", fix="install torchvision beside its PyTorch to use it")
+    refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
+
+
+save_image = _not_stood_in("utils.save_image")
+draw_bounding_boxes = _not_stood_in("utils.draw_bounding_boxes")
+make_grid = _not_stood_in("utils.make_grid")
+
+
 def _to_xyxy(boxes: torch.Tensor, fmt: str) -> torch.Tensor:
     a, b, c, d = boxes.unbind(-1)
     if fmt == "xywh":  # (x, y, w, h) -> (x1, y1, x2, y2)
@@ -168,4 +237,4 @@ class ImageNet(torch.utils.data.Dataset):  # type: ignore[type-arg]
         return sample, (self.target_transform(target) if self.target_transform is not None else target)
 
 
-__all__ = ["FrozenBatchNorm2d", "ImageNet", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]
+__all__ = ["FrozenBatchNorm2d", "ImageNet", "StandardTransform", "VisionDataset", "verify_str_arg", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]

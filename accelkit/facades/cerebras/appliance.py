@@ -56,4 +56,15 @@ def get_debug_args(debug_args_path: str | None = None) -> DebugArgs:
     return DebugArgs()
 
 
-__all__ = ["ApplianceNanError", "DebugArgs", "get_debug_args"]
+def update_debug_args_from_keys(debug_args: DebugArgs, keys: dict[str, Any]) -> None:
+    """``update_debug_args_from_keys(debug_args, {"debug_usr.some.field": value, ...})`` (the 2.3 Model Zoo's
+    runner, from a config's ``debug_args``): each dotted field set, and recorded as :class:`DebugArgs` records."""
+    for dotted, value in keys.items():
+        *path, last = str(dotted).split(".")
+        node = debug_args
+        for name in path:
+            node = getattr(node, name)
+        setattr(node, last, value)
+
+
+__all__ = ["ApplianceNanError", "DebugArgs", "get_debug_args", "update_debug_args_from_keys"]

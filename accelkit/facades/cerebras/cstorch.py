@@ -90,6 +90,9 @@ class _Device(contextlib.nullcontext):  # type: ignore[type-arg]
     def __init__(self, kind: str) -> None:
         super().__init__()
         self.kind = kind
+        # the device's settings the 2.1 Model Zoo's runner sets (tracing the weights' initialization lazily, dropping
+        # the input data on the appliance): kept; the simulated run initializes eagerly and computes on the data
+        self.config = SimpleNamespace(lazy_initialization=True, drop_data=False)
 
     def __str__(self) -> str:
         return self.kind
@@ -564,7 +567,7 @@ class DataExecutor:
 
     def __init__(self, dataloader: Iterable[Any], num_steps: int | None = None, checkpoint_steps: Any = None,
                  activation_steps: int | None = None, cs_config: Any = None, writer: Any = None,
-                 micro_batch_size: Any = None, profiler_activities: Any = None) -> None:
+                 micro_batch_size: Any = None, profiler_activities: Any = None, listeners: Any = None) -> None:
         schedule = hasattr(checkpoint_steps, "match") and hasattr(checkpoint_steps, "intervals")
         if checkpoint_steps is not None and not schedule and (
                 not isinstance(checkpoint_steps, int) or checkpoint_steps < 0):
@@ -575,7 +578,8 @@ class DataExecutor:
         self.checkpoint_steps = checkpoint_steps or None
         self._artifact_dir: Path | None = None
         for name, value in (("activation_steps", activation_steps), ("cs_config", cs_config),
-                            ("micro_batch_size", micro_batch_size), ("profiler_activities", profiler_activities)):
+                            ("micro_batch_size", micro_batch_size), ("profiler_activities", profiler_activities),
+                            ("listeners", listeners or None)):
             if value is not None:
                 facade_log.accept("Cerebras", f"DataExecutor({name}={value!r})",
                                   "tunes the appliance (how often values come back to the host, the cluster, how "
@@ -689,6 +693,16 @@ class _RateTracker:
         return self.executor.samples / seconds if seconds > 0 else 0.0
 
     rate = global_rate
+
+    @property
+    def total_samples(self) -> int:
+        """The samples of the batches handed out so far (the 2.1 Model Zoo's runner prints them at the end)."""
+        return self.executor.samples
+
+    @property
+    def total_time(self) -> float:
+        """Seconds of the run so far: MODELLED on the wafer, measured on this CPU for the CPU backend."""
+        return _run_seconds()
 
 
 def note_modelled_rate() -> None:

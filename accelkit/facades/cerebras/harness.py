@@ -81,6 +81,10 @@ def _int_or_none_list_arg_type(*args: Any, **kwargs: Any) -> Any:
     raise _refuse("lm_eval's command-line seeds")
 
 
+_handle_non_serializable = _refusing_function("lm_eval.__main__._handle_non_serializable")  # lm_eval 0.4.2's name
+DEFAULT_RESULTS_FILE = "results.json"
+
+
 get_task_list = _refusing_function("lm_eval.evaluator_utils.get_task_list")
 get_task_dict = _refusing_function("lm_eval.tasks.get_task_dict")
 handle_non_serializable = _refusing_function("lm_eval.utils.handle_non_serializable")

@@ -138,6 +138,69 @@ class PerplexityMetric(Metric):
         return result.to(self._dtype) if self._dtype is not None else result
 
 
+class MeanMetric(Metric):
+    """``cstorch.metrics.MeanMetric(name)``: the mean of every value given to ``update(value, weight=None)``,
+    weighted when weights are given (the Model Zoo's DPO model logs its rewards with it)."""
+
+    total_value: torch.Tensor
+    total_weight: torch.Tensor
+
+    def reset(self) -> None:
+        self.register_state("total_value", torch.tensor(0.0))
+        self.register_state("total_weight", torch.tensor(0.0))
+        self.num_updates = 0
+        self._cached = None
+
+    def update(self, value: torch.Tensor | float, weight: torch.Tensor | float | None = None) -> None:
+        v = torch.as_tensor(value, dtype=torch.float32).detach()
+        w = torch.ones_like(v) if weight is None else torch.as_tensor(weight, dtype=torch.float32).expand_as(v)
+        self.total_value.add_((v * w).sum())
+        self.total_weight.add_(w.sum())
+
+    def compute(self) -> torch.Tensor:
+        return self.total_value / self.total_weight
+
+
+class FBetaScoreMetric(Metric):
+    """``cstorch.metrics.FBetaScoreMetric(num_classes, beta=1.0, average_type="micro", ignore_labels=None, name=)``:
+    F-beta over every update's ``labels`` and ``predictions`` (class ids), from their confusion matrix: ``micro``
+    pools the counts of the classes kept, ``macro`` averages each class's score. ``ignore_labels`` leaves those
+    classes out of the averages (BERT token classification's padding class)."""
+
+    confusion: torch.Tensor
+
+    def __init__(self, num_classes: int, beta: float = 1.0, average_type: str = "micro",
+                 ignore_labels: list[int] | None = None, name: str = "fbeta") -> None:
+        if num_classes < 2 or beta <= 0 or average_type not in ("micro", "macro"):
+            raise ValueError(f"FBetaScoreMetric: num_classes >= 2, beta > 0 and average_type 'micro' or 'macro' "
+                             f"(got {num_classes}, {beta}, {average_type!r})")
+        self.num_classes, self.beta, self.average_type = num_classes, float(beta), average_type
+        self.ignore_labels = list(ignore_labels or [])
+        super().__init__(name)
+
+    def reset(self) -> None:
+        self.register_state("confusion", torch.zeros(self.num_classes, self.num_classes))
+        self.num_updates = 0
+        self._cached = None
+
+    def update(self, labels: torch.Tensor, predictions: torch.Tensor, dtype: torch.dtype | None = None) -> None:
+        idx = labels.reshape(-1).long() * self.num_classes + predictions.reshape(-1).long()
+        self.confusion.add_(torch.bincount(idx, minlength=self.num_classes ** 2)
+                            .reshape(self.num_classes, self.num_classes).float())
+
+    def compute(self) -> torch.Tensor:
+        keep = torch.tensor([c not in self.ignore_labels for c in range(self.num_classes)])
+        tp = self.confusion.diagonal()[keep]
+        fp = self.confusion.sum(0)[keep] - tp  # predicted as the class, labelled otherwise
+        fn = self.confusion.sum(1)[keep] - tp
+        b2 = self.beta ** 2
+        if self.average_type == "micro":
+            tp, fp, fn = tp.sum(), fp.sum(), fn.sum()
+        num, den = (1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp
+        score = torch.where(den > 0, num / den.clamp(min=1e-12), torch.zeros_like(num))
+        return score if self.average_type == "micro" else score.mean()
+
+
 def get_all_metrics() -> Iterator[tuple[str, Metric]]:
     """Every metric made in this run, by name (``name.i`` when several share a name)."""
     for name, metrics in _registry.items():
@@ -145,4 +208,4 @@ def get_all_metrics() -> Iterator[tuple[str, Metric]]:
             yield (f"{name}.{i}" if len(metrics) > 1 else name), metric
 
 
-__all__ = ["AccuracyMetric", "Metric", "PerplexityMetric", "get_all_metrics"]
+__all__ = ["AccuracyMetric", "FBetaScoreMetric", "MeanMetric", "Metric", "PerplexityMetric", "get_all_metrics"]

@@ -10,6 +10,7 @@ form from the step count, as Cerebras' do.
 # no ``from __future__ import annotations``: the 2.x Model Zoo builds its config classes from these signatures'
 # annotations (cerebras/modelzoo/config/utils.py, create_config_class), which must be real types, not strings
 import abc
+import inspect
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -278,6 +279,64 @@ def configure_lr_scheduler(optimizer: torch.optim.Optimizer, learning_rate: Any,
     return SequentialLR(optimizer, built, milestones)  # type: ignore[arg-type]
 
 
+def configure_optimizer_params(optimizer_type: str, kwargs: dict[str, Any]) -> tuple[type[torch.optim.Optimizer],
+                                                                                     dict[str, Any]]:
+    """``cstorch.optim.configure_optimizer_params(optimizer_type, kwargs)`` (the 2.2 Model Zoo's config checks): the
+    optimizer class and the keyword arguments it would be built with (``optim_params`` merged in, a numeric
+    ``learning_rate`` as ``lr``), each checked against the class's signature; an unknown one is an error naming it."""
+    cls = OPTIMIZERS.get(str(optimizer_type).lower())
+    if cls is None:
+        raise CerebrasError(f"no optimizer {optimizer_type!r} in accelkit's cerebras.pytorch.optim",
+                            fix="use one of: SGD, Adam, AdamW")
+    args = {k: v for k, v in kwargs.items() if k not in ("optim_params", "learning_rate")}
+    args.update(kwargs.get("optim_params") or {})
+    rate = kwargs.get("learning_rate")
+    if isinstance(rate, (int, float)):
+        args["lr"] = float(rate)
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "params"}
+    unknown = sorted(set(args) - accepted)
+    if unknown:
+        raise CerebrasError(f"{cls.__name__} takes no {', '.join(unknown)}", fix=f"use {sorted(accepted)}")
+    return cls, args
+
+
+def configure_scheduler_params(learning_rate: Any) -> LRScheduler:
+    """``cstorch.optim.configure_scheduler_params(learning_rate)`` (the 2.2 Model Zoo's config checks): the rate
+    settings checked as :func:`configure_lr_scheduler` reads them, by building the schedule on a throwaway
+    optimizer."""
+    probe = SGD([torch.zeros(1, requires_grad=True)], lr=0.0)
+    return configure_lr_scheduler(probe, learning_rate)  # type: ignore[return-value]
+
+
+def configure_scheduler(optimizer: torch.optim.Optimizer, params: dict[str, Any]) -> Scheduler:
+    """``cstorch.optim.configure_scheduler(optimizer, {"LinearLR": {...}})`` (the 2.3-2.4 Model Zoo's Trainer): the
+    schedule named by the one key, with its settings; ``SequentialLR`` builds its ``schedulers`` the same way and,
+    when not given, its ``milestones`` from their ``total_iters``. A schedule this simulation does not have is an
+    error naming the ones it has."""
+    known: dict[str, type[Any]] = {c.__name__.lower(): c for c in (ConstantLR, LinearLR, CosineDecayLR, SequentialLR,
+                                                                     ConstantWD)}
+    if not isinstance(params, dict) or len(params) != 1:
+        raise CerebrasError(f"configure_scheduler: {params!r} is not one schedule",
+                            fix='give one name and its settings, e.g. {"LinearLR": {"initial_learning_rate": ...}}')
+    (name, settings), = params.items()
+    key = str(name).lower()
+    cls = known.get(key) or known.get(key + "lr")
+    if cls is None:
+        raise CerebrasError(f"configure_scheduler: no schedule {name!r} in accelkit's cerebras.pytorch.optim",
+                            fix=f"use one of {sorted(c.__name__ for c in known.values())}")
+    settings = dict(settings or {})
+    if cls is SequentialLR:
+        children = [configure_scheduler(optimizer, p) for p in settings.pop("schedulers")]
+        if "milestones" not in settings:
+            at, milestones = 0, []
+            for child in children[:-1]:
+                at += int(getattr(child, "total_iters", None) or 0)
+                milestones.append(at)
+            settings["milestones"] = milestones
+        return SequentialLR(optimizer, children, **settings)  # type: ignore[arg-type]
+    return cls(optimizer, **settings)  # type: ignore[no-any-return]
+
+
 lr_scheduler = type("lr_scheduler", (), {"LRScheduler": LRScheduler, "ConstantLR": ConstantLR, "LinearLR": LinearLR,
                                          "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR,
                                          "ScalePerParamLR": ScalePerParamLR})
@@ -289,5 +348,6 @@ weight_decay_scheduler = type("weight_decay_scheduler", (), {"WeightDecaySchedul
 
 __all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineDecayLR",
            "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR", "WeightDecayScheduler",
-           "configure_lr_scheduler", "configure_optimizer", "configure_param_groups", "lr_scheduler", "scheduler",
+           "configure_lr_scheduler", "configure_optimizer", "configure_optimizer_params", "configure_param_groups", "configure_scheduler",
+           "configure_scheduler_params", "lr_scheduler", "scheduler",
            "weight_decay_scheduler"]

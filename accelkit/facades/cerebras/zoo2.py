@@ -36,6 +36,7 @@ from accelkit.facades.cerebras.appliance import DebugArgs
 from accelkit.facades.cerebras.appliance import (
     get_debug_args as get_debug_args,  # cerebras.appliance.utils.debug_args
 )
+from accelkit.facades.cerebras.appliance import update_debug_args_from_keys as update_debug_args_from_keys
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.facades.cerebras.cstorch import Backend as Backend  # cerebras.pytorch.backend holds these too
 from accelkit.facades.cerebras.cstorch import BackendType, use_cs
@@ -148,6 +149,17 @@ def bytes_to_human(size: float, fmt: str = "{value:.2f}{unit}") -> str:
             return fmt.format(value=size, unit=unit)
         size /= 1024
     return fmt.format(value=size, unit="PB")  # pragma: no cover - the loop returns
+
+
+_UNITS = {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4, "PB": 5}
+
+
+def convert_byte_unit(value: float, target_unit: str, src_unit: str = "B") -> float:
+    """``cerebras.appliance.utils.units.convert_byte_unit(2, "MB", src_unit="GB")`` -> 2048 (binary units)."""
+    try:
+        return value * 1024.0 ** (_UNITS[src_unit.upper()] - _UNITS[target_unit.upper()])
+    except KeyError:
+        raise ValueError(f"unknown byte unit in {src_unit!r} -> {target_unit!r}: use one of {list(_UNITS)}") from None
 
 
 def write_debug_args(debug_args: DebugArgs, path: str | Path) -> None:
@@ -616,6 +628,15 @@ class Static(SparsityAlgorithm):
         super().__init__(sparsity, **kwargs)
 
 
+def map_sparsity_algorithm(algorithm: str) -> type:
+    """``cstorch.sparse.map_sparsity_algorithm("static")`` (the 2.2 Model Zoo's config checks): the algorithm's class.
+    Only its name is looked up here; making one is refused (weight sparsity is not simulated)."""
+    if str(algorithm).lower() != "static":
+        raise CerebrasError(f"sparsity algorithm {algorithm!r} is not simulated",
+                            fix="remove the `sparsity:` section of the config to train the dense model")
+    return Static
+
+
 def configure_sparsity(*args: Any, **kwargs: Any) -> SparsityAlgorithm:
     """``cstorch.sparse.configure(config)``: refused (weight sparsity is not simulated)."""
     return SparsityAlgorithm()
@@ -681,6 +702,7 @@ class _OpProfiler:
     report (``accelkit`` writes no chrome trace of the wafer here)."""
 
     appliance_response = None
+    op_profiler_json = None  # the 2.2 zoo's name for the same response
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.kwargs = kwargs
@@ -732,10 +754,20 @@ def from_numpy(array: Any) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-sparse = SimpleNamespace(SparsityAlgorithm=SparsityAlgorithm, Group=Group, Static=Static, configure=configure_sparsity)
+sparse = SimpleNamespace(SparsityAlgorithm=SparsityAlgorithm, Group=Group, Static=Static, configure=configure_sparsity,
+                         map_sparsity_algorithm=map_sparsity_algorithm)
 nn_namespace = SimpleNamespace(SelectiveGrad=SelectiveGrad, functional=SimpleNamespace(one_hot=one_hot))
+def create_listener(**params: Any) -> Any:
+    """``cstorch.experimental.listener.create_listener(...)``: a listener on the traced graph's tensors (the 2.1
+    Model Zoo's ``experimental.listeners`` config); there is no traced graph here, so none can be made."""
+    raise CerebrasError("cstorch.experimental.listener.create_listener: tensor listeners watch the traced graph on "
+                        "the system, which the simulation does not trace", fix="leave experimental.listeners out of "
+                        "the params")
+
+
 experimental = SimpleNamespace(Compression=Compression,
-                               listener=SimpleNamespace(register_traced_tensor_hook=register_traced_tensor_hook))
+                               listener=SimpleNamespace(register_traced_tensor_hook=register_traced_tensor_hook,
+                                                        create_listener=create_listener))
 profiler = SimpleNamespace(profile=_OpProfiler, schedule=_profile_schedule)
 storage = SimpleNamespace(serializers=SimpleNamespace(use_external_link=_ExternalLink()))
 tracker = SimpleNamespace(RateTracker=RateTracker)
