@@ -400,3 +400,22 @@ def test_torchvision_stand_in_answers_what_packages_subclass_and_names_what_it_l
     run = run_script(tmp_path / "lacks.py", [], synthetic_data=True)
     assert run.exit_code == 1
     assert "torchvision.prototype is not part of accelkit's stand-in for torchvision" in (run.error or "")
+
+
+def test_cszoo_console_script_gets_the_stand_ins_the_zoo_imports_at_start_up(tmp_path, monkeypatch, capsys):
+    from accelkit.vendor import run_script
+
+    cli = tmp_path / "src" / "cerebras" / "modelzoo" / "cli"
+    cli.mkdir(parents=True)
+    (cli / "main.py").write_text("def main():\n    import torchvision.transforms.transforms as t\n"
+                                 "    print('zoo cli', t.Compose.__module__)\n    return 0\n")
+    script = tmp_path / "bin" / "cszoo"  # as `pip install -e modelzoo` writes it
+    script.parent.mkdir()
+    script.write_text("import sys\nfrom cerebras.modelzoo.cli.main import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    monkeypatch.chdir(tmp_path)
+    run = run_script(script, ["fit"], synthetic_data=True)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, run.error
+    assert "zoo cli accelkit.data.images" in out  # the stand-in's Compose, not a ModuleNotFoundError

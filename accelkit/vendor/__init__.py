@@ -352,7 +352,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
         if synthetic_data else []
     # the Cerebras Model Zoo 2.x imports torchvision's transforms at start-up (data/vision/preprocessing.py), from
     # any of its scripts (cli/main.py, which `cszoo` runs, included)
-    in_model_zoo = "cerebras/modelzoo/" in Path(path).as_posix()
+    # (or `cszoo`, the console script `pip install -e modelzoo` makes, which imports cerebras.modelzoo.cli.main)
+    in_model_zoo = "cerebras/modelzoo/" in Path(path).as_posix() or any(
+        re.search(r"^\s*(from|import) cerebras\.modelzoo\b", text, re.M) for text in own)
     wants_vision = any("torchvision" in text for text in sources) or (synthetic_data and in_model_zoo)
     wants_tiktoken = any("tiktoken" in text for text in sources)
     wants_audio = any("torchaudio" in text for text in sources)
