@@ -578,8 +578,8 @@ class DataExecutor:
         self.checkpoint_steps = checkpoint_steps or None
         self._artifact_dir: Path | None = None
         for name, value in (("activation_steps", activation_steps), ("cs_config", cs_config),
-                            ("micro_batch_size", micro_batch_size), ("profiler_activities", profiler_activities),
-                            ("listeners", listeners or None)):
+                            ("micro_batch_size", micro_batch_size),
+                            ("profiler_activities", profiler_activities or None), ("listeners", listeners or None)):
             if value is not None:
                 facade_log.accept("Cerebras", f"DataExecutor({name}={value!r})",
                                   "tunes the appliance (how often values come back to the host, the cluster, how "

@@ -127,6 +127,6 @@ def hit_worker_cache_limit(*args: object, **kwargs: object) -> bool:
     return False
 
 
-__all__ = ["WORKER_CACHE_ROOT", "ClusterConfig", "ClusterSpec", "TaskSpec", "get_ordinal", "get_rank", "get_streaming_batch_size",
-           "get_streaming_rank", "get_world_size", "get_worker_state", "hit_worker_cache_limit", "is_master_ordinal",
-           "is_streamer", "num_streamers", "num_tasks"]
+__all__ = ["WORKER_CACHE_ROOT", "ClusterConfig", "ClusterSpec", "TaskSpec", "get_ordinal", "get_rank",
+           "get_streaming_batch_size", "get_streaming_rank", "get_world_size", "get_worker_state",
+           "hit_worker_cache_limit", "is_master_ordinal", "is_streamer", "num_streamers", "num_tasks"]

@@ -347,7 +347,7 @@ weight_decay_scheduler = type("weight_decay_scheduler", (), {"WeightDecaySchedul
                                                              "ConstantWD": ConstantWD})
 
 __all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineDecayLR",
-           "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR", "WeightDecayScheduler",
-           "configure_lr_scheduler", "configure_optimizer", "configure_optimizer_params", "configure_param_groups", "configure_scheduler",
-           "configure_scheduler_params", "lr_scheduler", "scheduler",
+           "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR",
+           "WeightDecayScheduler", "configure_lr_scheduler", "configure_optimizer", "configure_optimizer_params",
+           "configure_param_groups", "configure_scheduler", "configure_scheduler_params", "lr_scheduler", "scheduler",
            "weight_decay_scheduler"]
