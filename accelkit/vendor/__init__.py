@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import re
 import runpy
@@ -337,6 +338,13 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                             fix="e.g. --max-calls 20, or leave it out to run the script to its end")
     run = VendorRun(script=str(script), exit_code=0)
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "ACCELKIT_VENDOR_CHILD")}
+    # a Python process the script starts (subprocess.run(["python3", "other.py"])) runs through this launcher too
+    # (accelkit/vendor/child/sitecustomize.py), with the same options
+    child = str(Path(__file__).parent / "child")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (child, str(Path(__file__).parents[2]), saved_env["PYTHONPATH"]) if p)
+    os.environ["ACCELKIT_VENDOR_CHILD"] = json.dumps({"synthetic_data": synthetic_data, "max_calls": max_calls})
     sys.argv = [path, *argv]
     # as `python script.py` sets it: the script's folder first (its helper modules, e.g. lenet's mnist_utils), and
     # not the working folder, which `python -m` and the accelkit command add: run from a clone of a vendor's
@@ -432,6 +440,11 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
         os.chdir(saved_cwd)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     if quiet:
         run.output = captured.getvalue()
     else:

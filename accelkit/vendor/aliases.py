@@ -40,6 +40,10 @@ ALIASES: dict[str, str | None] = {
     "poptorch_geometric.collate": "accelkit.facades.poptorch.geometric",
     "poptorch_geometric.neighbor_loader": "accelkit.facades.poptorch.geometric",
     "poptorch_geometric.cluster_loader": "accelkit.facades.poptorch.geometric",
+    # PopVision: libpvti (a script's own trace points, series and heatmaps) and pva's trace reader (the PopVision
+    # tutorials system_analyser_instrumentation and reading_pvti_files)
+    "libpvti": "accelkit.facades.poptorch.pvti",
+    "pva": "accelkit.facades.poptorch.pvti",
     # Hugging Face's IPU trainer (Graphcore's ViT and other Hugging Face tutorials): refused at its import, saying
     # what to write instead (accelkit.facades.poptorch.optimum); `optimum` itself only when it is not installed
     "optimum": None,
@@ -154,8 +158,8 @@ ALIASES: dict[str, str | None] = {
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "popart", "popdist", "optimum.graphcore", "sambaflow", "cerebras.pytorch", "cerebras_pytorch",
-             "cerebras.framework", "cerebras_appliance", "cerebras.appliance", "groqflow", "onnxflow")
+SDK_ROOTS = ("poptorch", "popart", "popdist", "libpvti", "pva", "optimum.graphcore", "sambaflow", "cerebras.pytorch",
+             "cerebras_pytorch", "cerebras.framework", "cerebras_appliance", "cerebras.appliance", "groqflow", "onnxflow")
 # names answered only while the simulated SDK named beside them is in use (they are not vendor SDKs themselves)
 ONLY_WITH = {"lm_eval": "cerebras.pytorch", "bigcode_eval": "cerebras.pytorch"}
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""

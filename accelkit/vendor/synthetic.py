@@ -111,7 +111,7 @@ class _StandInDataset(DigitImages):
 
     real_size = {True: 60000, False: 10000}  # the real dataset's training and test sizes
 
-    def at_real_size(self, needed: int) -> None:
+    def at_real_size(self, needed: int, why: str | None = None) -> None:
         """Grow to the real dataset's size (the generated digits again, each repeat shifted by a pixel or two),
         asked by a loader whose one batch is more than :data:`TRAIN_SAMPLES` / :data:`TEST_SAMPLES` (PopTorch's
         combined batch: micro-batch x deviceIterations x gradientAccumulation x replicas); announced."""
@@ -119,8 +119,9 @@ class _StandInDataset(DigitImages):
         if len(self) >= max(needed, size):
             return
         self._length = size
-        _say(f"torchvision.datasets.{type(self).__name__}(train={self.train}): one batch of the loader takes "
-             f"{needed} samples, more than the {len(self.targets)} generated: the stand-in grows to the real "
+        _say(f"torchvision.datasets.{type(self).__name__}(train={self.train}): "
+             + (why or f"one batch of the loader takes {needed} samples")
+             + f", more than the {len(self.targets)} generated: the stand-in grows to the real "
              f"dataset's {size}, repeating its digits shifted by up to 2 pixels")
 
 
@@ -254,7 +255,38 @@ def _module(name: str, **attrs: Any) -> types.ModuleType:
 
 
 @contextlib.contextmanager
+def _split_at_real_sizes() -> Iterator[None]:
+    """``torch.utils.data.random_split(dataset, [50000, 10000])`` on a stand-in: lengths that add up to the real
+    dataset's size (a script written for the real set splits it by count) grow the stand-in to that size first
+    (:meth:`_StandInDataset.at_real_size`); other lengths, and fractions, split the stand-in as it is."""
+    import torch.utils.data as tud
+    from torch.utils.data import dataset as tud_dataset
+
+    original = tud.random_split
+
+    def random_split(dataset: Any, lengths: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(dataset, _StandInDataset) and all(isinstance(n, int) for n in lengths):
+            total = sum(lengths)
+            if total != len(dataset) and total == dataset.real_size[dataset.train]:
+                dataset.at_real_size(total, f"random_split asks for {' + '.join(map(str, lengths))} = {total} "
+                                            "samples, the real dataset's size")
+        return original(dataset, lengths, *args, **kwargs)
+
+    tud.random_split = tud_dataset.random_split = random_split
+    try:
+        yield
+    finally:
+        tud.random_split = tud_dataset.random_split = original
+
+
+@contextlib.contextmanager
 def _torchvision() -> Iterator[None]:
+    with _split_at_real_sizes(), _torchvision_stand_ins():
+        yield
+
+
+@contextlib.contextmanager
+def _torchvision_stand_ins() -> Iterator[None]:
     datasets = {"MNIST": MNIST, "FashionMNIST": FashionMNIST, "CIFAR10": CIFAR10}
     if importlib.util.find_spec("torchvision") is not None:  # the real one: swap only its dataset classes
         import torchvision  # type: ignore[import-not-found]
