@@ -117,12 +117,22 @@ print("child exit", out.returncode)
 
 
 def test_a_python_process_the_script_starts_runs_through_the_launcher(tmp_path, monkeypatch):
+    from accelkit.vendor import run_script
+
     (tmp_path / "child.py").write_text(CHILD)
+    (tmp_path / "parent.py").write_text(PARENT)
+    monkeypatch.chdir(tmp_path)
     before = os.environ.get("PYTHONPATH")
-    code, out = _run(tmp_path, monkeypatch, PARENT, "parent.py")
-    assert code == 0, out
+    run = run_script(tmp_path / "parent.py", [], synthetic_data=True, quiet=True)
+    out = run.output or ""
+    assert run.exit_code == 0, run.error
     assert "child loss" in out and "child exit 0" in out
-    assert "MODELLED on gc200 running poptorch" in out  # the child's own end-of-run summary
+    # the child's summary is the parent run's to print: the child's own output (which a parent may parse, as
+    # Graphcore's available-memory sweep parses its last line) stays the script's
+    assert "MODELLED on gc200 running poptorch" not in out
+    (child,) = run.children
+    assert "child.py finished" in child and "MODELLED on gc200 running poptorch" in child
+    assert "a Python process it started" in run.summary()
     assert os.environ.get("PYTHONPATH") == before and "ACCELKIT_VENDOR_CHILD" not in os.environ
     plain = subprocess.run([sys.executable, "child.py"], cwd=tmp_path, capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})

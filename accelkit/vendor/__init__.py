@@ -31,7 +31,9 @@ import json
 import os
 import re
 import runpy
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +57,8 @@ class VendorRun:
     error: str | None = None
     output: str | None = None  # the script's own stdout, when run with quiet=True
     stopped: str = ""  # where --max-calls stopped the script (its calls until then ran, and are reported)
+    children: list[str] = field(default_factory=list)  # the summaries of the Python processes the script started
+
 
     def summary(self) -> str:
         lines = [f"accelkit vendor-run: {self.script} "
@@ -73,6 +77,9 @@ class VendorRun:
             lines.extend("    " + line for line in text.splitlines())
         for text in self.accepted:
             lines.append(f"  {text}")
+        for text in self.children:
+            lines.append("  a Python process it started, run the same way (its summary, kept out of its own output):")
+            lines.extend("    " + line for line in text.splitlines())
         return "\n".join(lines)
 
 
@@ -319,7 +326,7 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
 
 def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synthetic_data: bool = False,
                show_traceback: bool = False, cwd: str | os.PathLike[str] | None = None,
-               quiet: bool = False, max_calls: int | None = None) -> VendorRun:
+               quiet: bool = False, max_calls: int | None = None, summary_file: str | None = None) -> VendorRun:
     """Run ``script`` with ``argv`` as a vendor SDK would run it (see the module docstring); prints the
     end-of-run summary and returns it as a :class:`VendorRun`. ``cwd``: the folder the script runs in (apps
     write their PEFs and checkpoints there; the working directory is restored after). ``quiet``: keep the
@@ -327,7 +334,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     ``max_calls``: stop the script when it is about to make its call number ``max_calls + 1`` of a compiled model
     (a PopTorch model, a SambaFlow session run, a GroqModel, a ``cstorch.trace`` step; a ``cbtorch.Session`` loop is
     one call): a tutorial that loops over a whole
-    dataset shows its first calls and their modelled reports in seconds (``--max-calls``)."""
+    dataset shows its first calls and their modelled reports in seconds (``--max-calls``). ``summary_file``: write
+    the end-of-run summary there instead of printing it (a child process's, for its parent run to print, so that the
+    child's own output stays the script's)."""
     from accelkit.vendor import aliases, hf_compat, synthetic, torch_compat
 
     path = os.path.abspath(script)
@@ -344,7 +353,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     child = str(Path(__file__).parent / "child")
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (child, str(Path(__file__).parents[2]), saved_env["PYTHONPATH"]) if p)
-    os.environ["ACCELKIT_VENDOR_CHILD"] = json.dumps({"synthetic_data": synthetic_data, "max_calls": max_calls})
+    children_dir = tempfile.mkdtemp(prefix="accelkit-children-")
+    os.environ["ACCELKIT_VENDOR_CHILD"] = json.dumps({"synthetic_data": synthetic_data, "max_calls": max_calls,
+                                                      "summaries": children_dir})
     sys.argv = [path, *argv]
     # as `python script.py` sets it: the script's folder first (its helper modules, e.g. lenet's mnist_utils), and
     # not the working folder, which `python -m` and the accelkit command add: run from a clone of a vendor's
@@ -445,9 +456,16 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+        done = sorted(Path(children_dir).glob("*.txt"), key=lambda f: f.stat().st_mtime)
+        run.children = [f.read_text(errors="replace") for f in done]
+        shutil.rmtree(children_dir, ignore_errors=True)
     if quiet:
         run.output = captured.getvalue()
-    else:
+    if summary_file is not None:
+        tmp = Path(summary_file).with_suffix(".part")
+        tmp.write_text(run.summary())
+        tmp.replace(summary_file)
+    elif not quiet:
         print(run.summary())
     return run
 
