@@ -2,12 +2,12 @@
 ``cerebras.pytorch`` and ``cerebras.appliance`` beyond the training-loop API of :mod:`.cstorch`.
 
 The Model Zoo from release 2.3 on (github.com/Cerebras/modelzoo, ``src/cerebras/modelzoo/trainer``) drives a
-run through its own ``Trainer`` and callbacks. They import helpers that live in the two packages:
-schedules of steps, the batch size a batch holds, nested-structure visitors, logging classes, the appliance's
-environment and error types. Each one here does what the Cerebras package of the same name does (release
-2.10, ``cerebras_pytorch`` and ``cerebras_appliance`` on PyPI, BSD-3-Clause), or, where it needs the real
-cluster (telemetry, S3 storage, the LTC tracer's hooks), accepts the call and says so once, or refuses with the
-API's name and what to do.
+run through its own ``Trainer`` and callbacks, and releases 2.1-2.2's runner (``run_cstorch_flow``) reads some of the
+same helpers. They import helpers that live in the two packages: schedules of steps, the batch size a batch holds,
+nested-structure visitors, logging classes, the appliance's environment, storage and error types. Each one here does
+what the Cerebras package of the same name does (release 2.10, ``cerebras_pytorch`` on PyPI, BSD-3-Clause), or, where
+it needs the real cluster, keeps what it is given and does nothing more (telemetry, the cluster's workflow, compiler
+hints), or refuses when used, naming the API and what to do (S3 storage, weight sparsity, tensor listeners).
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ from accelkit.facades.cerebras.appliance import update_debug_args_from_keys as u
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.facades.cerebras.cstorch import Backend as Backend  # cerebras.pytorch.backend holds these too
 from accelkit.facades.cerebras.cstorch import BackendType, use_cs
-
-_generating_docs = False  # cerebras.pytorch._generating_docs: the Model Zoo defines stand-in classes when True
 
 # --------------------------------------------------------------------------------------------------------------
 # cerebras.appliance.log, .environment, .errors, .utils.*
