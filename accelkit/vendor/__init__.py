@@ -59,7 +59,6 @@ class VendorRun:
     stopped: str = ""  # where --max-calls stopped the script (its calls until then ran, and are reported)
     children: list[str] = field(default_factory=list)  # the summaries of the Python processes the script started
 
-
     def summary(self) -> str:
         lines = [f"accelkit vendor-run: {self.script} "
                  + ("stopped early, as asked" if self.stopped and self.exit_code == 0 else
@@ -348,14 +347,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     run = VendorRun(script=str(script), exit_code=0)
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "ACCELKIT_VENDOR_CHILD")}
-    # a Python process the script starts (subprocess.run(["python3", "other.py"])) runs through this launcher too
-    # (accelkit/vendor/child/sitecustomize.py), with the same options
-    child = str(Path(__file__).parent / "child")
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (child, str(Path(__file__).parents[2]), saved_env["PYTHONPATH"]) if p)
     children_dir = tempfile.mkdtemp(prefix="accelkit-children-")
-    os.environ["ACCELKIT_VENDOR_CHILD"] = json.dumps({"synthetic_data": synthetic_data, "max_calls": max_calls,
-                                                      "summaries": children_dir})
     sys.argv = [path, *argv]
     # as `python script.py` sets it: the script's folder first (its helper modules, e.g. lenet's mnist_utils), and
     # not the working folder, which `python -m` and the accelkit command add: run from a clone of a vendor's
@@ -370,8 +362,8 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     sources = [f.read_text(errors="replace") for f in Path(path).parent.glob("*.py") if f.is_file()] + own \
         if synthetic_data else []
     # the Cerebras Model Zoo 2.x imports torchvision's transforms at start-up (data/vision/preprocessing.py), from
-    # any of its scripts (cli/main.py, which `cszoo` runs, included)
-    # (or `cszoo`, the console script `pip install -e modelzoo` makes, which imports cerebras.modelzoo.cli.main)
+    # any of its scripts, and from `cszoo` (the console script `pip install -e modelzoo` writes: it imports
+    # cerebras.modelzoo.cli.main)
     in_model_zoo = "cerebras/modelzoo/" in Path(path).as_posix() or any(
         re.search(r"^\s*(from|import) cerebras\.modelzoo\b", text, re.M) for text in own)
     wants_vision = any("torchvision" in text for text in sources) or (synthetic_data and in_model_zoo)
@@ -387,6 +379,13 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     compat_markers = [m for m in hf_compat.MARKERS if any(m in text for text in own)]
     captured = io.StringIO()
     try:
+        # a Python process the script starts (subprocess.run(["python3", "other.py"])) runs through this launcher
+        # too (accelkit/vendor/child/sitecustomize.py), with the same options; its summary comes back in children_dir
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(Path(__file__).parent / "child"), str(Path(__file__).parents[2]), saved_env["PYTHONPATH"])
+            if p)
+        os.environ["ACCELKIT_VENDOR_CHILD"] = json.dumps({"synthetic_data": synthetic_data, "max_calls": max_calls,
+                                                          "summaries": children_dir})
         if cwd is not None:
             os.chdir(cwd)
         # hf_compat first: it imports transformers, which must not see the torchvision stand-in as the real one
