@@ -2056,3 +2056,26 @@ def test_a_helpers_package_setup_py_names_the_install_for_what_it_imports(tmp_pa
     assert run.exit_code == 1 and "Traceback" not in err
     assert f"error at {script}:2:" in err and "demo_helpers's setup.py lists it (accelkit-no-such-table>=3.3.0)" in err
     assert "pip install 'accelkit-no-such-table>=3.3.0'" in err
+
+
+def test_a_package_built_for_an_older_release_of_another_names_both_and_the_requirement(tmp_path, monkeypatch):
+    from accelkit.vendor import run_script
+
+    site = tmp_path / "site"
+    (site / "oldlib").mkdir(parents=True)
+    (site / "oldlib" / "__init__.py").write_text("from packaging import RemovedHelper\n")
+    (site / "oldlib-1.2.dist-info").mkdir()
+    (site / "oldlib-1.2.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: oldlib\nVersion: 1.2\nRequires-Dist: packaging (<2.0,>=1.0)\n"
+        "Requires-Dist: pytest ; extra == 'test'\n")
+    (site / "oldlib-1.2.dist-info" / "top_level.txt").write_text("oldlib\n")
+    (tmp_path / "app.py").write_text("import poptorch\nimport oldlib\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "app.py", [], synthetic_data=True, quiet=True)
+    assert run.exit_code == 1
+    assert "app.py:2: import oldlib" in run.error
+    assert "oldlib 1.2 imports RemovedHelper from packaging, which packaging" in run.error
+    assert "(oldlib asks for packaging<2.0,>=1.0)" in run.error
+    assert "pip install --target <folder> 'packaging<2.0,>=1.0'" in run.error
+    assert "oldlib" not in sys.modules

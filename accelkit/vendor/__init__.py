@@ -189,32 +189,76 @@ def _listed_requirements(exc: BaseException, script: str) -> Iterator[tuple[str,
                 return
 
 
-def _numpy_2(exc: AttributeError, script: str) -> str | None:
-    """An installed package the script uses calls a NumPy name that NumPy 2 removed (PyTorch Lightning 1.9's
-    ``np.Inf``): the package, its version and the install that runs it; None for any other AttributeError."""
-    if "NumPy 2.0 release" not in str(exc):
-        return None
+def _raising_package(exc: BaseException, script: str, skip: tuple[str, ...] = ()) -> tuple[str, str | None] | None:
+    """(top-level module, its distribution's version or None) of the last frame of ``exc``'s traceback that lies in
+    an installed package (not the script, accelkit or one of ``skip``); None when every frame is the script's."""
     import importlib.metadata
 
-    package = "a package it imports"
     roots = sorted((os.path.abspath(p) for p in sys.path if p), key=len, reverse=True)
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):  # the last frame in a package but NumPy
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         file = os.path.abspath(frame.filename)
         root = next((r for r in roots if file.startswith(r + os.sep)), None)
         if file == script or root is None:
             continue
         name = Path(file[len(root) + 1:]).parts[0].removesuffix(".py")
-        if name in ("numpy", "accelkit"):
+        if name in ("accelkit", *skip):
             continue
+        dists = importlib.metadata.packages_distributions().get(name, [name])
         try:
-            package = f"{name} {importlib.metadata.version(name)}"
+            return name, importlib.metadata.version(dists[0])
         except importlib.metadata.PackageNotFoundError:
-            package = name
-        break
+            return name, None
+    return None
+
+
+def _numpy_2(exc: AttributeError, script: str) -> str | None:
+    """An installed package the script uses calls a NumPy name that NumPy 2 removed (PyTorch Lightning 1.9's
+    ``np.Inf``): the package, its version and the install that runs it; None for any other AttributeError."""
+    if "NumPy 2.0 release" not in str(exc):
+        return None
+    found = _raising_package(exc, script, skip=("numpy",))
+    package = "a package it imports" if found is None else " ".join(p for p in found if p)
     where = _script_line(exc, script)
     return (f"accelkit vendor-run: error at {where}\n{package} predates NumPy 2: {exc}\n"
             f"  fix:   pip install 'numpy<2' (accelkit and its PyTorch run on NumPy 1.26 too), or a release of "
             f"{package.split()[0]} made for NumPy 2")
+
+
+def _version_clash(exc: ImportError, script: str) -> str | None:
+    """An installed package the script uses imports a name that the installed release of another package no longer
+    (or does not yet) have: transformers 4.26's ``from huggingface_hub import HfFolder`` beside huggingface_hub 1.x.
+    Names both releases and the requirement the first declares on the second; None for any other ImportError."""
+    import importlib.metadata
+
+    m = re.match(r"cannot import name '([^']+)' from '([^'.]+)", str(exc))
+    if m is None:
+        return None
+    symbol, module = m.groups()
+    found = _raising_package(exc, script, skip=(module,))
+    if found is None:
+        return None
+    package, version = found
+    dists = importlib.metadata.packages_distributions().get(module, [module])
+    try:
+        have = importlib.metadata.version(dists[0])
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    norm = dists[0].lower().replace("_", "-")
+    needs = ""
+    try:
+        pdist = importlib.metadata.packages_distributions().get(package, [package])[0]
+        for req in importlib.metadata.requires(pdist) or []:
+            head = re.split(r"[ ;<>=!~(\[]", req, maxsplit=1)[0]
+            if head.lower().replace("_", "-") == norm and "extra ==" not in req:
+                needs = re.sub(r"\s*\((.*)\)", r"\1", req.split(";")[0].strip())  # "hub (<1.0)" -> "hub<1.0"
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    pin = f"'{needs}'" if needs else f"the {dists[0]} release {package} {version or ''} was made with"
+    return (f"accelkit vendor-run: error at {_script_line(exc, script)}\n{package} {version or ''} imports {symbol} "
+            f"from {module}, which {dists[0]} {have} (installed) does not have"
+            + (f" ({package} asks for {needs})" if needs else "") + "\n"
+            f"  fix:   install {pin} beside it, where the script runs: pip install --target <folder> {pin} and put "
+            "that folder first on PYTHONPATH for the run (accelkit keeps its own release)")
 
 
 def _zoo_pydantic(exc: BaseException, script: str) -> str | None:
@@ -431,6 +475,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 run.exit_code = 1
                 run.error = ((_numpy_2(exc, path) if isinstance(exc, AttributeError) else None)
                              or (_pyg_extension(exc, path) if isinstance(exc, ImportError) else None)
+                             or (_version_clash(exc, path) if isinstance(exc, ImportError) else None)
                              or _zoo_pydantic(exc, path)
                              # a registry that wraps the missing module in its own ImportError (the Model Zoo's)
                              or (_missing_requirement(exc.__cause__ or exc.__context__, path)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ ALIASES: dict[str, str | None] = {
     # Graphcore PopTorch (docs.graphcore.ai/projects/poptorch-user-guide): `import poptorch`
     "poptorch": "accelkit.facades.poptorch",
     "poptorch.optim": "accelkit.facades.poptorch.optim",
+    "poptorch.enums": "accelkit.facades.poptorch",  # DataLoaderMode, OutputMode, ... (train_gpt2.py imports them so)
     # PopART's option enums (poptorch scripts pass them to opts._Popart.set) and popdist (poprun's helper)
     "popart": "accelkit.facades.poptorch.popart",
     "popdist": "accelkit.facades.poptorch.popdist",
@@ -42,6 +43,14 @@ ALIASES: dict[str, str | None] = {
     "poptorch_geometric.cluster_loader": "accelkit.facades.poptorch.geometric",
     # PopVision: libpvti (a script's own trace points, series and heatmaps) and pva's trace reader (the PopVision
     # tutorials system_analyser_instrumentation and reading_pvti_files)
+    # Graphcore's applications' helper package (graphcore/examples-utils: load_lib compiles custom operators),
+    # when not installed and only beside the simulated poptorch (see ONLY_WITH)
+    "examples_utils": "accelkit.facades.poptorch.examples_utils",
+    "examples_utils.load_lib_utils": "accelkit.facades.poptorch.examples_utils",
+    # Horovod, which Graphcore's applications use between poprun's host processes: one process here, when Horovod
+    # is not installed and only beside the simulated popdist (see ONLY_WITH)
+    "horovod": None,
+    "horovod.torch": "accelkit.facades.poptorch.horovod",
     "libpvti": "accelkit.facades.poptorch.pvti",
     "pva": "accelkit.facades.poptorch.pvti",
     # Hugging Face's IPU trainer (Graphcore's ViT and other Hugging Face tutorials): refused at its import, saying
@@ -161,7 +170,10 @@ ALIASES: dict[str, str | None] = {
 SDK_ROOTS = ("poptorch", "popart", "popdist", "libpvti", "pva", "optimum.graphcore", "sambaflow", "cerebras.pytorch",
              "cerebras_pytorch", "cerebras.framework", "cerebras_appliance", "cerebras.appliance", "groqflow", "onnxflow")
 # names answered only while the simulated SDK named beside them is in use (they are not vendor SDKs themselves)
-ONLY_WITH = {"lm_eval": "cerebras.pytorch", "bigcode_eval": "cerebras.pytorch"}
+# (any one of them)
+ONLY_WITH: dict[str, tuple[str, ...]] = {
+    "lm_eval": ("cerebras.pytorch",), "bigcode_eval": ("cerebras.pytorch",), "examples_utils": ("poptorch",),
+    "horovod": ("poptorch", "popdist")}
 PROXY_FLAG = "__accelkit_facade__"  # set on every proxy module: the accelkit module it stands for, or ""
 
 
@@ -233,7 +245,7 @@ class VendorFinder(importlib.abc.MetaPathFinder):
         if fullname not in ALIASES:
             return None
         needs = ONLY_WITH.get(fullname.split(".")[0])
-        if needs is not None and not is_proxy(sys.modules.get(needs)):
+        if needs is not None and not any(is_proxy(sys.modules.get(n)) for n in needs):
             return None
         root = sdk_root(fullname)
         if root is not None and root != fullname and not is_proxy(sys.modules.get(root)):

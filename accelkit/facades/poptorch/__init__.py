@@ -29,13 +29,16 @@ from accelkit.facades.poptorch.blocks import (
 from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
 from accelkit.facades.poptorch.extras import (
     AsynchronousDataAccessor,
+    Attribute,
     ConnectionType,
+    MatMulSerializationMode,
     MultiConv,
     custom_op,
     ipu_print_tensor,
     ipuHardwareIsAvailable,
     ipuHardwareVersion,
     recomputationCheckpoint,
+    serializedMatMul,
     setLogLevel,
 )
 from accelkit.facades.poptorch.options import (
@@ -56,13 +59,16 @@ from accelkit.facades.poptorch.options import (
 __all__ = [
     "AnchorMode",
     "AsynchronousDataAccessor",
+    "Attribute",
     "ConnectionType",
+    "MatMulSerializationMode",
     "MultiConv",
     "custom_op",
     "ipu_print_tensor",
     "ipuHardwareIsAvailable",
     "ipuHardwareVersion",
     "recomputationCheckpoint",
+    "serializedMatMul",
     "setLogLevel",
     "AutoStage",
     "BeginBlock",

@@ -59,11 +59,12 @@ def precision_of(model: nn.Module) -> str:
 
 def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     """Split every batched tensor in ``args`` into ``n`` equal parts along dim 0 (one per device iteration),
-    inside tuples, lists and dicts too (PyTorch Lightning passes its batch as one ``(x, y)`` argument)."""
-    if n == 1:
-        return [args]
+    inside tuples, lists and dicts too (PyTorch Lightning passes its batch as one ``(x, y)`` argument). Each part
+    reaches the model dense, as PopTorch's copy to the IPU makes it: a slice such as ``batch[:, :-1]`` can then be
+    ``view``-ed as on the IPU."""
     leaves, spec = torch.utils._pytree.tree_flatten(args)
-    parts = [t.chunk(n, dim=0) if isinstance(t, torch.Tensor) and t.dim() else [t] * n for t in leaves]
+    parts = [[c.contiguous() for c in t.chunk(n, dim=0)] if isinstance(t, torch.Tensor) and t.dim()
+             else [t] * n for t in leaves]
     return [tuple(torch.utils._pytree.tree_unflatten([p[i] for p in parts], spec)) for i in range(n)]
 
 

@@ -3,7 +3,8 @@ the asynchronous data accessor, connection types, custom ops.
 
 Each is either honoured (it changes nothing computed here: the value passes through), accepted and said
 once in the run's report (it only matters on the IPU), or refused with an error naming it and the fix
-(``custom_op`` runs compiled IPU code, which no simulation can run).
+(``custom_op`` runs compiled IPU code, which no simulation can run, except the few operators of Graphcore's public
+applications whose computation their source shows).
 """
 
 from __future__ import annotations
@@ -95,14 +96,89 @@ class AsynchronousDataAccessor:
         """Stop the background process (there is none here)."""
 
 
+# PopART custom operators from Graphcore's public applications whose computation their C++ source shows, each
+# with what it does on the IPU and the PyTorch that computes the same values. Only these run; any other is refused.
+KNOWN_CUSTOM_OPS: dict[tuple[str, str], tuple[Any, str]] = {
+    ("RemapCE", "ai.graphcore"): (
+        lambda x, **_: x.clone(),
+        "copies its input into a new tensor mapped linearly over the tiles in grains of grain_size elements, and its "
+        "gradient the same way: a layout change only, the values unchanged (graphcore/examples, "
+        "nlp/gpt2/pytorch/custom_ops/remap_tensor_ce.cpp: RemapCEOpx::grow and RemapCEGradOpx::grow, "
+        "poplar::program::Copy); computed here as a copy"),
+}
+
+
 def custom_op(inputs: Any, name: str, domain: str, domain_version: int, example_outputs: Any,
               attributes: dict[str, Any] | None = None) -> Any:
     """PopTorch runs a PopART custom operator built from C++ (a ``.so`` loaded with ``ctypes``) on the IPU. That
-    code targets the IPU and cannot run in a simulation, so this is refused, naming the op."""
-    raise PopTorchError(f"poptorch.custom_op(name={name!r}, domain={domain!r}) runs a PopART custom operator "
-                        "compiled for the IPU, which accelkit cannot run",
-                        fix="write the operator in PyTorch for the simulation (e.g. torch.nn.functional.leaky_relu for "
-                            "the LeakyReLU example) and keep custom_op for the real IPU")
+    code targets the IPU and cannot run in a simulation: an operator whose computation is known from its public
+    source (:data:`KNOWN_CUSTOM_OPS`) runs as the PyTorch that computes the same values, said once; any other is
+    refused, naming the op. Returns a list of outputs, as PopTorch does."""
+    known = KNOWN_CUSTOM_OPS.get((str(name), str(domain)))
+    if known is None:
+        raise PopTorchError(f"poptorch.custom_op(name={name!r}, domain={domain!r}) runs a PopART custom operator "
+                            "compiled for the IPU, which accelkit cannot run",
+                            fix="write the operator in PyTorch for the simulation (e.g. torch.nn.functional.leaky_relu "
+                                "for the LeakyReLU example) and keep custom_op for the real IPU")
+    compute, what = known
+    args = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    facade_log.accept("PopTorch", f"poptorch.custom_op({name!r}, {domain!r})", what, emulated=True)
+    out = compute(*args, **dict(attributes or {}))
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+class MatMulSerializationMode(enum.Enum):
+    """Which dimension ``serializedMatMul`` splits a matrix product over (PopTorch's enum, its values)."""
+
+    InputChannels = "input_channels"
+    ReducingDim = "reducing_dim"
+    OutputChannels = "output_channels"
+    Disabled = "none"
+
+
+def serializedMatMul(lhs: torch.Tensor, rhs: torch.Tensor, mode: MatMulSerializationMode,  # noqa: N802
+                     factor: int = 0, keep_precision: bool = False) -> torch.Tensor:
+    """``lhs @ rhs`` computed on the IPU as ``factor`` smaller products one after another (less memory, the same
+    product): computed here as one ``torch.matmul``, as PopTorch itself writes it before marking the split; the
+    split is recorded. Checks the arguments as PopTorch does."""
+    if not isinstance(mode, MatMulSerializationMode):
+        raise PopTorchError(f"serializedMatMul(mode={mode!r}): mode must be a poptorch.MatMulSerializationMode",
+                            fix="pass e.g. poptorch.MatMulSerializationMode.OutputChannels")
+    if not isinstance(factor, int) or not isinstance(keep_precision, bool):
+        raise PopTorchError(f"serializedMatMul(factor={factor!r}, keep_precision={keep_precision!r}): factor must be "
+                            "an int and keep_precision a bool", fix="pass e.g. factor=4, keep_precision=False")
+    facade_log.accept("PopTorch", f"poptorch.serializedMatMul(mode={mode.name})",
+                      "splits a matrix product into smaller ones run one after another on the IPU, to save memory; "
+                      "the product is the same, and the simulated memory plan holds it whole")
+    return torch.matmul(lhs, rhs)
+
+
+class Attribute:
+    """``with poptorch.Attribute(__outline={"layer": "Dense"}): ...``: attributes PopART attaches to the ops made in
+    the block (outlining hints, per-op options); they change how the IPU program is laid out, never the values.
+    Nested blocks see the attributes of the blocks around them, as in PopTorch."""
+
+    _current: dict[str, dict[str, Any]] = {}
+
+    def __init__(self, **attributes: dict[str, Any]) -> None:
+        for attr, values in attributes.items():
+            if not isinstance(values, dict):
+                raise PopTorchError(f"poptorch.Attribute({attr}={values!r}): each attribute takes a dict of values",
+                                    fix=f"write poptorch.Attribute({attr}={{'name': value}})")
+        self._attributes = attributes
+        self._saved: dict[str, dict[str, Any]] = {}
+
+    def __enter__(self) -> Attribute:
+        self._saved = {k: dict(v) for k, v in Attribute._current.items()}
+        for attr, values in self._attributes.items():
+            Attribute._current.setdefault(attr, {}).update(values)
+        facade_log.accept("PopTorch", "poptorch.Attribute(...)",
+                          "attaches PopART attributes (outlining, per-op options) to the ops in a block; they shape "
+                          "the IPU program, not the values")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        Attribute._current = self._saved
 
 
 def ipu_print_tensor(tensor: torch.Tensor, title: str = "") -> torch.Tensor:
@@ -111,5 +187,5 @@ def ipu_print_tensor(tensor: torch.Tensor, title: str = "") -> torch.Tensor:
     return tensor
 
 
-__all__ = ["AsynchronousDataAccessor", "ConnectionType", "MultiConv", "custom_op", "ipu_print_tensor",
-           "recomputationCheckpoint", "setLogLevel"]
+__all__ = ["KNOWN_CUSTOM_OPS", "AsynchronousDataAccessor", "Attribute", "ConnectionType", "MatMulSerializationMode", "MultiConv", "custom_op", "ipu_print_tensor",
+           "recomputationCheckpoint", "serializedMatMul", "setLogLevel"]

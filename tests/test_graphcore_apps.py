@@ -1,0 +1,194 @@
+"""Graphcore's applications (graphcore/examples ``nlp/``, ``vision/``: what ALCF's Graphcore page runs, e.g.
+``train_gpt2.py`` on 16 IPUs) on the simulated IPU: the helpers they import beside PopTorch (``examples_utils``'s
+``load_lib`` for their custom operators, ``horovod.torch`` between poprun's processes, ``poptorch.enums``), the
+custom operators whose computation their C++ shows, ``serializedMatMul``, ``poptorch.Attribute``, and inputs sliced
+on the host (``batch[:, :-1]``) that the model ``view``s, as it may on the IPU.
+
+The script here is written for the tests, in the shape of the applications (nothing in it names accelkit)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from accelkit.facades import poptorch
+from accelkit.facades.poptorch import examples_utils, horovod
+
+APP = '''
+import argparse
+import os
+import time
+
+import popdist
+import poptorch
+import torch
+import torch.nn as nn
+import horovod.torch as hvd
+from examples_utils import load_lib
+from poptorch.enums import DataLoaderMode
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--custom-ops", type=lambda s: s == "True", default=True)
+parser.add_argument("--gradient-accumulation", type=int, default=4)
+parser.add_argument("--device-iterations", type=int, default=2)
+parser.add_argument("--epochs", type=int, default=1)
+args = parser.parse_args()
+if popdist.isPopdistEnvSet():
+    hvd.init()
+    hvd.broadcast(torch.Tensor([42]), root_rank=0)
+if args.custom_ops:
+    print("Building (if necessary) and loading remap_ce.")
+    load_lib(os.path.join(os.path.dirname(os.path.abspath(__file__)), "custom_ops", "remap_ce.cpp"))
+
+VOCAB, HIDDEN, SEQ = 64, 32, 16
+
+
+class SerializedLinear(nn.Linear):
+    def __init__(self, n_in, n_out, factor, mode=poptorch.MatMulSerializationMode.OutputChannels):
+        super().__init__(n_in, n_out, bias=False)
+        self.mode, self.factor = mode, factor
+
+    def forward(self, x):
+        return poptorch.serializedMatMul(x, self.weight.t(), self.mode, self.factor)
+
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = poptorch.BeginBlock(nn.Embedding(VOCAB, HIDDEN), "wte", ipu_id=0)
+        self.layer = poptorch.BeginBlock(nn.Sequential(nn.Linear(HIDDEN, HIDDEN), nn.GELU()), "layer0", ipu_id=1)
+        self.head = SerializedLinear(HIDDEN, VOCAB, 4)
+
+    def forward(self, input_ids, labels):
+        with poptorch.Attribute(__outline={"layer": "Dense"}):
+            h = self.layer(self.wte(input_ids))
+        logits = self.head(h).view(-1, VOCAB)
+        logits = poptorch.custom_op([logits], "RemapCE", "ai.graphcore", 1, example_outputs=[logits],
+                                    attributes={"grain_size": 8})[0]
+        loss = nn.functional.cross_entropy(logits, labels.view(-1))
+        return poptorch.identity_loss(loss, reduction="none"), loss
+
+
+torch.manual_seed(0)
+model = TinyLM()
+opts = poptorch.Options()
+opts.deviceIterations(args.device_iterations)
+opts.Training.gradientAccumulation(args.gradient_accumulation)
+opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+opts.outputMode(poptorch.OutputMode.Sum)
+samples = args.device_iterations * args.gradient_accumulation
+text = torch.arange(SEQ + 1).repeat(8 * samples, 1) % VOCAB  # a repeating sequence: the next token is learnable
+loader = poptorch.DataLoader(opts, torch.utils.data.TensorDataset(text), batch_size=1, shuffle=False,
+                             mode=DataLoaderMode.Sync)
+optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.01)
+trainer = poptorch.trainingModel(model, opts, optimizer=optimizer)
+losses = []
+for epoch in range(args.epochs):
+    for (batch,) in loader:
+        input_ids, labels = batch[:, :-1], batch[:, 1:]  # slices: not contiguous on the host
+        start = time.perf_counter()
+        loss, _ = trainer(input_ids=input_ids, labels=labels)
+        losses.append(float(loss) / samples)
+        print(f"step {len(losses) - 1} loss: {losses[-1]:.4f} ({time.perf_counter() - start:.2f} s)")
+print(f"first loss {losses[0]:.4f} last loss {losses[-1]:.4f}")
+'''
+
+
+def _app(tmp_path: Path) -> Path:
+    (tmp_path / "custom_ops").mkdir(exist_ok=True)
+    (tmp_path / "custom_ops" / "remap_ce.cpp").write_text("// cppimport\n#include <popart/op.hpp>\n")
+    script = tmp_path / "train_tiny.py"
+    script.write_text(APP)
+    return script
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str):
+    from accelkit.vendor import run_script
+
+    script = _app(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return run_script(script, list(args), synthetic_data=True, quiet=True)
+
+
+def test_an_application_with_its_helpers_custom_op_and_sliced_inputs_trains_pipelined(tmp_path, monkeypatch):
+    run = _run(tmp_path, monkeypatch, "--gradient-accumulation", "4", "--device-iterations", "2")
+    out = (run.output or "") + (run.error or "")
+    assert run.exit_code == 0, out
+    first, last = (float(x) for x in out.split("first loss ")[1].split(" last loss "))
+    assert last < 0.7 * first, out  # the next token of a repeating sequence is learnt
+    assert "Building (if necessary) and loading remap_ce." in out
+    assert {"horovod.torch", "examples_utils", "poptorch.enums"} <= set(run.served)
+    said = " ".join(run.accepted)
+    assert "load_lib('remap_ce.cpp')" in said and "nothing is compiled here" in said
+    assert "custom_op('RemapCE', 'ai.graphcore')" in said and "remap_tensor_ce.cpp" in said
+    assert "serializedMatMul(mode=OutputChannels)" in said and "poptorch.Attribute" in said
+    assert "horovod" not in sys.modules and "examples_utils" not in sys.modules  # gone with the run
+
+
+def test_custom_ops_off_loads_nothing_and_a_missing_source_is_the_real_error(tmp_path, monkeypatch):
+    run = _run(tmp_path, monkeypatch, "--custom-ops", "False", "--gradient-accumulation", "1",
+               "--device-iterations", "1")
+    assert run.exit_code == 0, (run.output or "") + (run.error or "")
+    assert not any("load_lib" in said for said in run.accepted)
+    (tmp_path / "custom_ops" / "remap_ce.cpp").unlink()
+    with pytest.raises(FileNotFoundError, match="File does not exist"):
+        examples_utils.load_lib(tmp_path / "custom_ops" / "remap_ce.cpp")
+
+
+def test_known_custom_op_is_a_copy_with_the_gradient_passed_through_and_others_are_refused():
+    x = torch.randn(4, 6, requires_grad=True)
+    (y,) = poptorch.custom_op([x], "RemapCE", "ai.graphcore", 1, example_outputs=[x], attributes={"grain_size": 8})
+    assert torch.equal(y, x) and y.data_ptr() != x.data_ptr()  # a new tensor with the same values
+    (y * torch.arange(6.0)).sum().backward()
+    assert torch.equal(x.grad, torch.arange(6.0).expand(4, 6))
+    with pytest.raises(poptorch.PopTorchError, match="'RemapCE', domain='custom.ops'.*cannot run"):
+        poptorch.custom_op([x], "RemapCE", "custom.ops", 1, example_outputs=[x])  # the domain is part of the name
+    lib = examples_utils.load_lib(Path(__file__))
+    with pytest.raises(poptorch.PopTorchError, match="was not compiled here.*'RemapCEOp'"):
+        lib.RemapCEOp  # noqa: B018 - a ctypes library's symbol
+
+
+def test_serialized_matmul_is_the_product_and_checks_its_arguments():
+    a, b = torch.randn(3, 8), torch.randn(8, 12)
+    for mode in poptorch.MatMulSerializationMode:
+        assert torch.allclose(poptorch.serializedMatMul(a, b, mode, 4), a @ b)
+    with pytest.raises(poptorch.PopTorchError, match="mode must be a poptorch.MatMulSerializationMode"):
+        poptorch.serializedMatMul(a, b, "output_channels", 4)
+    with pytest.raises(poptorch.PopTorchError, match="factor must be an int"):
+        poptorch.serializedMatMul(a, b, poptorch.MatMulSerializationMode.ReducingDim, 4.0)
+    with pytest.raises(poptorch.PopTorchError, match="takes a dict"):
+        poptorch.Attribute(__outline="Dense")
+    with poptorch.Attribute(__outline={"layer": "Dense"}):
+        with poptorch.Attribute(__outline={"kind": "mlp"}):
+            assert poptorch.Attribute._current["__outline"] == {"layer": "Dense", "kind": "mlp"}
+        assert poptorch.Attribute._current["__outline"] == {"layer": "Dense"}
+    assert poptorch.Attribute._current == {}
+
+
+def test_horovod_is_one_process_whose_collectives_return_their_input():
+    t = torch.arange(4.0)
+    horovod.init()
+    assert (horovod.rank(), horovod.size(), horovod.local_rank(), horovod.local_size()) == (0, 1, 0, 1)
+    for out in (horovod.allreduce(t, op=horovod.Sum), horovod.allreduce(t, op=horovod.Average),
+                horovod.allgather(t), horovod.broadcast(t, root_rank=0), *horovod.grouped_allreduce([t])):
+        assert torch.equal(out, t) and out.data_ptr() != t.data_ptr()
+    with pytest.raises(ValueError, match="one process, rank 0 of 1"):
+        horovod.broadcast(t, root_rank=1)
+    with pytest.raises(ValueError, match="unknown Horovod reduction"):
+        horovod.allreduce(t, op="Median")
+
+
+def test_the_helpers_are_served_only_beside_the_simulated_sdk(tmp_path, monkeypatch):
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "plain.py"
+    script.write_text("import importlib.util\n"
+                      "print('horovod', importlib.util.find_spec('horovod') is not None)\n"
+                      "print('examples_utils', importlib.util.find_spec('examples_utils') is not None)\n")
+    monkeypatch.chdir(tmp_path)
+    run = run_script(script, [], synthetic_data=True, quiet=True)
+    assert run.exit_code == 0, run.error
+    assert "horovod False" in run.output and "examples_utils False" in run.output
