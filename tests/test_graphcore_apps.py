@@ -192,3 +192,179 @@ def test_the_helpers_are_served_only_beside_the_simulated_sdk(tmp_path, monkeypa
     run = run_script(script, [], synthetic_data=True, quiet=True)
     assert run.exit_code == 0, run.error
     assert "horovod False" in run.output and "examples_utils False" in run.output
+
+
+CNN_HELPER = '''
+import sys
+from pathlib import Path
+
+root_folder = str(Path(__file__).parent.parent.absolute())
+sys.path.insert(0, root_folder)
+'''
+
+CNN_DATASETS_INIT = "from .dataset import get_data\n"
+
+CNN_DATASET = '''
+import torch
+import torchvision
+from torchvision import transforms
+
+
+class Generated(torch.utils.data.Dataset):
+    def __init__(self, size):
+        torch.manual_seed(0)
+        self.data = torch.randint(0, 255, (3, 40, 40)).float()
+        self.size = size
+        self.crop = transforms.RandomResizedCrop(32)
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        return self.crop(self.data) / 255.0, index % 4
+
+
+def get_data(size):
+    return Generated(size)
+'''
+
+CNN_TRAIN = '''
+import argparse
+
+import poptorch
+import popart
+import popdist
+import torch
+import horovod.torch as hvd
+import import_helper
+import datasets
+import models
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--recompute-mode", default="manual", choices=["none", "manual"])
+args = parser.parse_args()
+opts = poptorch.Options()
+opts.Training.gradientAccumulation(2)
+if args.recompute_mode == "manual":
+    opts._Popart.set("autoRecomputation", int(popart.RecomputationType.RecomputeAll))
+model = models.get_model()
+data = poptorch.DataLoader(opts, datasets.get_data(64), batch_size=4, shuffle=False)
+trainer = poptorch.trainingModel(model, opts, optimizer=poptorch.optim.SGD(model.parameters(), lr=0.05))
+for step, (x, y) in enumerate(data):
+    _, loss = trainer(x, y)
+    if step == 3:
+        break
+print(f"trained {step + 1} steps, loss {float(loss):.3f}")
+'''
+
+CNN_MODELS = '''
+import torch
+import torchvision
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        out = self.model(x)
+        return out, torch.nn.functional.cross_entropy(out, y)
+
+
+def name_scope_hook(module):
+    for name, m in module.named_modules():
+        m.register_forward_pre_hook(lambda _m, _i, name=name: torch.ops.poptorch.push_name_scope(name.split(".")[-1]))
+        m.register_forward_hook(lambda _m, _i, _o: torch.ops.poptorch.pop_name_scope())
+
+
+def get_model():
+    net = torchvision.models.resnet18(num_classes=4)
+    name_scope_hook(net)
+    return TrainingModelWithLoss(net)
+'''
+
+
+def _cnn_app(tmp_path: Path) -> Path:
+    (tmp_path / "train").mkdir()
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "train" / "import_helper.py").write_text(CNN_HELPER)
+    (tmp_path / "train" / "train.py").write_text(CNN_TRAIN)
+    (tmp_path / "datasets" / "__init__.py").write_text(CNN_DATASETS_INIT)
+    (tmp_path / "datasets" / "dataset.py").write_text(CNN_DATASET)
+    (tmp_path / "models" / "__init__.py").write_text("from .models import get_model\n")
+    (tmp_path / "models" / "models.py").write_text(CNN_MODELS)
+    return tmp_path / "train" / "train.py"
+
+
+def test_an_application_laid_out_like_graphcores_cnns_finds_its_own_packages_and_recomputes(tmp_path, monkeypatch):
+    """The script's helper puts the application's root on the path; its own ``datasets`` package is not replaced by
+    the Hugging Face stand-in, and the torchvision it imports only from there is stood in for; PopTorch's name
+    scopes compute nothing; ``autoRecomputation`` sets the modelled recomputation."""
+    from accelkit.vendor import run_script
+
+    script = _cnn_app(tmp_path)
+    monkeypatch.chdir(tmp_path / "train")
+    runs = {}
+    for mode in ("manual", "none"):
+        run = run_script(script, ["--recompute-mode", mode], synthetic_data=True, quiet=True)
+        assert run.exit_code == 0, (run.output or "") + (run.error or "")
+        assert "trained 4 steps" in run.output
+        runs[mode] = run
+    said = " ".join(runs["manual"].accepted)
+    assert "autoRecomputation" in said and "recompute='full'" in said
+    (label, report), = runs["manual"].reports
+    assert "TrainingModelWithLoss" in label
+    assert "datasets" not in sys.modules and "models" not in sys.modules
+
+
+def test_recompute_all_keeps_less_than_no_recomputation_and_runs_the_forward_again():
+    import accelkit as ak
+    from accelkit.facades.poptorch.executor import _recompute
+
+    assert [_recompute(k, 1) for k in range(5)] == ["none", "selective", "selective", "none", "full"]
+    assert _recompute(3, 4) == "full"
+    block = lambda: torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.LayerNorm(64), torch.nn.GELU())  # noqa: E731
+    model = torch.nn.Sequential(block(), block(), torch.nn.Linear(64, 8))
+    x = torch.randn(32, 64)
+    kept = {r: ak.compile(model, (x,), target="gc200", precision="fp16", training=True, recompute=r)
+            for r in ("none", "full")}
+    assert kept["full"].memory_plan.activation_bytes < kept["none"].memory_plan.activation_bytes
+    backward = {r: dict(p.report.breakdown.sections)["bckwd"] for r, p in kept.items()}
+    assert backward["full"] > backward["none"]  # the forward runs again in the backward pass
+    opts = poptorch.Options()
+    with pytest.raises(poptorch.PopTorchError, match="not a RecomputationType"):
+        opts._Popart.set("autoRecomputation", 7)
+    opts._Popart.set("autoRecomputation", 4)
+    assert opts.recomputation == 4 and opts.clone().recomputation == 4
+
+
+def test_name_scope_ops_compute_nothing_and_leave_the_captured_graph_alone():
+    import accelkit as ak
+
+    net = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    plain = ak.compile(net, (torch.randn(2, 8),), target="gc200", precision="fp32")
+    for name, m in net.named_modules():
+        m.register_forward_pre_hook(lambda _m, _i, name=name: torch.ops.poptorch.push_name_scope(name or "root"))
+        m.register_forward_hook(lambda _m, _i, _o: torch.ops.poptorch.pop_name_scope())
+    scoped = ak.compile(net, (torch.randn(2, 8),), target="gc200", precision="fp32")
+    assert [k.ops for k in scoped.kernels] == [k.ops for k in plain.kernels]
+    assert scoped.report.step_time_s == pytest.approx(plain.report.step_time_s)
+
+
+def test_random_resized_crop_draws_torchvisions_box_and_the_deeper_resnets_have_their_sizes():
+    from accelkit.vendor import vision_models
+    from accelkit.vendor.synthetic import RandomResizedCrop, _crop, _image_size
+
+    img = torch.rand(3, 60, 90)
+    torch.manual_seed(1)
+    for _ in range(50):
+        i, j, h, w = RandomResizedCrop.get_params(img, (0.08, 1.0), (3 / 4, 4 / 3))
+        assert 0 <= i <= 60 - h and 0 <= j <= 90 - w and h > 0 and w > 0
+        assert 0.08 * 60 * 90 * 0.9 <= h * w <= 60 * 90 and 3 / 4 * 0.9 <= w / h <= 4 / 3 * 1.1
+    assert RandomResizedCrop.get_params(img, (2.0, 3.0), (3 / 4, 4 / 3)) == (0, 5, 60, 80)  # the fallback
+    assert RandomResizedCrop(32)(img).shape == (3, 32, 32)
+    assert _image_size(img) == [90, 60] and _crop(img, 1, 2, 3, 4).shape == (3, 3, 4)
+    sizes = {n: sum(p.numel() for p in getattr(vision_models, n)().parameters()) for n in ("resnet101", "resnet152")}
+    assert sizes == {"resnet101": 44_549_160, "resnet152": 60_192_808}  # torchvision's own models' counts

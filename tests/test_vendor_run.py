@@ -2079,3 +2079,17 @@ def test_a_package_built_for_an_older_release_of_another_names_both_and_the_requ
     assert "(oldlib asks for packaging<2.0,>=1.0)" in run.error
     assert "pip install --target <folder> 'packaging<2.0,>=1.0'" in run.error
     assert "oldlib" not in sys.modules
+
+
+def test_a_module_from_a_git_requirement_is_named_with_that_line(tmp_path, monkeypatch):
+    from accelkit.vendor import run_script
+
+    (tmp_path / "requirements.txt").write_text(
+        "numpy\ngit+https://github.com/someone/PyFrobnicate.git@8706665787c7290397859075ae2f0bf35afeb41a\n")
+    (tmp_path / "app.py").write_text("import poptorch\nimport frobnicate\n")
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "app.py", [], synthetic_data=True, quiet=True)
+    assert run.exit_code == 1
+    assert "frobnicate is not installed here; the script's requirements.txt lists it" in run.error
+    assert "pip install 'git+https://github.com/someone/PyFrobnicate.git@8706665787c7290397859075ae2f0bf35afeb41a'" \
+        in run.error

@@ -31,7 +31,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from accelkit import boundary
 from accelkit.cache import CACHE
 from accelkit.errors import AccelkitError, CaptureError, ModelError, notebook_cell, source_label
-from accelkit.graph.cost import VIEW_OPS, node_bytes, registry_flops, short_kind, vector_flops
+from accelkit.graph.cost import VIEW_OPS, is_custom_op, node_bytes, registry_flops, short_kind, vector_flops
 from accelkit.graph.ir import Graph, Node, TensorMeta
 from accelkit.graph.values import split_inputs
 
@@ -397,6 +397,8 @@ def _nodes_from_export(ep: torch.export.ExportedProgram) -> tuple[list[Node], di
                 fix="keep the shape fixed: use a mask and torch.where instead of nonzero/unique/boolean "
                     "indexing, or pad to a fixed size",
             ) from None
+        if not ins and not outs and is_custom_op(str(op)):
+            continue  # an extension op with no tensor in or out computes nothing (PopTorch's name scopes)
         if kind in VIEW_OPS or kind in {"_to_copy", "to"}:
             if any(a.name in param_like for a in arg_nodes):
                 param_like.add(fx.name)
@@ -501,6 +503,8 @@ class _Recorder(TorchDispatchMode):
             return out
         ins = _metas(tensors)
         outs = _metas(out)
+        if not ins and not outs and is_custom_op(str(func)):  # an annotation (PopTorch's name scopes): no data
+            return out
         flags = [id(t) in self.param_ids for t in tensors]
         flops = registry_flops(func, args, kwargs)
         frm = "registry" if flops else "none"

@@ -282,3 +282,16 @@ def captured_element_bytes(graph: Any) -> int:
             biggest = max(floats, key=lambda m: m.numel)  # the dtype that holds most of the elements
             return biggest.nbytes // biggest.numel
     return 4
+
+
+STANDARD_NAMESPACES = frozenset({"aten", "prims", "_operator", "operator", "builtins", "math", "higher_order",
+                                 "torch"})
+"""Op namespaces every accelerator compiler starts from. Python's own callables (operator.getitem on multi-output
+ops, symbolic-size arithmetic) and higher-order ops (torch.cond, autocast regions) are graph structure."""
+
+
+def is_custom_op(op: str) -> bool:
+    """An op outside the standard namespaces: a C++ or ``torch.library`` extension (``namespace.op.overload``).
+    Names without a namespace are graph structure: higher-order ops (``wrap_with_set_grad_enabled``)."""
+    namespace, dot, _ = op.partition(".")
+    return bool(dot) and namespace not in STANDARD_NAMESPACES and not op.startswith("<")

@@ -28,7 +28,7 @@ from torch.utils._pytree import tree_flatten
 
 from accelkit.boundary import flag, got
 from accelkit.errors import AccelkitError, ArgumentError, CaptureError, source_label
-from accelkit.graph.cost import VIEW_OPS
+from accelkit.graph.cost import STANDARD_NAMESPACES, VIEW_OPS, is_custom_op  # noqa: F401 - re-exported
 from accelkit.graph.ir import DTYPE_BYTES, Graph, Node
 from accelkit.graph.values import named_inputs, split_inputs
 from accelkit.hardware.capacity import chips_to_hold, holding_tiers, usable_bytes
@@ -392,19 +392,6 @@ def _data_dependent_shape_hits(model: nn.Module, example_inputs: Any, table: Sup
         source, _ = _source_from_stack(fx.meta.get("stack_trace"))
         hits.append(_hit_from_rule(rule, op, module or "<root>", source))
     return hits
-
-
-STANDARD_NAMESPACES = frozenset({"aten", "prims", "_operator", "operator", "builtins", "math", "higher_order",
-                                 "torch"})
-"""Op namespaces every accelerator compiler starts from. Python's own callables (operator.getitem on multi-output
-ops, symbolic-size arithmetic) and higher-order ops (torch.cond, autocast regions) are graph structure."""
-
-
-def is_custom_op(op: str) -> bool:
-    """An op outside the standard namespaces: a C++ or ``torch.library`` extension (``namespace.op.overload``).
-    Names without a namespace are graph structure: higher-order ops (``wrap_with_set_grad_enabled``)."""
-    namespace, dot, _ = op.partition(".")
-    return bool(dot) and namespace not in STANDARD_NAMESPACES and not op.startswith("<")
 
 
 def _node_hits(graph: Graph, table: SupportTable, spec: Any) -> list[_Hit]:

@@ -22,7 +22,8 @@ as ``ak.compile`` takes them; the
 optimizer step's time and state follow the session's optimizer (AdamW, Adam, SGD with or without momentum;
 another optimizer is modelled as AdamW, and the report says which update it modelled; ``optimizer_state=`` says
 where it keeps its state, and ``stages=`` where a pipeline's blocks begin, as ``ak.compile`` takes them);
-``session.loader`` measures instead how long this CPU's loop waited.
+``recompute=`` trades the memory of kept activations for a recomputed forward, as ``ak.compile`` takes it (PopART's
+autoRecomputation); ``session.loader`` measures instead how long this CPU's loop waited.
 """
 
 from __future__ import annotations
@@ -196,6 +197,7 @@ class Session:
         optimizer_state: str | None = None,
         stages: Any = None,
         group_host_sync: bool = False,
+        recompute: str = "none",
     ) -> None:
         if not isinstance(model, nn.Module):
             raise SessionError(f"Session needs an nn.Module, not {type(model).__name__}",
@@ -210,7 +212,7 @@ class Session:
                                        input_rate=input_rate, input_overlap=input_overlap, output_mode=output_mode,
                                        optimizer=optimizer_kind(optimizer) or "adamw",
                                        optimizer_state=optimizer_state, stages=stages,
-                                       group_host_sync=group_host_sync, role="session")
+                                       group_host_sync=group_host_sync, recompute=recompute, role="session")
         spec = options.spec
         boundary.optimizer(optimizer)
         boundary.function("loss_fn", loss_fn, takes="a function of (outputs, labels) returning the loss",

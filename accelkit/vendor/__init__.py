@@ -145,6 +145,10 @@ def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
     key = re.sub(r"[-_.]+", "-", DISTRIBUTIONS.get(top, top)).lower()
     for where_listed, spec in _listed_requirements(exc, script):
         name = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]
+        git = re.match(r"git\+\S+/([^/@]+?)(\.git)?(@\S*)?$", spec)  # a bare git URL: named by its repository
+        if git:  # PyTurboJPEG's repository gives the module turbojpeg
+            repo = re.sub(r"[-_.]+", "-", git.group(1)).lower()
+            name = key if repo in (key, "py" + key, "py-" + key, "python-" + key) else ""
         if name and re.sub(r"[-_.]+", "-", name).lower() == key:
             where = _script_line(exc, script)
             what = top if top not in DISTRIBUTIONS else f"{top} (part of {DISTRIBUTIONS[top]})"
@@ -340,6 +344,13 @@ def _user_module_files(name: str, root: Path) -> list[Path]:
     return [base.with_suffix(".py"), base / "__init__.py"] if spec.submodule_search_locations else []
 
 
+def _lifts_path(folder: Path) -> bool:
+    """Whether a module beside the script puts the folder above it on the path (Graphcore's applications'
+    ``import_helper.py``: ``sys.path.insert(0, str(Path(__file__).parent.parent))``), read as text."""
+    return any(re.search(r"sys\.path\.(insert|append)\(", t) and re.search(r"\.parent\b|dirname\(", t)
+               for t in (f.read_text(errors="replace") for f in folder.glob("*.py") if f.is_file()))
+
+
 def _own_sources(script: Path, limit: int = 50) -> list[str]:
     """The text of ``script`` and of the modules it imports that are its own code, and that those import (as
     ``python script.py`` resolves them from the script's folder: ``from configuration.gpt2_patch import ...``
@@ -347,6 +358,9 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
     import ast
 
     root, todo = script.parent, [script]
+    # the folder above too, where a helper of the script's puts it on the path (Graphcore's applications'
+    # `import import_helper`, which inserts the application's root, then `import utils, datasets, models`)
+    lifts = _lifts_path(root)
     seen: set[Path] = set()
     texts: list[str] = []
     while todo and len(texts) < limit:
@@ -362,8 +376,14 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
             continue
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
-        for name in names:
-            todo += _user_module_files(name, root)
+        for name in names:  # a dotted name imports its packages too: `import models.loss` runs models/__init__.py
+            for head in (".".join(name.split(".")[:i + 1]) for i in range(name.count(".") + 1)):
+                todo += _user_module_files(head, root) or (_user_module_files(head, root.parent) if lifts else [])
+        for n in ast.walk(tree):  # relative imports inside the script's own packages: from .models import ...
+            if isinstance(n, ast.ImportFrom) and n.level:
+                base = f.parents[n.level - 1].joinpath(*(n.module or "").split(".")) if n.module else f.parents[n.level - 1]
+                todo += [base.with_suffix(".py"), base / "__init__.py",
+                         *(base / f"{a.name}.py" for a in n.names if not n.module)]
     return texts
 
 
@@ -390,6 +410,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                             fix="e.g. --max-calls 20, or leave it out to run the script to its end")
     run = VendorRun(script=str(script), exit_code=0)
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    modules_before = set(sys.modules)
     saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "ACCELKIT_VENDOR_CHILD")}
     children_dir = tempfile.mkdtemp(prefix="accelkit-children-")
     sys.argv = [path, *argv]
@@ -415,10 +436,12 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     wants_audio = any("torchaudio" in text for text in sources)
     wants_wget = any(re.search(r"^\s*import wget\b", text, re.M) for text in sources)
     wants_graphs = any("torch_geometric" in text for text in sources)
-    # Hugging Face datasets, unless the script's folder has a datasets module of its own
+    # Hugging Face datasets, unless the script's folder (or the folder above, which a helper of the script's puts
+    # on the path: Graphcore's applications) has a datasets module of its own
+    folders = [Path(path).parent] + ([Path(path).parent.parent] if _lifts_path(Path(path).parent) else [])
     wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate)(\.\w+)* import)", text, re.M)
-                         for text in sources) and not (Path(path).parent / "datasets.py").exists() \
-        and not (Path(path).parent / "datasets").is_dir()
+                         for text in sources) and not any(
+        (f / "datasets.py").exists() or (f / "datasets").is_dir() for f in folders)
     # transformers 4 attributes the script (or a module of its own that it imports) patches: answered where gone
     compat_markers = [m for m in hf_compat.MARKERS if any(m in text for text in own)]
     captured = io.StringIO()
@@ -493,6 +516,15 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                     run.reports.append((label, str(rep)))
             run.accepted = [str(a) for a in facade_log.accepted()]
     finally:
+        # the script's own modules go with it (a later script in this process may have its own `datasets` or
+        # `models`): those loaded from its folder or from a folder it put on the path
+        own_roots = [os.path.dirname(path), *(os.path.abspath(p) for p in sys.path if p and p not in saved_path)]
+        for name in [n for n in sys.modules if n not in modules_before]:
+            file = os.path.abspath(getattr(sys.modules.get(name), "__file__", None) or "/")
+            installed = any(part in ("site-packages", "dist-packages") for part in Path(file).parts) or \
+                file.startswith((sys.prefix + os.sep, sys.base_prefix + os.sep))  # never an installed package's
+            if not installed and any(file.startswith(r.rstrip(os.sep) + os.sep) for r in own_roots):
+                del sys.modules[name]
         sys.argv, sys.path[:] = saved_argv, saved_path
         os.chdir(saved_cwd)
         for key, value in saved_env.items():

@@ -228,6 +228,68 @@ class CenterCrop:
         return x.crop((left, top, left + w, top + h))
 
 
+def _image_size(img: Any) -> list[int]:
+    """``functional.get_image_size``: ``[width, height]`` of a PIL image or a ``(..., H, W)`` tensor."""
+    if isinstance(img, torch.Tensor):
+        return [int(img.shape[-1]), int(img.shape[-2])]
+    return [int(img.width), int(img.height)]
+
+
+def _crop(img: Any, top: int, left: int, height: int, width: int) -> Any:
+    """``functional.crop``: the ``height x width`` box at (``top``, ``left``) (a PIL image pads beyond its edges)."""
+    if isinstance(img, torch.Tensor):
+        return img[..., top:top + height, left:left + width]
+    return img.crop((left, top, left + width, top + height))
+
+
+def _resize(img: Any, size: Any, interpolation: Any = None, **_: Any) -> Any:
+    """``functional.resize``: as :class:`Resize`."""
+    return Resize(size)(img)
+
+
+class RandomResizedCrop:
+    """``transforms.RandomResizedCrop(size, scale=(0.08, 1.0), ratio=(3/4, 4/3))``: a box of a random share of the
+    area and aspect ratio, resized to ``size``; ``get_params`` draws the box as torchvision does (ten tries, then the
+    centre crop at the nearest allowed ratio)."""
+
+    def __init__(self, size: int | tuple[int, int] | list[int], scale: tuple[float, float] = (0.08, 1.0),
+                 ratio: tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: Any = None,
+                 antialias: Any = True) -> None:
+        self.size: tuple[int, int] = (size, size) if isinstance(size, int) else (int(size[0]), int(size[-1]))
+        self.scale, self.ratio = tuple(scale), tuple(ratio)
+        self.interpolation = interpolation if interpolation is not None else InterpolationMode.BILINEAR
+        self.antialias = antialias
+
+    @staticmethod
+    def get_params(img: Any, scale: Any, ratio: Any) -> tuple[int, int, int, int]:
+        import math
+
+        width, height = _image_size(img)
+        area = height * width
+        log_ratio = torch.log(torch.tensor(ratio))
+        for _ in range(10):
+            target_area = area * torch.empty(1).uniform_(scale[0], scale[1]).item()
+            aspect = math.exp(torch.empty(1).uniform_(float(log_ratio[0]), float(log_ratio[1])).item())
+            w = int(round(math.sqrt(target_area * aspect)))
+            h = int(round(math.sqrt(target_area / aspect)))
+            if 0 < w <= width and 0 < h <= height:
+                i = int(torch.randint(0, height - h + 1, size=(1,)).item())
+                j = int(torch.randint(0, width - w + 1, size=(1,)).item())
+                return i, j, h, w
+        in_ratio = float(width) / float(height)
+        if in_ratio < min(ratio):
+            w, h = width, int(round(width / min(ratio)))
+        elif in_ratio > max(ratio):
+            h, w = height, int(round(height * max(ratio)))
+        else:
+            w, h = width, height
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def __call__(self, img: Any) -> Any:
+        i, j, h, w = self.get_params(img, self.scale, self.ratio)
+        return Resize(self.size)(_crop(img, i, j, h, w))
+
+
 def _pil_to_tensor(pic: Any) -> torch.Tensor:
     """``torchvision.transforms.functional.pil_to_tensor``: the image's values unscaled, channels first."""
     a = torch.as_tensor(np.array(pic))
@@ -303,10 +365,11 @@ def _torchvision_stand_ins() -> Iterator[None]:
     from accelkit.vendor import vision_models, vision_ops
 
     functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor,
-                         InterpolationMode=InterpolationMode)
+                         InterpolationMode=InterpolationMode, get_image_size=_image_size, crop=_crop, resize=_resize)
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
                          RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
+                         RandomResizedCrop=RandomResizedCrop,
                          InterpolationMode=InterpolationMode, functional=functional)
     vars(transforms)["transforms"] = transforms  # torchvision.transforms.transforms holds the same classes
     # transforms.v2 (imported by transformers' image processors whenever torchvision is found): the same stand-ins
@@ -330,8 +393,9 @@ def _torchvision_stand_ins() -> Iterator[None]:
 
     vars(ds)["__getattr__"] = other_dataset
     models = _module("torchvision.models", **{k: getattr(vision_models, k) for k in vision_models.__all__})
+    ops_misc = _module("torchvision.ops.misc", FrozenBatchNorm2d=vision_ops.FrozenBatchNorm2d)  # timm imports it so
     ops = _module("torchvision.ops", box_convert=vision_ops.box_convert, nms=vision_ops.nms,
-                  FrozenBatchNorm2d=vision_ops.FrozenBatchNorm2d)
+                  FrozenBatchNorm2d=vision_ops.FrozenBatchNorm2d, misc=ops_misc)
     image = _module("torchvision.io.image", read_image=vision_ops.read_image, ImageReadMode=vision_ops.ImageReadMode)
     io = _module("torchvision.io", image=image, read_image=vision_ops.read_image,
                  ImageReadMode=vision_ops.ImageReadMode)
@@ -341,6 +405,7 @@ def _torchvision_stand_ins() -> Iterator[None]:
              "torchvision.transforms.functional": functional, "torchvision.transforms.v2": v2,
              "torchvision.transforms.transforms": transforms, "torchvision.transforms.autoaugment": autoaugment,
              "torchvision.transforms.v2.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
+             "torchvision.ops.misc": ops_misc,
              "torchvision.io": io, "torchvision.io.image": image, "torchvision.datasets.vision": ds_vision,
              "torchvision.datasets.utils": ds_utils, "torchvision.utils": tv_utils}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them

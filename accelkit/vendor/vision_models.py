@@ -100,6 +100,14 @@ def resnet50(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> Re
     return _build("resnet50", Bottleneck, [3, 4, 6, 3], weights, pretrained, **kwargs)
 
 
+def resnet101(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> ResNet:
+    return _build("resnet101", Bottleneck, [3, 4, 23, 3], weights, pretrained, **kwargs)
+
+
+def resnet152(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> ResNet:
+    return _build("resnet152", Bottleneck, [3, 8, 36, 3], weights, pretrained, **kwargs)
+
+
 def resnext50_32x4d(weights: Any = None, pretrained: bool = False, **kwargs: Any) -> ResNet:
     return _build("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], weights, pretrained,
                   **{"groups": 32, "width_per_group": 4, **kwargs})
@@ -336,4 +344,4 @@ def squeezenet1_1(weights: Any = None, pretrained: bool = False, **kwargs: Any) 
 
 
 __all__ = ["GoogLeNet", "GoogLeNetOutputs", "MobileNetV2", "ResNet", "SqueezeNet", "googlenet", "mobilenet_v2", "resnet18", "resnet34", "resnet50",
-           "resnext101_32x8d", "resnext50_32x4d", "squeezenet1_0", "squeezenet1_1"]
+           "resnet101", "resnet152", "resnext101_32x8d", "resnext50_32x4d", "squeezenet1_0", "squeezenet1_1"]

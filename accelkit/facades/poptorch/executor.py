@@ -68,6 +68,16 @@ def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     return [tuple(torch.utils._pytree.tree_unflatten([p[i] for p in parts], spec)) for i in range(n)]
 
 
+def _recompute(kind: int, ipus: int) -> str:
+    """accelkit's ``recompute`` for PopART's ``autoRecomputation`` (RecomputationType: None, Standard, NormOnly,
+    Pipeline, RecomputeAll) on a model over ``ipus`` pipeline stages."""
+    if kind in (1, 2):
+        return "selective"
+    if kind == 4 or (kind == 3 and ipus > 1):
+        return "full"
+    return "none"
+
+
 def _state_format(optimizer: Any, model: nn.Module) -> str | None:
     """Where PopTorch keeps the optimizer state of ``model``'s weights (accelkit's ``optimizer_state``): in the
     weights' own 16-bit format unless an ``accum_type`` asks for fp32, and never with an fp32 master copy; None
@@ -223,6 +233,7 @@ class PoplarExecutor:
             chips=r * ipus, parallel=Parallel(data=r, pipeline=ipus), device_iterations=o.device_iterations,
             synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o),
             group_host_sync=bool(getattr(o, "group_host_sync", False)),
+            recompute=_recompute(getattr(o, "recomputation", 0), ipus),
             optimizer_state=_state_format(self.optimizer, self.model) if self.training else None)
         self._combined_batch = n
         facade_log.register_run(repr(self), self.report)

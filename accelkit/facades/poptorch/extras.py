@@ -189,3 +189,28 @@ def ipu_print_tensor(tensor: torch.Tensor, title: str = "") -> torch.Tensor:
 
 __all__ = ["KNOWN_CUSTOM_OPS", "AsynchronousDataAccessor", "Attribute", "ConnectionType", "MatMulSerializationMode", "MultiConv", "custom_op", "ipu_print_tensor",
            "recomputationCheckpoint", "serializedMatMul", "setLogLevel"]
+
+
+def _register_name_scopes() -> None:
+    """``torch.ops.poptorch.push_name_scope(name)`` / ``pop_name_scope()``: PopTorch's ops that name the ops made
+    between them in the IPU program (PopVision shows the names; Graphcore's CNN application calls them from forward
+    hooks). They compute nothing; defined once, in the ``poptorch`` namespace, unless something defined them."""
+    try:
+        torch.ops.poptorch.push_name_scope  # noqa: B018 - the real PopTorch (or an earlier import) defined them
+        return
+    except (AttributeError, RuntimeError):
+        pass
+
+    @torch.library.custom_op("poptorch::push_name_scope", mutates_args=())
+    def push_name_scope(name: str) -> None:
+        return None
+
+    @torch.library.custom_op("poptorch::pop_name_scope", mutates_args=())
+    def pop_name_scope() -> None:
+        return None
+
+    push_name_scope.register_fake(lambda name: None)  # the capture (torch.export) runs them on no data
+    pop_name_scope.register_fake(lambda: None)
+
+
+_register_name_scopes()

@@ -185,7 +185,8 @@ class _PopartOptions:
     """``opts._Popart.set(key, value)``: PopART's session options, set under PopTorch. They tune the IPU compiler
     (outlining, prefetch depth, accumulation schedules); each is accepted and recorded. ``groupHostSync`` also
     changes the modelled clock: a step's stream copies grouped into one per direction (``ak.compile``'s
-    ``group_host_sync``)."""
+    ``group_host_sync``); ``autoRecomputation`` the modelled memory and backward pass (``ak.compile``'s
+    ``recompute``)."""
 
     def __init__(self, owner: Any = None) -> None:
         self._owner = owner
@@ -196,6 +197,24 @@ class _PopartOptions:
             facade_log.accept("PopTorch", f"opts._Popart.set({key!r}, {value!r})",
                               "each step's stream copies grouped, one per direction at the step's start and end, "
                               "not one per tensor: fewer syncs with the host (the modelled clock counts them)")
+            return self
+        if key == "autoRecomputation" and self._owner is not None:
+            kind = int(value)  # PopART's RecomputationType: None, Standard, NormOnly, Pipeline, RecomputeAll
+            if kind not in range(5):
+                raise PopTorchError(f"opts._Popart.set('autoRecomputation', {value!r}) is not a RecomputationType",
+                                    fix="pass int(popart.RecomputationType.Standard) (or NormOnly, Pipeline, "
+                                        "RecomputeAll, NoRecompute)")
+            self._owner.recomputation = kind
+            what = {0: "no recomputation: the backward pass reads every activation the forward kept",
+                    1: "the backward pass recomputes the cheap ops (norms, nonlinearities) from the kept results of "
+                       "the expensive ones: modelled as ak.compile's recompute='selective'",
+                    2: "the backward pass recomputes the norms from their kept inputs: modelled as ak.compile's "
+                       "recompute='selective' (it also recomputes the nonlinearities)",
+                    3: "a pipelined model's stages recompute their forward in the backward pass from each stage's "
+                       "inputs: modelled as ak.compile's recompute='full' when the model is pipelined, else none",
+                    4: "the whole forward is recomputed in the backward pass from the recomputationCheckpoint "
+                       "tensors: modelled as ak.compile's recompute='full' (one tensor kept per layer)"}[kind]
+            facade_log.accept("PopTorch", f"opts._Popart.set({key!r}, {value!r})", what, emulated=True)
             return self
         _hardware_only(f"opts._Popart.set({key!r}, {value!r})",
                        "a PopART session option for the IPU compiler (scheduling, outlining, buffering); it tunes the "
@@ -343,6 +362,7 @@ class Options:
         self.replication_factor = 1
         self.device_iterations = 1
         self.synthetic_data = False  # enableSyntheticData: no input crosses the host link
+        self.recomputation = 0  # _Popart.set("autoRecomputation", n): PopART's RecomputationType
         self.group_host_sync = False  # _Popart.set("groupHostSync", True): a step's stream copies grouped
         self.use_ipu_model = False
         self.output_mode = OutputMode.Default
