@@ -126,6 +126,8 @@ def test_an_application_with_its_helpers_custom_op_and_sliced_inputs_trains_pipe
     assert "custom_op('RemapCE', 'ai.graphcore')" in said and "remap_tensor_ce.cpp" in said
     assert "serializedMatMul(mode=OutputChannels)" in said and "poptorch.Attribute" in said
     assert "horovod" not in sys.modules and "examples_utils" not in sys.modules  # gone with the run
+    assert "the script's own timings (time.perf_counter()) and the rates it prints from them measure this CPU" \
+        in run.summary()
 
 
 def test_custom_ops_off_loads_nothing_and_a_missing_source_is_the_real_error(tmp_path, monkeypatch):
@@ -302,10 +304,14 @@ def test_an_application_laid_out_like_graphcores_cnns_finds_its_own_packages_and
     """The script's helper puts the application's root on the path; its own ``datasets`` package is not replaced by
     the Hugging Face stand-in, and the torchvision it imports only from there is stood in for; PopTorch's name
     scopes compute nothing; ``autoRecomputation`` sets the modelled recomputation."""
+    import types
+
     from accelkit.vendor import run_script
 
     script = _cnn_app(tmp_path)
     monkeypatch.chdir(tmp_path / "train")
+    other = types.ModuleType("datasets")  # another package of that name, imported in this process before the run
+    monkeypatch.setitem(sys.modules, "datasets", other)
     runs = {}
     for mode in ("manual", "none"):
         run = run_script(script, ["--recompute-mode", mode], synthetic_data=True, quiet=True)
@@ -316,7 +322,9 @@ def test_an_application_laid_out_like_graphcores_cnns_finds_its_own_packages_and
     assert "autoRecomputation" in said and "recompute='full'" in said
     (label, report), = runs["manual"].reports
     assert "TrainingModelWithLoss" in label
-    assert "datasets" not in sys.modules and "models" not in sys.modules
+    assert sys.modules["datasets"] is other  # set aside for the run, back after it
+    for name in ("datasets", "models", "import_helper"):  # the app's own modules left with it (what was here before
+        assert not str(getattr(sys.modules.get(name), "__file__", "") or "").startswith(str(tmp_path))  # is back)
 
 
 def test_recompute_all_keeps_less_than_no_recomputation_and_runs_the_forward_again():

@@ -38,6 +38,7 @@ import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from accelkit.errors import AccelkitError
 from accelkit.runtime import facade_log
@@ -58,6 +59,7 @@ class VendorRun:
     output: str | None = None  # the script's own stdout, when run with quiet=True
     stopped: str = ""  # where --max-calls stopped the script (its calls until then ran, and are reported)
     children: list[str] = field(default_factory=list)  # the summaries of the Python processes the script started
+    timers: list[str] = field(default_factory=list)  # the wall-clock timers the script itself reads (time.time...)
 
     def summary(self) -> str:
         lines = [f"accelkit vendor-run: {self.script} "
@@ -74,12 +76,26 @@ class VendorRun:
         for label, text in self.reports:
             lines.append(f"  {label}:")
             lines.extend("    " + line for line in text.splitlines())
+        if self.reports and self.timers:
+            lines.append(f"  the script's own timings ({', '.join(self.timers)}) and the rates it prints from them "
+                         "measure this CPU computing the real numbers, not the accelerator: its time is the "
+                         "MODELLED figure above")
         for text in self.accepted:
             lines.append(f"  {text}")
         for text in self.children:
             lines.append("  a Python process it started, run the same way (its summary, kept out of its own output):")
             lines.extend("    " + line for line in text.splitlines())
         return "\n".join(lines)
+
+
+_TIMERS = re.compile(r"(?<![\w.])((?:time\.)?(?:time|perf_counter|monotonic)(?:_ns)?|timeit\.default_timer)\(\)"
+                     r"|\b(tqdm)\(")
+
+
+def _timers(text: str) -> list[str]:
+    """The wall-clock timers a script reads (``time.perf_counter()``, a ``tqdm(...)`` bar's rate), in order."""
+    found = [m.group(1) + "()" if m.group(1) else "tqdm's rate" for m in _TIMERS.finditer(text)]
+    return list(dict.fromkeys(found))
 
 
 def _script_line(exc: BaseException, script: str) -> str:
@@ -351,6 +367,26 @@ def _lifts_path(folder: Path) -> bool:
                for t in (f.read_text(errors="replace") for f in folder.glob("*.py") if f.is_file()))
 
 
+def _shadowing_modules(script: Path) -> dict[str, Any]:
+    """The modules already imported here whose top-level name is that of a module or package of the script's own
+    (beside it, or in the folder above where a helper of its puts that on the path), and that are not those files:
+    name -> module, submodules included."""
+    folders = [script.parent] + ([script.parent.parent] if _lifts_path(script.parent) else [])
+    own: set[str] = set()
+    for folder in folders:
+        own |= {f.stem for f in folder.glob("*.py")} | {d.name for d in folder.iterdir()
+                                                          if d.is_dir() and (d / "__init__.py").is_file()}
+    own.discard(script.stem)
+    out: dict[str, Any] = {}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in own or module is None:
+            continue
+        file = os.path.abspath(getattr(module, "__file__", None) or "/")
+        if not any(file.startswith(str(f) + os.sep) for f in folders):
+            out[name] = module
+    return out
+
+
 def _own_sources(script: Path, limit: int = 50) -> list[str]:
     """The text of ``script`` and of the modules it imports that are its own code, and that those import (as
     ``python script.py`` resolves them from the script's folder: ``from configuration.gpt2_patch import ...``
@@ -410,6 +446,11 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                             fix="e.g. --max-calls 20, or leave it out to run the script to its end")
     run = VendorRun(script=str(script), exit_code=0)
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    # a module of this process that has the name of one of the script's own (its `datasets` package, an earlier
+    # import of Hugging Face's here) is set aside for the run, as a fresh `python script.py` would not have it
+    set_aside = _shadowing_modules(Path(path))
+    for name in set_aside:
+        del sys.modules[name]
     modules_before = set(sys.modules)
     saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "ACCELKIT_VENDOR_CHILD")}
     children_dir = tempfile.mkdtemp(prefix="accelkit-children-")
@@ -515,6 +556,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 if getattr(rep, "steps", 1):
                     run.reports.append((label, str(rep)))
             run.accepted = [str(a) for a in facade_log.accepted()]
+            run.timers = _timers(Path(path).read_text(errors="replace"))
     finally:
         # the script's own modules go with it (a later script in this process may have its own `datasets` or
         # `models`): those loaded from its folder or from a folder it put on the path
@@ -525,6 +567,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 file.startswith((sys.prefix + os.sep, sys.base_prefix + os.sep))  # never an installed package's
             if not installed and any(file.startswith(r.rstrip(os.sep) + os.sep) for r in own_roots):
                 del sys.modules[name]
+        sys.modules.update(set_aside)
         sys.argv, sys.path[:] = saved_argv, saved_path
         os.chdir(saved_cwd)
         for key, value in saved_env.items():
