@@ -376,3 +376,59 @@ def test_random_resized_crop_draws_torchvisions_box_and_the_deeper_resnets_have_
     assert _image_size(img) == [90, 60] and _crop(img, 1, 2, 3, 4).shape == (3, 3, 4)
     sizes = {n: sum(p.numel() for p in getattr(vision_models, n)().parameters()) for n in ("resnet101", "resnet152")}
     assert sizes == {"resnet101": 44_549_160, "resnet152": 60_192_808}  # torchvision's own models' counts
+
+
+def test_for_loop_feeds_each_iterations_outputs_to_the_next_and_checks_its_arguments():
+    def body(x, n):
+        return x * 2, n + 1
+
+    x, n = poptorch.for_loop(5, body, [torch.ones(3), torch.zeros(1)])
+    assert torch.equal(x, torch.full((3,), 32.0)) and n.item() == 5
+    assert poptorch.for_loop(0, body, [torch.ones(3), torch.zeros(1)])[0].sum() == 3  # no iteration: the inputs
+    with pytest.raises(poptorch.PopTorchError, match="count must be a whole number"):
+        poptorch.for_loop(2.5, body, [torch.ones(3), torch.zeros(1)])
+    with pytest.raises(poptorch.PopTorchError, match="returned 1 tensor.*for 2 input"):
+        poptorch.for_loop(2, lambda x, n: x, [torch.ones(3), torch.zeros(1)])
+    t = torch.randn(4)
+    assert poptorch.nop(t) is t
+
+
+def test_begin_block_takes_a_function_and_runs_it_inside_a_block():
+    from accelkit.facades.poptorch.blocks import Block
+
+    seen: list = []
+    Block._seen, saved = seen, Block._seen
+    try:
+        wrapped = poptorch.BeginBlock(lambda t: t + 1, "head", ipu_id=2)
+        assert torch.equal(wrapped(torch.zeros(2)), torch.ones(2))
+    finally:
+        Block._seen = saved
+    assert seen == [("head", 2)]
+    with pytest.raises(poptorch.PopTorchError, match="an nn.Module or a function, not int"):
+        poptorch.BeginBlock(3)
+
+
+def test_mixed_half_and_float_products_compute_in_float_as_poptorch_3_does():
+    from accelkit.facades.poptorch.partials import MixedUpcast
+
+    a, b = torch.randn(4, 8), torch.randn(8, 3).half()
+    with pytest.raises(RuntimeError):
+        torch.matmul(a, b)  # PyTorch on a CPU refuses the mix
+    with MixedUpcast():
+        out = torch.matmul(a, b)
+        normed = torch.nn.functional.layer_norm(torch.randn(2, 8), (8,), torch.ones(8).half(), torch.zeros(8).half())
+        same = b.half() * torch.tensor(2.0)  # a product PyTorch promotes itself: its own rule (0-dim stays half)
+    assert out.dtype == torch.float32 and torch.allclose(out, a @ b.float())
+    assert normed.dtype == torch.float32 and same.dtype == torch.float16
+
+
+def test_a_model_built_for_a_hub_name_has_the_real_models_positions():
+    from accelkit.vendor import synthetic
+
+    with synthetic.installed(hf=True, vision=False):
+        import transformers
+
+        gpt2 = transformers.GPT2LMHeadModel.from_pretrained("gpt2")
+        bert = transformers.AutoModel.from_pretrained("bert-base-uncased")
+    assert gpt2.config.n_positions == 1024 and gpt2.config.n_embd == 64
+    assert bert.config.max_position_embeddings == 512 and bert.config.hidden_size == 64

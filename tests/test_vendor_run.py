@@ -2012,7 +2012,7 @@ def test_groq_proof_point_shapes_torchscript_vit_minilm_and_datasets_logging(tmp
 def test_groq_nlp_proof_point_sets_and_roberta_positions():
     """GroqFlow's MiniLM and RoBERTa proof points read STS-B (``stsb_multi_mt``, English) and CoNLL-2003 through
     ``datasets``: the stand-ins have their columns, related sentence pairs score higher than unrelated ones, every
-    word has a named-entity tag in CoNLL's nine; a RoBERTa built here holds 128 tokens (its positions start after
+    word has a named-entity tag in CoNLL's nine; a RoBERTa built here holds 512 tokens (its positions start after
     the padding index, so its table is 2 longer, as roberta-base's 514 for 512)."""
     from accelkit.vendor import hf_datasets, synthetic
 
@@ -2030,7 +2030,7 @@ def test_groq_nlp_proof_point_sets_and_roberta_positions():
         from transformers import AutoModelForTokenClassification
 
         model = AutoModelForTokenClassification.from_pretrained("roberta-base").eval()
-    assert model.config.max_position_embeddings == 130
+    assert model.config.max_position_embeddings == 514  # roberta-base's: 512 tokens after the padding index
     assert model(torch.ones(1, 128, dtype=torch.long)).logits.shape[:2] == (1, 128)
 
 

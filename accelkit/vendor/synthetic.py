@@ -61,9 +61,11 @@ from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitut
 from accelkit.vendor.tokenizer import VOCAB_SIZE
 
 TRAIN_SAMPLES, TEST_SAMPLES = 2000, 500
+# narrow and shallow, but as many positions as the real model has (its config class's default: GPT-2's 1,024): a
+# script may generate past 128 tokens (Graphcore's GPT-2 text generation: 256), and a table of positions costs little
 SMALL_TRANSFORMER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128,
                      "n_embd": 64, "n_layer": 2, "n_head": 2, "dim": 64, "n_layers": 2, "n_heads": 2,
-                     "hidden_dim": 128, "max_position_embeddings": 128, "n_positions": 128, "vocab_size": VOCAB_SIZE}
+                     "hidden_dim": 128, "vocab_size": VOCAB_SIZE}
 
 _say = say  # the stand-ins' notices (accelkit.vendor.notices), under the name this module always used
 
@@ -420,9 +422,9 @@ def _torchvision_stand_ins() -> Iterator[None]:
 def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any], for_model: bool = False) -> Any:
     known = set(config_cls().to_dict())
     small = {k: v for k, v in SMALL_TRANSFORMER.items() if k in known}
-    if "roberta" in str(getattr(config_cls, "model_type", "")) and "max_position_embeddings" in small:
+    if "roberta" in str(getattr(config_cls, "model_type", "")) and "max_position_embeddings" in known:
         # RoBERTa numbers positions from its padding index + 1: its checkpoints have 514 for 512 tokens
-        small["max_position_embeddings"] += 2
+        small["max_position_embeddings"] = int(config_cls().max_position_embeddings) + 2
     config = config_cls(**{**small, **{k: v for k, v in kwargs.items() if k in known or k == "num_labels"}})
     _say(f"from_pretrained({name!r}) builds {config_cls.__name__.removesuffix('Config')} from its config class at a "
          f"small size ({', '.join(f'{k}={v}' for k, v in small.items())}) with RANDOM weights; nothing downloaded")

@@ -112,13 +112,16 @@ def _tokenizer_class() -> Any:
                 return self([t[0] for t in items], [t[1] for t in items], **_v4_keywords(kwargs))
             return self(items, **_v4_keywords(kwargs))
 
+    if hasattr(PreTrainedTokenizerFast, "encode_plus"):  # transformers 4 (installed beside a vendor's script): its
+        del LocalTokenizer.encode_plus                     # own, which its __call__ calls in turn
+        del LocalTokenizer.batch_encode_plus
     return LocalTokenizer
 
 
 def local_tokenizer(name: str = "local", model_max_length: int = 128, **kwargs: Any) -> Any:
     """A fresh ``PreTrainedTokenizerFast`` over the local WordPiece vocabulary (see the module docstring), with
-    transformers 4's ``encode_plus`` / ``batch_encode_plus`` too. ``model_max_length`` matches the small models'
-    ``max_position_embeddings``."""
+    transformers 4's ``encode_plus`` / ``batch_encode_plus`` too. ``model_max_length`` (128) keeps padding to the
+    longest allowed length cheap on this CPU; the small models take as many positions as the real ones."""
     from tokenizers import Tokenizer
 
     keep = {k: v for k, v in kwargs.items()

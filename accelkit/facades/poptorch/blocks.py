@@ -32,12 +32,21 @@ def BeginBlock(layer_to_call: nn.Module, user_id: str | None = None,  # noqa: N8
                ipu_id: int | None = None) -> nn.Module:
     """Start a pipeline stage at ``layer_to_call`` on IPU ``ipu_id`` (``poptorch.BeginBlock``); returns the
     layer itself, so ``model.layer = BeginBlock(model.layer, ipu_id=1)`` keeps its parameter names.
-    Without ``ipu_id`` the block goes on the IPU after the previous block's."""
-    if not isinstance(layer_to_call, nn.Module):
-        raise PopTorchError(f"BeginBlock wraps an nn.Module, not {type(layer_to_call).__name__}",
-                            fix="pass a layer of the model, e.g. BeginBlock(model.layer2, ipu_id=1)")
+    Without ``ipu_id`` the block goes on the IPU after the previous block's. A function (not a module) is returned
+    wrapped so that each call runs inside a :class:`Block`, as PopTorch still allows."""
     if ipu_id is not None and (not isinstance(ipu_id, int) or ipu_id < 0):
         raise PopTorchError(f"ipu_id must be a whole number ≥ 0, got {ipu_id!r}", fix="e.g. ipu_id=1")
+    if not isinstance(layer_to_call, nn.Module):
+        if callable(layer_to_call):  # PopTorch still takes a function (its LegacyBeginBlockFn): run inside a Block
+            fn = layer_to_call
+
+            def in_block(*args: Any, **kwargs: Any) -> Any:
+                with Block(user_id, ipu_id):
+                    return fn(*args, **kwargs)
+
+            return in_block  # type: ignore[return-value]
+        raise PopTorchError(f"BeginBlock wraps an nn.Module or a function, not {type(layer_to_call).__name__}",
+                            fix="pass a layer of the model, e.g. BeginBlock(model.layer2, ipu_id=1)")
     setattr(layer_to_call, BLOCK_ATTR, (user_id, ipu_id))
     return layer_to_call
 

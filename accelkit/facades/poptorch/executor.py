@@ -41,7 +41,7 @@ from accelkit.facades.poptorch.blocks import (
     pipeline_plan,
 )
 from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError, loading_note
-from accelkit.facades.poptorch.partials import FloatPartials, wants_float_partials
+from accelkit.facades.poptorch.partials import FloatPartials, MixedUpcast, wants_float_partials
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
 
@@ -288,7 +288,8 @@ class PoplarExecutor:
         kind = "trainingModel" if self.training else "inferenceModel"
         try:
             # the first call runs the model (counting its Blocks, compiling): PyTorch's errors there name this call
-            with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"):
+            # mixed float16 / float32 products computed in float32, as PopTorch 3 does (partials.py)
+            with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"), MixedUpcast():
                 session = self._session_for(args)
                 chunks = _chunks(args, self.options.device_iterations)
                 self._example = chunks[0]
@@ -317,7 +318,8 @@ class PoplarExecutor:
         args = self._positional(args, kwargs)
         session = self._session_for(args)
         self._example = _chunks(args, self.options.device_iterations)[0]
-        return self._compile_with_bar(session, self._example)
+        with MixedUpcast():
+            return self._compile_with_bar(session, self._example)
 
     def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
         """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""

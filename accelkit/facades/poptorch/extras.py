@@ -181,13 +181,42 @@ class Attribute:
         Attribute._current = self._saved
 
 
+def nop(tensor: torch.Tensor) -> torch.Tensor:
+    """``poptorch.nop(x)``: an operation that does nothing, which PopART keeps (a boundary the IPU compiler does not
+    optimise across): the tensor, unchanged."""
+    return tensor
+
+
+def for_loop(count: int, body: Any, inputs: Any) -> list[torch.Tensor]:
+    """``poptorch.for_loop(count, body, inputs)``: ``body`` run ``count`` times on the IPU as one loop in the
+    program, each iteration's outputs the next one's inputs; returns the last iteration's outputs. Run here as the
+    same loop on this CPU (and modelled as ``count`` copies of the body: the IPU runs every iteration). Checks what
+    PopTorch checks: a whole count, and as many outputs as inputs."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise PopTorchError(f"poptorch.for_loop(count={count!r}): count must be a whole number of iterations",
+                            fix="pass an int, e.g. poptorch.for_loop(10, body, [x])")
+    values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    facade_log.accept("PopTorch", "poptorch.for_loop(...)",
+                      "runs its body as a loop inside the IPU program, with no host round trip between iterations; "
+                      "the same loop runs here, and the modelled program holds every iteration", emulated=True)
+    for _ in range(count):
+        out = body(*values)
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(out) != len(values):
+            raise PopTorchError(f"poptorch.for_loop: the body returned {len(out)} tensor(s) for {len(values)} input(s)",
+                                fix="return as many tensors as the body takes, in the same order: each iteration's "
+                                    "outputs are the next one's inputs")
+        values = out
+    return values
+
+
 def ipu_print_tensor(tensor: torch.Tensor, title: str = "") -> torch.Tensor:
     """Print a tensor from inside the model (``poptorch.ipu_print_tensor``): printed on this CPU, returned unchanged."""
     print(f"{title}{tensor}")
     return tensor
 
 
-__all__ = ["KNOWN_CUSTOM_OPS", "AsynchronousDataAccessor", "Attribute", "ConnectionType", "MatMulSerializationMode", "MultiConv", "custom_op", "ipu_print_tensor",
+__all__ = ["KNOWN_CUSTOM_OPS", "AsynchronousDataAccessor", "Attribute", "ConnectionType", "MatMulSerializationMode", "MultiConv", "custom_op", "for_loop", "nop", "ipu_print_tensor",
            "recomputationCheckpoint", "serializedMatMul", "setLogLevel"]
 
 
