@@ -2093,3 +2093,35 @@ def test_a_module_from_a_git_requirement_is_named_with_that_line(tmp_path, monke
     assert "frobnicate is not installed here; the script's requirements.txt lists it" in run.error
     assert "pip install 'git+https://github.com/someone/PyFrobnicate.git@8706665787c7290397859075ae2f0bf35afeb41a'" \
         in run.error
+
+
+def test_image_folder_stand_in_reads_the_users_class_folders_as_torchvision_does(tmp_path):
+    from PIL import Image
+
+    from accelkit.vendor import synthetic
+
+    for cls, names in (("dogs", ["b.png", "a.JPG", "notes.txt"]), ("cats", ["c.jpeg"])):
+        (tmp_path / "train" / cls / "deep").mkdir(parents=True)
+        for n in names:
+            target = tmp_path / "train" / cls / ("deep" if n.startswith("c") else "") / n
+            if n.endswith(".txt"):
+                target.write_text("not an image")
+            else:
+                Image.new("L", (5, 4), 200).save(target, format="PNG" if n.endswith("png") else "JPEG")
+    (tmp_path / "empty").mkdir()
+    with synthetic.installed(hf=False, vision=True):
+        import torchvision  # the stand-in: torchvision is not installed here
+
+        folder = torchvision.datasets.ImageFolder(str(tmp_path / "train"), transform=torchvision.transforms.ToTensor())
+        assert folder.classes == ["cats", "dogs"] and folder.class_to_idx == {"cats": 0, "dogs": 1}
+        assert [Path(p).name for p, _ in folder.samples] == ["c.jpeg", "a.JPG", "b.png"] and folder.targets == [0, 1, 1]
+        image, target = folder[2]
+        assert image.shape == (3, 4, 5) and target == 1 and folder.imgs is folder.samples
+        with pytest.raises(FileNotFoundError, match="Couldn't find any class folder"):
+            torchvision.datasets.ImageFolder(str(tmp_path / "empty"))
+        texts = torchvision.datasets.DatasetFolder(str(tmp_path / "train"), loader=lambda p: Path(p).read_text(),
+                                                   is_valid_file=lambda p: p.endswith(".txt"), allow_empty=True)
+        assert [t for _, t in texts.samples] == [1] and texts[0][0] == "not an image"
+        from torchvision.datasets.folder import IMG_EXTENSIONS, default_loader
+
+        assert ".png" in IMG_EXTENSIONS and default_loader(folder.samples[0][0]).mode == "RGB"

@@ -382,7 +382,14 @@ def _torchvision_stand_ins() -> Iterator[None]:
     ds_utils = _module("torchvision.datasets.utils", verify_str_arg=vision_ops.verify_str_arg)
     tv_utils = _module("torchvision.utils", save_image=vision_ops.save_image, make_grid=vision_ops.make_grid,
                        draw_bounding_boxes=vision_ops.draw_bounding_boxes)
+    # ImageFolder / DatasetFolder read the user's own folders, as torchvision does (nothing generated)
+    ds_folder = _module("torchvision.datasets.folder", ImageFolder=vision_ops.ImageFolder,
+                        DatasetFolder=vision_ops.DatasetFolder, IMG_EXTENSIONS=vision_ops.IMAGE_SUFFIXES,
+                        pil_loader=vision_ops.pil_loader, default_loader=vision_ops.pil_loader,
+                        find_classes=vision_ops.DatasetFolder.find_classes,
+                        make_dataset=vision_ops.DatasetFolder.make_dataset)
     ds = _module("torchvision.datasets", **datasets, ImageNet=vision_ops.ImageNet,
+                 ImageFolder=vision_ops.ImageFolder, DatasetFolder=vision_ops.DatasetFolder, folder=ds_folder,
                  VisionDataset=vision_ops.VisionDataset, vision=ds_vision, utils=ds_utils)
     made: dict[str, type] = {}
 
@@ -390,7 +397,7 @@ def _torchvision_stand_ins() -> Iterator[None]:
         if not name[:1].isupper():
             raise AttributeError(f"module 'torchvision.datasets' (accelkit's stand-in) has no attribute {name!r}")
         if name not in made:
-            made[name] = vision_ops.unstood_dataset(name, [*datasets, "ImageNet"])
+            made[name] = vision_ops.unstood_dataset(name, [*datasets, "ImageNet", "ImageFolder"])
         return made[name]
 
     vars(ds)["__getattr__"] = other_dataset
@@ -409,7 +416,8 @@ def _torchvision_stand_ins() -> Iterator[None]:
              "torchvision.transforms.v2.functional": functional, "torchvision.models": models, "torchvision.ops": ops,
              "torchvision.ops.misc": ops_misc,
              "torchvision.io": io, "torchvision.io.image": image, "torchvision.datasets.vision": ds_vision,
-             "torchvision.datasets.utils": ds_utils, "torchvision.utils": tv_utils}
+             "torchvision.datasets.utils": ds_utils, "torchvision.utils": tv_utils,
+             "torchvision.datasets.folder": ds_folder}
     sys.modules.update(added)  # announced by each dataset made, not here: a script may never use them
     try:
         yield

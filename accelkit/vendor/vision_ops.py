@@ -192,6 +192,95 @@ def read_image(path: Any, mode: ImageReadMode = ImageReadMode.UNCHANGED) -> torc
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")  # torchvision's
 
 
+def pil_loader(path: str) -> Any:
+    """torchvision's default loader: the file as a PIL image in RGB."""
+    from PIL import Image
+
+    with open(path, "rb") as f:
+        img = Image.open(f)
+        return img.convert("RGB")
+
+
+class DatasetFolder(VisionDataset):
+    """``torchvision.datasets.DatasetFolder(root, loader, extensions=None, transform=None, target_transform=None,
+    is_valid_file=None)``: the files of ``root/<class>/...`` read as torchvision reads them: the class folders in
+    sorted order are the targets 0, 1, ... (``classes``, ``class_to_idx``), ``samples`` the (path, target) pairs in
+    sorted order, a file kept by its extension (case-insensitive) or by ``is_valid_file``; a root without class
+    folders raises ``FileNotFoundError``, as torchvision does. ``find_classes`` and ``make_dataset`` can be
+    overridden, as there. Nothing is generated: the files are the user's."""
+
+    def __init__(self, root: Any, loader: Any, extensions: Any = None, transform: Any = None,
+                 target_transform: Any = None, is_valid_file: Any = None, allow_empty: bool = False) -> None:
+        import os
+
+        super().__init__(os.path.expanduser(str(root)), transform=transform, target_transform=target_transform)
+        classes, class_to_idx = self.find_classes(str(self.root))
+        self.samples = self.make_dataset(str(self.root), class_to_idx, extensions, is_valid_file,
+                                         allow_empty=allow_empty)
+        self.loader, self.extensions = loader, extensions
+        self.classes, self.class_to_idx = classes, class_to_idx
+        self.targets = [t for _, t in self.samples]
+
+    @staticmethod
+    def make_dataset(directory: str, class_to_idx: dict[str, int] | None = None, extensions: Any = None,
+                     is_valid_file: Any = None, allow_empty: bool = False) -> list[tuple[str, int]]:
+        import os
+
+        if (extensions is None) == (is_valid_file is None):
+            raise ValueError("Both extensions and is_valid_file cannot be None or not None at the same time")
+        if class_to_idx is None:
+            _, class_to_idx = DatasetFolder.find_classes(directory)
+        if is_valid_file is None:
+            ends = tuple(e.lower() for e in ((extensions,) if isinstance(extensions, str) else extensions))
+            is_valid_file = lambda path: path.lower().endswith(ends)  # noqa: E731 - as torchvision writes it
+        out: list[tuple[str, int]] = []
+        for name in sorted(class_to_idx):
+            folder = os.path.join(directory, name)
+            found = False
+            for base, _dirs, files in sorted(os.walk(folder, followlinks=True)):
+                for file in sorted(files):
+                    path = os.path.join(base, file)
+                    if is_valid_file(path):
+                        out.append((path, class_to_idx[name]))
+                        found = True
+            if not found and not allow_empty:
+                raise FileNotFoundError(f"Found no valid file for the classes {name}. Supported extensions are: "
+                                        f"{', '.join(extensions) if extensions else '(is_valid_file)'}")
+        return out
+
+    @staticmethod
+    def find_classes(directory: str) -> tuple[list[str], dict[str, int]]:
+        import os
+
+        classes = sorted(e.name for e in os.scandir(directory) if e.is_dir()) if os.path.isdir(directory) else []
+        if not classes:
+            raise FileNotFoundError(f"Couldn't find any class folder in {directory}.")
+        return classes, {name: i for i, name in enumerate(classes)}
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        path, target = self.samples[index]
+        sample = self.loader(path)
+        if self.transform is not None:
+            sample = self.transform(sample)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return sample, target
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+
+class ImageFolder(DatasetFolder):
+    """``torchvision.datasets.ImageFolder(root, transform=None, target_transform=None, loader=<PIL RGB>,
+    is_valid_file=None)``: a :class:`DatasetFolder` of the image files torchvision knows (``imgs`` is ``samples``)."""
+
+    def __init__(self, root: Any, transform: Any = None, target_transform: Any = None, loader: Any = pil_loader,
+                 is_valid_file: Any = None, allow_empty: bool = False) -> None:
+        super().__init__(root, loader, IMAGE_SUFFIXES if is_valid_file is None else None, transform=transform,
+                         target_transform=target_transform, is_valid_file=is_valid_file, allow_empty=allow_empty)
+        self.imgs = self.samples
+
+
 class ImageNet(torch.utils.data.Dataset):  # type: ignore[type-arg]
     """``torchvision.datasets.ImageNet(root, split="train", transform=None, target_transform=None)`` over the
     images of ``root/split``, read as torchvision reads them once its devkit is parsed (an ``ImageFolder``: the
@@ -237,4 +326,4 @@ class ImageNet(torch.utils.data.Dataset):  # type: ignore[type-arg]
         return sample, (self.target_transform(target) if self.target_transform is not None else target)
 
 
-__all__ = ["FrozenBatchNorm2d", "ImageNet", "StandardTransform", "VisionDataset", "verify_str_arg", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]
+__all__ = ["DatasetFolder", "FrozenBatchNorm2d", "ImageFolder", "ImageNet", "pil_loader", "StandardTransform", "VisionDataset", "verify_str_arg", "ImageReadMode", "VisionStandInError", "box_convert", "nms", "read_image"]
