@@ -432,3 +432,77 @@ def test_a_model_built_for_a_hub_name_has_the_real_models_positions():
         bert = transformers.AutoModel.from_pretrained("bert-base-uncased")
     assert gpt2.config.n_positions == 1024 and gpt2.config.n_embd == 64
     assert bert.config.max_position_embeddings == 512 and bert.config.hidden_size == 64
+
+
+def test_a_counter_in_a_plain_attribute_is_a_traced_constant_and_one_in_a_buffer_counts(monkeypatch):
+    """PopTorch's user guide, "Buffers": a tensor kept as a plain attribute is baked into the program when the model
+    is first traced (every call returns 1, the host keeps the trace's 1); a registered buffer counts on the device
+    (1, 2) and comes back with copyWeightsToHost. A model with no input runs."""
+
+    class Plain(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.i = torch.tensor([0.0])
+
+        def forward(self):
+            self.i += 1
+            return self.i
+
+    class Buffered(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("i", torch.tensor([0.0]))
+
+        def forward(self):
+            self.i += 1
+            return self.i
+
+    plain = Plain()
+    run = poptorch.inferenceModel(plain)
+    assert [float(run()), float(run()), float(run())] == [1.0, 1.0, 1.0] and float(plain.i) == 1.0
+    buffered = Buffered()
+    run = poptorch.inferenceModel(buffered)
+    assert [float(run()), float(run())] == [1.0, 2.0]
+    run.copyWeightsToHost()
+    assert float(buffered.i) == 2.0
+
+
+def test_wrapping_copies_the_options_and_resolves_the_default_output_mode():
+    opts = poptorch.Options()
+    net = torch.nn.Linear(3, 2)
+    infer = poptorch.inferenceModel(net, opts)
+    train = poptorch.trainingModel(torch.nn.Sequential(net), opts)
+    assert infer.options.output_mode == poptorch.OutputMode.All
+    assert train.options.output_mode == poptorch.OutputMode.Final
+    assert opts.output_mode == poptorch.OutputMode.Default  # the script's own object is left as it was
+    opts.deviceIterations(4)
+    assert infer.options.device_iterations == 1  # a later change does not reach a wrapped model
+
+
+def test_updated_var_anchors_read_the_weight_after_the_step():
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 2)
+
+        def forward(self, x, y):
+            return torch.nn.functional.mse_loss(self.fc(x), y)
+
+    net = Net()
+    before = net.fc.weight.detach().clone()
+    opts = poptorch.Options()
+    opts.anchorTensor("update", "UpdatedVar___fc.weight")
+    opts.anchorTensor("grad", "Gradient___fc.weight")
+    model = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=0.1))
+    model(torch.randn(8, 4), torch.randn(8, 2))
+    assert "UpdatedVar___fc.weight" in model.getTensorNames()
+    updated, grad = model.getAnchoredTensor("update"), model.getAnchoredTensor("grad")
+    assert torch.allclose(updated, before - 0.1 * grad, atol=1e-6) and torch.equal(updated, net.fc.weight.detach())
+
+
+def test_checkpoints_named_for_their_depth_get_that_many_layers():
+    from accelkit.vendor.synthetic import _named_depth
+
+    assert _named_depth("mrm8488/bert-medium-finetuned-squadv2") == 8
+    assert _named_depth("google/bert_uncased_L-4_H-256_A-4") == 4 and _named_depth("prajjwal1/bert-tiny") == 2
+    assert _named_depth("distilbert-base-uncased") is None and _named_depth("gpt2") is None

@@ -62,6 +62,19 @@ a run over many sequence lengths does not grow without bound; a shape seen again
 compiled again."""
 
 
+def _needs_inputs(model: nn.Module) -> bool:
+    """Whether ``model``'s ``forward`` has a parameter without a default (a counter that reads only its buffers
+    takes none)."""
+    import inspect
+
+    try:
+        params = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+               for p in params)
+
+
 class SessionError(AccelkitError, ValueError):
     """A session used in a way that cannot work: the message says which argument and the fix."""
 
@@ -323,7 +336,7 @@ class Session:
         """One step. ``sections`` (a subset of fwd / bckwd / opt) defaults to all three when the session has
         an optimizer, else ``fwd``; gradients accumulate over ``batch_size / micro_batch`` micro-batches."""
         secs = self._sections(sections)
-        if not inputs:
+        if not inputs and _needs_inputs(self.model):
             raise SessionError("run() needs the model's inputs", fix="session.run(x) or session.run(x, labels=y)")
         boundary.real_weights(self.model, entry="Session.run", fix="build the model on the CPU (not under "
                               "torch.device('meta')) to run it; ak.compile, ak.check and ak.serve take meta models")

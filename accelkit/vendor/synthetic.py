@@ -61,11 +61,31 @@ from accelkit.vendor.notices import say, substitutions  # noqa: F401 - substitut
 from accelkit.vendor.tokenizer import VOCAB_SIZE
 
 TRAIN_SAMPLES, TEST_SAMPLES = 2000, 500
-# narrow and shallow, but as many positions as the real model has (its config class's default: GPT-2's 1,024): a
-# script may generate past 128 tokens (Graphcore's GPT-2 text generation: 256), and a table of positions costs little
+# narrow and shallow, but with as many positions as the real model has (its config class's default: GPT-2's 1,024):
+# a script may generate past 128 tokens (Graphcore's GPT-2 text generation: 256), and a table of positions costs
+# little. A checkpoint whose name says its depth gets that many layers (_named_depth)
 SMALL_TRANSFORMER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128,
                      "n_embd": 64, "n_layer": 2, "n_head": 2, "dim": 64, "n_layers": 2, "n_heads": 2,
                      "hidden_dim": 128, "vocab_size": VOCAB_SIZE}
+# Google's BERT miniatures, by the size their names give (Turc, Chang, Lee and Toutanova, "Well-Read Students Learn
+# Better", arXiv 1908.08962, and google-research/bert's README: Tiny L=2, Mini L=4, Small L=4, Medium L=8), and names
+# that spell the layer count (google/bert_uncased_L-4_H-256_A-4); a base or large checkpoint keeps the stand-in's 2
+# layers, which a script iterates, as it does the real 12 or 24
+_BERT_DEPTHS = {"tiny": 2, "mini": 4, "small": 4, "medium": 8}
+
+
+def _named_depth(name: str) -> int | None:
+    """The number of layers a checkpoint's name states (``bert-medium-...``: 8; ``..._L-4_H-256...``: 4), else None
+    (a pipelining script places its blocks by layer index: PopTorch's user guide begins them at BERT-medium's layers
+    0, 2 and 4)."""
+    import re
+
+    lowered = str(name).lower()
+    spelled = re.search(r"(?:^|[_/-])l-?(\d{1,2})(?:[_-]|$)", lowered)
+    if spelled:
+        return int(spelled.group(1))
+    found = re.search(r"(?<![a-z])bert[-_](tiny|mini|small|medium)\b", lowered)
+    return _BERT_DEPTHS[found.group(1)] if found else None
 
 _say = say  # the stand-ins' notices (accelkit.vendor.notices), under the name this module always used
 
@@ -430,6 +450,9 @@ def _torchvision_stand_ins() -> Iterator[None]:
 def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any], for_model: bool = False) -> Any:
     known = set(config_cls().to_dict())
     small = {k: v for k, v in SMALL_TRANSFORMER.items() if k in known}
+    depth = _named_depth(name)
+    if depth is not None:
+        small.update({k: depth for k in ("num_hidden_layers", "n_layer", "n_layers") if k in small})
     if "roberta" in str(getattr(config_cls, "model_type", "")) and "max_position_embeddings" in known:
         # RoBERTa numbers positions from its padding index + 1: its checkpoints have 514 for 512 tokens
         small["max_position_embeddings"] = int(config_cls().max_position_embeddings) + 2

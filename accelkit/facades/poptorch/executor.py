@@ -68,6 +68,58 @@ def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     return [tuple(torch.utils._pytree.tree_unflatten([p[i] for p in parts], spec)) for i in range(n)]
 
 
+class _Constants:
+    """The tensors a model holds as plain attributes (``self.i = torch.tensor([0.])``, not a parameter nor a
+    buffer), which PopTorch bakes into the IPU program as constants when it first traces the model: every call
+    computes from their values at that moment, and what a call does to them never comes back to the host (PopTorch's
+    user guide, "Buffers": a counter kept so returns 1 at every call). Their values at the first call are kept."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.slots = [(m, name) for m in model.modules() for name, v in vars(m).items()
+                      if isinstance(v, torch.Tensor) and not name.startswith("_")]
+        self.traced = [getattr(m, name).detach().clone() for m, name in self.slots]
+
+    def restore(self) -> None:
+        """Give each its traced value again (a fresh copy: the model may change it in place)."""
+        for (m, name), value in zip(self.slots, self.traced, strict=True):
+            object.__setattr__(m, name, value.clone())
+
+
+class _TracedConstants:
+    """Around one call of a wrapped model: the model's plain tensor attributes hold their traced values while it
+    runs; afterwards the host keeps what the first call (PopTorch's trace, on the host) left in them, and after any
+    later call what it held before the call."""
+
+    def __init__(self, executor: Any) -> None:
+        self.executor = executor
+
+    def __enter__(self) -> _TracedConstants:
+        ex = self.executor
+        self.first = ex.__dict__.get("_constants") is None
+        if self.first:
+            ex._constants = _Constants(ex.model)
+        self.host = [getattr(m, name) for m, name in ex._constants.slots]
+        # the buffers as they are before the first call's look at the model (its Blocks, its capture)
+        self.buffers = [(b, b.detach().clone()) for b in ex.model.buffers()] if self.first else []
+        ex._constants.restore()
+        return self
+
+    def compiled(self) -> None:
+        """After the compile: what looking at the model did to its constants and buffers is undone (PopTorch's
+        trace runs on copies of the buffers; the IPU program starts from the traced constants)."""
+        self.executor._constants.restore()
+        with torch.no_grad():
+            for buffer, value in self.buffers:
+                buffer.copy_(value)
+        self.buffers = []
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.first:
+            return  # the host keeps what the trace did to them
+        for (m, name), value in zip(self.executor._constants.slots, self.host, strict=True):
+            object.__setattr__(m, name, value)
+
+
 def _recompute(kind: int, ipus: int) -> str:
     """accelkit's ``recompute`` for PopART's ``autoRecomputation`` (RecomputationType: None, Standard, NormOnly,
     Pipeline, RecomputeAll) on a model over ``ipus`` pipeline stages."""
@@ -133,7 +185,11 @@ class PoplarExecutor:
         if training and optimizer is None:
             optimizer = torch.optim.SGD(model.parameters(), lr=DEFAULT_LR)
         self.model = model
-        self.options = options if options is not None else Options()
+        # PopTorch keeps a copy of the options (later changes to the script's object do not reach a wrapped model)
+        # and resolves OutputMode.Default on it: Final in training, All in inference
+        self.options = options.clone() if options is not None else Options()
+        if self.options.output_mode == OutputMode.Default:
+            self.options.outputMode(OutputMode.Final if training else OutputMode.All)
         self.optimizer = optimizer if training else None
         self._share_rounding(self.optimizer)
         self._anchored_grads: dict[str, torch.Tensor] = {}  # Gradient___<param> -> the last step's gradient
@@ -182,9 +238,11 @@ class PoplarExecutor:
     def _session_for(self, args: tuple[Any, ...]) -> Session:
         first = next((t for t in torch.utils._pytree.tree_flatten(args)[0] if isinstance(t, torch.Tensor) and t.dim()),
                      None)
-        if first is None:
+        no_inputs = not any(isinstance(t, torch.Tensor) for t in torch.utils._pytree.tree_flatten(args)[0])
+        if first is None and not no_inputs:
             raise PopTorchError("the inputs have no batched tensor", fix="pass tensors with a batch dimension first")
-        n = int(first.shape[0])
+        # a model that takes no input (PopTorch's buffer example, a counter) runs one sample per micro-batch
+        n = self.options.combined_batch_factor(self.training) if first is None else int(first.shape[0])
         if self._session is not None:
             if n != self._combined_batch:
                 raise PopTorchError(f"this model was compiled for batches of {self._combined_batch} samples, got {n} "
@@ -289,11 +347,13 @@ class PoplarExecutor:
         try:
             # the first call runs the model (counting its Blocks, compiling): PyTorch's errors there name this call
             # mixed float16 / float32 products computed in float32, as PopTorch 3 does (partials.py)
-            with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"), MixedUpcast():
+            with facade_log.vendor_call(f"poptorch.{kind}({type(self.model).__name__})(...)"), MixedUpcast(), \
+                    _TracedConstants(self) as constants:
                 session = self._session_for(args)
                 chunks = _chunks(args, self.options.device_iterations)
                 self._example = chunks[0]
                 self._compile_with_bar(session, chunks[0])
+                constants.compiled()  # what the capture did to the constants and buffers is not what the IPU runs
                 # fp16 products summed in fp32 partials, as the IPU does by default (partials.py)
                 with FloatPartials() if wants_float_partials(self.model, chunks[0]) else contextlib.nullcontext():
                     steps: list[StepResult] = [session.run(*chunk) for chunk in chunks]
@@ -316,10 +376,12 @@ class PoplarExecutor:
     def compile(self, *args: Any, **kwargs: Any) -> CompiledProgram:
         """Compile for these inputs without running a step (``PoplarExecutor.compile``); returns the program."""
         args = self._positional(args, kwargs)
-        session = self._session_for(args)
-        self._example = _chunks(args, self.options.device_iterations)[0]
-        with MixedUpcast():
-            return self._compile_with_bar(session, self._example)
+        with MixedUpcast(), _TracedConstants(self) as constants:
+            session = self._session_for(args)
+            self._example = _chunks(args, self.options.device_iterations)[0]
+            program = self._compile_with_bar(session, self._example)
+            constants.compiled()
+            return program
 
     def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
         """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""
@@ -342,14 +404,16 @@ class PoplarExecutor:
 
     def getTensorNames(self) -> list[str]:  # noqa: N802 - PopTorch's name
         """The program's tensor names that ``opts.anchorTensor`` can ask for here: each parameter and, for a
-        training model, its gradient ``Gradient___<parameter>`` (PopART's naming). PopART's other internal
+        training model, its gradient ``Gradient___<parameter>`` and its value after the update
+        ``UpdatedVar___<parameter>`` (PopART's naming). PopART's other internal
         tensors (activations, optimizer state) have no name in accelkit's program."""
         names = [n for n, _ in self.model.named_parameters()]
-        return names + ([f"Gradient___{n}" for n in names] if self.training else [])
+        return names + ([f"{k}___{n}" for k in ("Gradient", "UpdatedVar") for n in names] if self.training else [])
 
     def getAnchoredTensor(self, short_name: str) -> torch.Tensor:  # noqa: N802 - PopTorch's name
         """The value of the tensor anchored as ``short_name`` (``opts.anchorTensor``) after the last call: a
-        weight, or the last step's gradient of one (unscaled, as the optimizer used it)."""
+        weight (``UpdatedVar___<weight>``: after the step's update), or the last step's gradient of one (unscaled, as
+        the optimizer used it)."""
         long_name = self.options.anchored.get(short_name)
         if long_name is None:
             raise PopTorchError(f"no tensor is anchored as {short_name!r}",
@@ -357,12 +421,14 @@ class PoplarExecutor:
                                     "anchored: " + (", ".join(self.options.anchored) or "none"))
         params = dict(self.model.named_parameters())
         grad = long_name.startswith("Gradient___")
-        param = params.get(long_name.removeprefix("Gradient___"))
-        if param is None or (grad and not self.training):
+        updated = long_name.startswith("UpdatedVar___")  # PopART's name for a weight after the step's update
+        param = params.get(long_name.removeprefix("Gradient___").removeprefix("UpdatedVar___"))
+        if param is None or ((grad or updated) and not self.training):
             raise PopTorchError(f"opts.anchorTensor(..., {long_name!r}): accelkit's program has no tensor of that name",
-                                fix="anchor a parameter or its Gradient___ name; poptorch_model.getTensorNames() lists them")
+                                fix="anchor a parameter, its Gradient___ or its UpdatedVar___ name; "
+                                    "poptorch_model.getTensorNames() lists them")
         if not grad:
-            return param.detach().clone()
+            return param.detach().clone()  # the weight, which after a training call is the updated one
         if long_name not in self._anchored_grads:
             raise PopTorchError(f"{long_name} has no value yet: the model has not run a training step",
                                 fix="read anchored gradients after calling the trainingModel")
