@@ -506,3 +506,68 @@ def test_checkpoints_named_for_their_depth_get_that_many_layers():
     assert _named_depth("mrm8488/bert-medium-finetuned-squadv2") == 8
     assert _named_depth("google/bert_uncased_L-4_H-256_A-4") == 4 and _named_depth("prajjwal1/bert-tiny") == 2
     assert _named_depth("distilbert-base-uncased") is None and _named_depth("gpt2") is None
+
+
+def test_outputs_are_per_micro_batch_and_the_loss_is_the_output_that_depends_on_the_weights():
+    """PopTorch's user guide (sumAnchorReturnType): a model returning ``loss, accuracy`` trains on the loss (the
+    accuracy, from an argmax, has no gradient), and ``OutputMode.Sum`` sums over every device iteration and every
+    accumulated micro-batch."""
+
+    class Perceptron(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 3)
+
+        def forward(self, x, target):
+            fc = self.fc(x)
+            accuracy = (torch.argmax(fc, dim=-1) == target).float().sum() / float(target.numel())
+            return torch.nn.functional.cross_entropy(fc, target), accuracy
+
+    torch.manual_seed(0)
+    x, y = torch.randn(60, 6), torch.randint(0, 3, (60,))
+    net = Perceptron()
+    ref = [float((torch.argmax(net.fc(x[i:i + 2]), -1) == y[i:i + 2]).float().mean()) for i in range(0, 60, 2)]
+    opts = poptorch.Options().deviceIterations(3)
+    opts.Training.gradientAccumulation(10)
+    opts.outputMode(poptorch.OutputMode.Sum)
+    model = poptorch.trainingModel(net, opts, torch.optim.SGD(net.parameters(), lr=0.0))
+    loss, accuracy = model(x, y)
+    assert accuracy.item() == pytest.approx(sum(ref), abs=1e-5)  # 30 micro-batches of 2, lr 0: the same weights
+    assert loss.item() > 0
+
+
+def test_execution_strategies_name_their_stages_and_phased_execution_streams_the_weights():
+    strategy = poptorch.ShardedExecution("B1", "B2")
+    strategy.stage("B2").ipu(1)
+    assert strategy.block_ipus() == {"B1": 0, "B2": 1}
+    with pytest.raises(poptorch.PopTorchError, match="Unknown block 'B3'"):
+        strategy.stage("B3")
+    phased = poptorch.ParallelPhasedExecution([poptorch.Stage("A").ipu(0), poptorch.Stage("B").ipu(2)],
+                                              poptorch.Phase("C"))
+    phased.phase(1).ipus(1)
+    assert phased.block_ipus() == {"A": 0, "B": 2, "C": 1}
+    assert phased.sendTensorsOffChipAfterFwd().liveness == poptorch.Liveness.OffChipAfterFwd
+    with pytest.raises(poptorch.PopTorchError, match="more than one stage"):
+        poptorch.SerialPhasedExecution("A", "A")
+    with pytest.raises(poptorch.PopTorchError, match="needs its phases"):
+        poptorch.SerialPhasedExecution()
+
+    class TwoBlocks(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 2)
+
+        def forward(self, x):
+            with poptorch.Block("A"):
+                x = torch.relu(self.a(x))
+            with poptorch.Block("B"):
+                return self.b(x)
+
+    serial = poptorch.SerialPhasedExecution("A", "B")
+    serial.stage("A").ipu(0)
+    serial.stage("B").ipu(0)
+    opts = poptorch.Options()
+    opts.setExecutionStrategy(serial)
+    model = poptorch.inferenceModel(TwoBlocks(), opts)
+    assert model(torch.randn(4, 8)).shape == (4, 2)
+    assert model.program.memory_plan.mode == "streaming-memory"

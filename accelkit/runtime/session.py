@@ -89,6 +89,8 @@ class StepResult:
     host_time_s: float  # measured on this host
     sections: tuple[str, ...]
     step: int
+    # each micro-batch's outputs, in order, where the step accumulated gradients over several (else one)
+    micro_outputs: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -362,7 +364,7 @@ class Session:
                 self._writer.add_scalar("loss", float(loss_val), self.steps)
             self._writer.add_scalar("modelled/samples_per_s", n / sim if sim else 0.0, self.steps)
             self._writer.add_scalar("modelled/step_time_s", sim, self.steps)
-        return StepResult(_cat(outs), loss_val, sim, host, secs, self.steps)
+        return StepResult(_cat(outs), loss_val, sim, host, secs, self.steps, tuple(outs))
 
     def _sections(self, sections: Sequence[str] | None) -> tuple[str, ...]:
         """The sections a step runs: those named (checked), else all three with an optimizer, else ``fwd``."""

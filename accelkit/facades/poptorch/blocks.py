@@ -224,11 +224,13 @@ def identity_loss(x: torch.Tensor, reduction: str = "none") -> torch.Tensor:
 
 def find_loss(out: Any) -> torch.Tensor:
     """The loss among a training model's outputs: the one passed through ``identity_loss``, else the last
-    scalar floating-point output (PopTorch models return ``output, loss``)."""
+    scalar floating-point output that depends on the weights (PopTorch models return ``output, loss``, or
+    ``loss, accuracy`` with an accuracy computed from an argmax: PopTorch's user guide), else the last scalar."""
     leaves = [t for t in torch.utils._pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
     marked = [t for t in leaves if getattr(t, LOSS_ATTR, False)]
     scalars = [t for t in leaves if t.dim() == 0 and t.is_floating_point()]
-    loss = marked[-1] if marked else scalars[-1] if scalars else None
+    differentiable = [t for t in scalars if t.requires_grad]
+    loss = marked[-1] if marked else differentiable[-1] if differentiable else scalars[-1] if scalars else None
     if loss is None:
         raise PopTorchError(
             "trainingModel needs the model's forward to return its loss: PopTorch compiles forward, loss, "

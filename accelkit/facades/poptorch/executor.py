@@ -40,7 +40,13 @@ from accelkit.facades.poptorch.blocks import (
     blocks_in_forward,
     pipeline_plan,
 )
-from accelkit.facades.poptorch.options import Options, OutputMode, PopTorchError, loading_note
+from accelkit.facades.poptorch.options import (
+    Options,
+    OutputMode,
+    PopTorchError,
+    _PhasedExecution,
+    loading_note,
+)
 from accelkit.facades.poptorch.partials import FloatPartials, MixedUpcast, wants_float_partials
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
@@ -292,6 +298,8 @@ class PoplarExecutor:
             synthetic_data=bool(getattr(o, "synthetic_data", False)), output_mode=_output_mode(o),
             group_host_sync=bool(getattr(o, "group_host_sync", False)),
             recompute=_recompute(getattr(o, "recomputation", 0), ipus),
+            # phased execution streams each phase's weights in from Streaming Memory
+            mode="streaming-memory" if isinstance(o.execution_strategy, _PhasedExecution) else "auto",
             optimizer_state=_state_format(self.optimizer, self.model) if self.training else None)
         self._combined_batch = n
         facade_log.register_run(repr(self), self.report)
@@ -362,15 +370,19 @@ class PoplarExecutor:
                 raise exc.__cause__ from None
             raise
         outs = [s.outputs[1] if self.training else s.outputs for s in steps]
+        # a training step's micro-batches (gradientAccumulation): PopTorch returns each one's outputs, as it does
+        # each device iteration's (Final: the last micro-batch's; Sum and All: over every micro-batch)
+        micro = [m[1] if self.training else m for s in steps for m in (s.micro_outputs or (None,)) if m is not None]
+        micro = micro if len(micro) >= len(outs) else outs
         mode = self.options.output_mode
         if mode == OutputMode.Default:
             mode = OutputMode.Final if self.training else OutputMode.All
         if mode == OutputMode.Final:
-            out = outs[-1]
+            out = micro[-1]
         elif mode == OutputMode.EveryN:
             out = _merge(outs[self.options.output_return_period - 1::self.options.output_return_period])
         else:
-            out = _merge(outs, mode)
+            out = _merge(micro, mode)
         return torch.utils._pytree.tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out)
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledProgram:

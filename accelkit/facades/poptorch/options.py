@@ -122,6 +122,15 @@ class _ExecutionStrategy:
         (PopTorch: "Create a 4 stages pipeline based on user_id, 4 IPUs will be used")."""
         return {b: (s.ipu_id if s.ipu_id is not None else i) for i, s in enumerate(self.stages) for b in s.blocks}
 
+    def stage(self, block_id: str) -> Stage:
+        """The :class:`Stage` block ``block_id`` belongs to (``strategy.stage("B1").ipu(0)``)."""
+        for s in self.stages:
+            if block_id in s.blocks:
+                return s
+        raise PopTorchError(f"Unknown block {block_id!r}: this strategy's blocks are "
+                            f"{[b for s in self.stages for b in s.blocks]}",
+                            fix="name a block the strategy was made with, e.g. poptorch.ShardedExecution('B1', 'B2')")
+
     def __repr__(self) -> str:
         return f"poptorch.{type(self).__name__}({', '.join(map(repr, self.stages))})"
 
@@ -135,6 +144,94 @@ class ShardedExecution(_ExecutionStrategy):
     """``poptorch.ShardedExecution(*args)``: the stages run one after another over their IPUs (the model is split
     for memory, without overlapping micro-batches). accelkit places the stages on their IPUs as for a pipeline;
     the report says that the modelled time overlaps micro-batches where the real sharded run does not."""
+
+
+class Liveness(enum.IntEnum):
+    """``poptorch.Liveness``: where a phased execution keeps tensors between its phases."""
+
+    AlwaysLive = 0
+    OffChipAfterFwd = 1
+    OffChipAfterFwdNoOverlap = 2
+    OffChipAfterEachPhase = 3
+
+
+class Phase:
+    """``poptorch.Phase(*stages_or_block_ids)``: the stages one execution phase runs in parallel (block ids given as
+    strings form one stage); ``.ipus(*ipus)`` puts each stage on an IPU."""
+
+    def __init__(self, *arg: Any) -> None:
+        if arg and all(isinstance(a, Stage) for a in arg):
+            self.stages = list(arg)
+        elif all(isinstance(a, str) for a in arg):
+            self.stages = [Stage(*arg)]
+        else:
+            raise PopTorchError(f"Phase takes Stages or block ids (strings), got {[type(a).__name__ for a in arg]}",
+                                fix='e.g. poptorch.Phase(poptorch.Stage("A").ipu(0), poptorch.Stage("B").ipu(1))')
+
+    def stage(self, idx: int) -> Stage:
+        return self.stages[idx]
+
+    def ipus(self, *ipus: int) -> Phase:
+        if len(ipus) != len(self.stages):
+            raise PopTorchError(f"Phase contains {len(self.stages)} stage(s) but {len(ipus)} IPU(s) were given",
+                                fix="give one IPU per stage of the phase")
+        for stage, ipu in zip(self.stages, ipus, strict=True):
+            stage.ipu(ipu)
+        return self
+
+
+class _PhasedExecution(_ExecutionStrategy):
+    """PopTorch's phased execution: the model's phases run one after another, each phase's weights and activations
+    moved in from Streaming Memory and out again. Each phase is a :class:`Phase`, a list of Stages or block ids, or
+    one block id."""
+
+    def __init__(self, *phases: Any) -> None:
+        super().__init__()
+        if not phases:
+            raise PopTorchError(f"poptorch.{type(self).__name__}() needs its phases: there is no AutoStage for "
+                                "phased execution", fix='e.g. poptorch.SerialPhasedExecution("B1", "B2")')
+        self.phases: list[Phase] = []
+        for args in phases:
+            phase = args if isinstance(args, Phase) else Phase(*(args if isinstance(args, list) else [args]))
+            self.phases.append(phase)
+            for stage in phase.stages:
+                for block in stage.blocks:
+                    if any(block in s.blocks for s in self.stages):
+                        raise PopTorchError(f"block {block!r} is in more than one stage",
+                                            fix="name each block in one phase's stage only")
+                self.stages.append(stage)
+        self.separate_backward_phase = False
+        self.liveness = Liveness.AlwaysLive
+
+    def block_ipus(self) -> dict[str, int]:
+        """Each block on its stage's IPU (IPU 0 where the stage names none)."""
+        return {b: (s.ipu_id or 0) for s in self.stages for b in s.blocks}
+
+    def phase(self, phase: int) -> Phase:
+        if isinstance(phase, bool) or not isinstance(phase, int) or not 0 <= phase < len(self.phases):
+            raise PopTorchError(f"phase({phase!r}): this strategy has phases 0 to {len(self.phases) - 1}",
+                                fix="phases are numbered from 0")
+        return self.phases[phase]
+
+    def useSeparateBackwardPhase(self, use: bool = True) -> _PhasedExecution:  # noqa: N802 - PopTorch's name
+        self.separate_backward_phase = bool(use)
+        return self
+
+
+class ParallelPhasedExecution(_PhasedExecution):
+    """``poptorch.ParallelPhasedExecution(*phases)``: the phases alternate between two groups of IPUs."""
+
+    def sendTensorsOffChipAfterFwd(self, off_chip: bool = True) -> ParallelPhasedExecution:  # noqa: N802
+        self.liveness = Liveness.OffChipAfterFwd if off_chip else Liveness.AlwaysLive
+        return self
+
+
+class SerialPhasedExecution(_PhasedExecution):
+    """``poptorch.SerialPhasedExecution(*phases)``: every phase runs on the same group of IPUs, one after another."""
+
+    def setTensorsLiveness(self, liveness: Liveness) -> SerialPhasedExecution:  # noqa: N802 - PopTorch's name
+        self.liveness = Liveness(liveness)
+        return self
 
 
 def _hardware_only(option: str, why: str) -> None:
@@ -422,7 +519,13 @@ class Options:
                                 f"{type(strategy).__name__}", fix="e.g. opts.setExecutionStrategy("
                                 "poptorch.PipelinedExecution(poptorch.Stage('B1').ipu(0), poptorch.Stage('B2').ipu(1)))")
         self.execution_strategy = strategy
-        if isinstance(strategy, ShardedExecution):
+        if isinstance(strategy, _PhasedExecution):
+            facade_log.accept("PopTorch", f"opts.setExecutionStrategy(poptorch.{type(strategy).__name__}(...))",
+                              "phased execution runs the phases one after another, each phase's weights and "
+                              "activations moved in from Streaming Memory and out again; accelkit places each stage "
+                              "on its IPU and models the weights as streamed (mode 'streaming-memory'), the phases "
+                              "as stages that do not overlap", emulated=True)
+        elif isinstance(strategy, ShardedExecution):
             _hardware_only(f"opts.setExecutionStrategy({strategy!r})",
                            "sharded execution runs the stages one after another, one IPU busy at a time; accelkit "
                            "places them on their IPUs as for a pipeline, whose modelled time overlaps micro-batches, "
@@ -567,5 +670,6 @@ def loading_note(combined_batch: int, modelled_s_per_sample: float) -> str | Non
 
 
 __all__ = ["TARGETS", "AnchorMode", "AutoStage", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
-           "PipelinedExecution", "PopTorchError", "PopTorchOptionError", "ReductionType", "ShardedExecution", "Stage",
+           "Liveness", "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PopTorchError", "PopTorchOptionError",
+           "ReductionType", "SerialPhasedExecution", "ShardedExecution", "Stage",
            "TensorLocationSettings"]
