@@ -571,3 +571,45 @@ def test_execution_strategies_name_their_stages_and_phased_execution_streams_the
     model = poptorch.inferenceModel(TwoBlocks(), opts)
     assert model(torch.randn(4, 8)).shape == (4, 2)
     assert model.program.memory_plan.mode == "streaming-memory"
+
+
+def test_compile_and_export_writes_weights_not_code_and_load_restores_them(tmp_path, monkeypatch):
+    from safetensors.torch import load_file
+
+    from accelkit.facades.poptorch import export
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(5, 5)
+
+        def forward(self, x, target=None):
+            out = self.fc(x)
+            return (out, torch.nn.functional.mse_loss(out, target)) if self.training else out
+
+    torch.manual_seed(0)
+    net = Net()
+    x, t = torch.randn(4, 5), torch.randn(4, 5)
+    training = poptorch.trainingModel(net, poptorch.Options())
+    path = tmp_path / "training.poptorch"
+    training.compileAndExport(path, x, t)
+    assert set(load_file(str(path))) == {"fc.weight", "fc.bias"}  # safetensors: tensors and a JSON header only
+    with torch.no_grad():
+        net.fc.weight.zero_()  # the file keeps the weights of the moment it was written
+    restored = poptorch.load(path, edit_opts_fn=lambda opts: opts.deviceIterations(1))
+    assert not torch.equal(net.fc.weight, torch.zeros(5, 5)) and restored.training
+    restored(x, t)
+    validation = poptorch.inferenceModel(restored)  # wraps the same model: the weights are shared
+    assert validation.model is net and validation(x).shape == (4, 5)
+    other = Net()
+    poptorch.trainingModel(other, poptorch.Options()).loadExecutable(path)
+    assert torch.equal(other.fc.bias, dict(load_file(str(path)))["fc.bias"])
+    with pytest.raises(poptorch.PopTorchError, match="exported from a trainingModel; this is a inferenceModel"):
+        poptorch.inferenceModel(Net()).loadExecutable(path)
+    monkeypatch.setattr(export, "_EXPORTED", {})  # another process: the model object is not in the file
+    with pytest.raises(poptorch.PopTorchError, match="holds Net's weights but not the model.*never unpickles"):
+        poptorch.load(path)
+    (tmp_path / "real.poptorch").write_bytes(b"\x00" * 64)
+    with pytest.raises(poptorch.PopTorchError, match="not an executable accelkit exported"):
+        poptorch.load(tmp_path / "real.poptorch")
+    assert not list(tmp_path.glob("*.part"))

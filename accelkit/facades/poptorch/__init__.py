@@ -27,6 +27,7 @@ from accelkit.facades.poptorch.blocks import (
     set_available_memory,
 )
 from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
+from accelkit.facades.poptorch.export import load
 from accelkit.facades.poptorch.extras import (
     AsynchronousDataAccessor,
     Attribute,
@@ -100,6 +101,7 @@ __all__ = [
     "TensorLocationSettings",
     "identity_loss",
     "inferenceModel",
+    "load",
     "optim",
     "pipeline_plan",
     "set_available_memory",

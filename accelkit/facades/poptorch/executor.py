@@ -23,6 +23,7 @@ numerics are real PyTorch on this CPU (fp32, or fp16 for a ``model.half()`` mode
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from typing import Any
@@ -351,6 +352,8 @@ class PoplarExecutor:
                                 fix="wrap the model again: poptorch.trainingModel(model, opts, optimizer) or "
                                     "poptorch.inferenceModel(model, opts)")
         args = self._positional(args, kwargs)
+        self.model.train(self.training)  # as PopTorch does before it traces: a trainingModel and an inferenceModel
+        # may wrap the same model object (PopTorch's user guide compiles both from one)
         kind = "trainingModel" if self.training else "inferenceModel"
         try:
             # the first call runs the model (counting its Blocks, compiling): PyTorch's errors there name this call
@@ -388,12 +391,29 @@ class PoplarExecutor:
     def compile(self, *args: Any, **kwargs: Any) -> CompiledProgram:
         """Compile for these inputs without running a step (``PoplarExecutor.compile``); returns the program."""
         args = self._positional(args, kwargs)
+        self.model.train(self.training)  # as PopTorch does before it traces: a trainingModel and an inferenceModel
+        # may wrap the same model object (PopTorch's user guide compiles both from one)
         with MixedUpcast(), _TracedConstants(self) as constants:
             session = self._session_for(args)
             self._example = _chunks(args, self.options.device_iterations)[0]
             program = self._compile_with_bar(session, self._example)
             constants.compiled()
             return program
+
+    def compileAndExport(self, filename: str | os.PathLike[str], *args: Any, export_model: bool = True,  # noqa: N802
+                         **kwargs: Any) -> None:
+        """Compile for these inputs and write the weights and compile settings to ``filename`` (PopTorch writes
+        the IPU executable there; see :mod:`accelkit.facades.poptorch.export`)."""
+        from accelkit.facades.poptorch import export
+
+        self.compile(*args, **kwargs)
+        export.export(self, filename, export_model=export_model)
+
+    def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802 - PopTorch's name
+        """Use what ``compileAndExport`` wrote: its weights, loaded into this model."""
+        from accelkit.facades.poptorch import export
+
+        export.load_executable(self, filename)
 
     def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
         """Use ``optimizer`` for the following steps (e.g. a new learning rate)."""
@@ -449,6 +469,12 @@ class PoplarExecutor:
     def copyWeightsToHost(self) -> None:  # noqa: N802 - PopTorch's name
         """PopTorch copies the trained weights from the IPUs to the host model. The simulated IPUs train the
         host model's own parameters, so there is nothing to copy."""
+
+    def copyWeightsToDevice(self) -> None:  # noqa: N802 - PopTorch's name
+        """PopTorch copies the host model's weights to the IPUs (after the script changed them, or loaded a
+        checkpoint). The simulated IPUs compute on the host model's own parameters: nothing to copy."""
+
+    copyWeightsToDeviceIfNeeded = copyWeightsToDevice  # noqa: N815 - PopTorch's name
 
     def detachFromDevice(self) -> None:  # noqa: N802 - PopTorch's name
         """Release the IPUs (PopTorch). Nothing is held here."""
@@ -527,8 +553,11 @@ def trainingModel(model: nn.Module, options: Options | None = None,  # noqa: N80
     return PoplarExecutor(model, options, optimizer, training=True)
 
 
-def inferenceModel(model: nn.Module, options: Options | None = None) -> PoplarExecutor:  # noqa: N802
-    """``poptorch.inferenceModel``: each call runs the forward pass on the IPUs (no gradients)."""
+def inferenceModel(model: nn.Module | PoplarExecutor, options: Options | None = None) -> PoplarExecutor:  # noqa: N802
+    """``poptorch.inferenceModel``: each call runs the forward pass on the IPUs (no gradients). Given a wrapped
+    training model, it wraps the same model, so the two share their weights (PopTorch keeps them in sync)."""
+    if isinstance(model, PoplarExecutor):
+        model = model.model
     return PoplarExecutor(model, options, None, training=False)
 
 

@@ -483,6 +483,7 @@ class Options:
         "connectionType": "when PopTorch attaches to the IPU device",
         "enableProfiling": "writes a PopVision profile of the run; accelkit's report and timeline stand in",
         "useOfflineIpuTarget": "compiles for IPUs not attached to this host",
+        "useIpuId": "runs on the IPU (or multi-IPU device) with this id in the system",
         "enableStableNorm": "a numerically steadier (slower) normalisation on the IPU; the CPU computes in fp32",
         "setSeedForDistributedRun": "seeds each replica of a multi-process run",
     }
