@@ -613,3 +613,9 @@ def test_compile_and_export_writes_weights_not_code_and_load_restores_them(tmp_p
     with pytest.raises(poptorch.PopTorchError, match="not an executable accelkit exported"):
         poptorch.load(tmp_path / "real.poptorch")
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_replica_grouped_inputs_are_refused_with_what_computes_the_same():
+    assert poptorch.enums.CommGroupType.Consecutive == 1 and poptorch.enums.VariableRetrievalMode.AllReplicas == 2
+    with pytest.raises(poptorch.PopTorchError, match="hold different shards of the weights"):
+        poptorch.Options().replicationFactor(8).inputReplicaGrouping(4, poptorch.enums.CommGroupType.Consecutive)

@@ -122,7 +122,7 @@ def test_each_sram_family_states_its_own_usable_share_and_source():
     assert sum("20B models fit on a single CS-3" in s for s in sources.values()) == 1
 
 
-def test_a_calibration_that_breaks_physics_is_refused(monkeypatch, tmp_path):
+def test_a_calibration_that_breaks_physics_is_bounded_said_and_never_cached(monkeypatch, tmp_path):
     import importlib
 
     cal = importlib.import_module("accelkit.hardware.calibrate")
@@ -139,9 +139,12 @@ def test_a_calibration_that_breaks_physics_is_refused(monkeypatch, tmp_path):
 
     monkeypatch.setattr(cal, "_measure", slow_cache)
     monkeypatch.setattr(cal, "MEASURE_TRIES", 1)
-    with pytest.raises(cal.CalibrationError, match="slower than the dram"):
-        cal.calibrate(force=True)
-    assert not cal.cache_path().exists()
+    spec = cal.calibrate(force=True)  # every try disturbed (a busy shared server): bounded for this session
+    cache, dram = spec.memory_tiers
+    assert cache.bandwidth_Bps == dram.bandwidth_Bps == spec.on_chip_bandwidth_Bps
+    said = spec.sources["memory_tiers.cache.bandwidth_Bps"]
+    assert "slower than the dram" in said and "lower bound" in said and "not cached" in said
+    assert not cal.physics_errors(spec) and not cal.cache_path().exists()
 
 
 def test_the_fits_table_by_chip_fits_a_notebook_panel():

@@ -46,19 +46,36 @@ def calibrate(force: bool = False) -> AcceleratorSpec:
         if not broken:
             break
     if broken:
-        raise CalibrationError(
-            "the host calibration breaks physics, so it is not used or cached: " + "; ".join(broken)
-            + f" (after {MEASURE_TRIES} tries: other programs were using this machine while it measured)",
-            fix="close what keeps the CPU busy and run ak.hardware.calibrate(force=True) again")
+        # a shared machine (a workshop's server) can keep the CPU too busy for every try: the cache's small copies
+        # wait on threads the other programs hold. Not cached; the cache taken at no less than the memory behind it
+        return _bounded(spec, "; ".join(broken))
     _write_cache(path, spec)
     return spec
+
+
+def _bounded(spec: AcceleratorSpec, broken: str) -> AcceleratorSpec:
+    """``spec`` with each memory tier at least as fast as the one behind it (a lower bound, said in its source):
+    what a calibration disturbed on every try is used for this session only, never cached."""
+    d = spec.to_dict()
+    tiers = d["memory_tiers"]
+    for i in range(len(tiers) - 2, -1, -1):
+        if tiers[i]["bandwidth_Bps"] < tiers[i + 1]["bandwidth_Bps"]:
+            tiers[i]["bandwidth_Bps"] = tiers[i + 1]["bandwidth_Bps"]
+            d["sources"][f"memory_tiers.{tiers[i]['name']}.bandwidth_Bps"] = (
+                f"the measurement was disturbed on all {MEASURE_TRIES} tries ({broken}: other programs were using "
+                f"this machine), so the {tiers[i]['name']} is taken at the {tiers[i + 1]['name']}'s measured rate, a "
+                "lower bound; not cached: run ak.hardware.calibrate(force=True) on a quieter machine")
+    d["on_chip_bandwidth_Bps"] = tiers[0]["bandwidth_Bps"]
+    d["sources"]["on_chip_bandwidth_Bps"] = d["sources"][f"memory_tiers.{tiers[0]['name']}.bandwidth_Bps"]
+    return AcceleratorSpec.from_dict(d, origin="host calibration (disturbed; not cached)")
 
 
 MEASURE_TRIES = 3
 
 
 class CalibrationError(AccelkitError):
-    """A host measurement that cannot be true (a cache slower than the memory behind it): not cached."""
+    """A host measurement that cannot be true (a cache slower than the memory behind it). ``calibrate`` no longer
+    raises it (it bounds such a measurement and does not cache it); kept for code that catches it."""
 
 
 def physics_errors(spec: AcceleratorSpec) -> list[str]:
@@ -163,6 +180,24 @@ def _copy_Bps(nbytes: int, budget_s: float, inner: int = 1) -> tuple[float, str]
             f"copy of a {nbytes / 2**20:g} MiB tensor, best of {reps} (the three fastest within {spread:.0%})")
 
 
+def _copy_Bps_best(nbytes: int, budget_s: float, inner: int = 1) -> tuple[float, str]:  # noqa: N802
+    """:func:`_copy_Bps` on all of PyTorch's threads and on one, the faster: on a machine other programs keep busy,
+    a copy split over threads waits at each step for a thread that is not running (a 1 MiB copy on 2 threads beside
+    two busy processes: 0.26 GB/s, on 1 thread: 114 GB/s, measured here), which no tier of memory is that slow at."""
+    threads = torch.get_num_threads()
+    best, how = _copy_Bps(nbytes, budget_s, inner)
+    if threads > 1:
+        torch.set_num_threads(1)
+        try:
+            one, how_one = _copy_Bps(nbytes, budget_s, inner)
+        finally:
+            torch.set_num_threads(threads)
+        if one > best:
+            return one, f"{how_one}, on 1 thread (faster than on {threads}: the other threads were busy)"
+        how += f", on {threads} threads (faster than on 1)"
+    return best, how
+
+
 def _cache_bytes() -> int | None:
     """Size of the largest CPU cache level (Linux sysfs), or None if it cannot be read."""
     sizes = []
@@ -209,9 +244,9 @@ def _measure() -> AcceleratorSpec:
             peaks[key] = got[0]
             sources[f"peak_flops.{key}"] = f"{here}: {got[1]} (what PyTorch reaches, not a datasheet peak)"
 
-    dram_Bps, how = _copy_Bps(64 * 2**20, 0.25)
+    dram_Bps, how = _copy_Bps_best(64 * 2**20, 0.25)
     sources["memory_tiers.dram.bandwidth_Bps"] = f"{here}: {how}"
-    cache_Bps, how = _copy_Bps(2**20, 0.15, inner=20)
+    cache_Bps, how = _copy_Bps_best(2**20, 0.15, inner=20)
     sources["on_chip_bandwidth_Bps"] = f"{here}: {how} (stays in cache)"
     cache = _cache_bytes()
     if cache is None:

@@ -16,6 +16,8 @@ IPUs compute in fp32 and fp16 (there is no bfloat16). Replication maps to data p
 
 from __future__ import annotations
 
+import sys
+
 from accelkit.facades.poptorch import optim
 from accelkit.facades.poptorch.blocks import (
     BeginBlock,
@@ -26,8 +28,7 @@ from accelkit.facades.poptorch.blocks import (
     pipeline_plan,
     set_available_memory,
 )
-from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, trainingModel
-from accelkit.facades.poptorch.export import load
+from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, load, trainingModel
 from accelkit.facades.poptorch.extras import (
     AsynchronousDataAccessor,
     Attribute,
@@ -47,6 +48,7 @@ from accelkit.facades.poptorch.extras import (
 from accelkit.facades.poptorch.options import (
     AnchorMode,
     AutoStage,
+    CommGroupType,
     DataLoader,
     DataLoaderMode,
     Liveness,
@@ -61,6 +63,7 @@ from accelkit.facades.poptorch.options import (
     ShardedExecution,
     Stage,
     TensorLocationSettings,
+    VariableRetrievalMode,
 )
 
 __all__ = [
@@ -80,6 +83,7 @@ __all__ = [
     "serializedMatMul",
     "setLogLevel",
     "AutoStage",
+    "CommGroupType",
     "BeginBlock",
     "Block",
     "DataLoader",
@@ -99,6 +103,8 @@ __all__ = [
     "ShardedExecution",
     "Stage",
     "TensorLocationSettings",
+    "VariableRetrievalMode",
+    "enums",
     "identity_loss",
     "inferenceModel",
     "load",
@@ -107,3 +113,7 @@ __all__ = [
     "set_available_memory",
     "trainingModel",
 ]
+
+# ``poptorch.enums.X`` as an attribute (the user guide writes ``poptorch.enums.CommGroupType.Consecutive``): the
+# enums live in this package, as PopTorch re-exports them
+enums = sys.modules[__name__]

@@ -33,6 +33,7 @@ from torch import nn
 
 from accelkit.compiler.program import CompiledProgram, Parallel
 from accelkit.errors import CaptureError
+from accelkit.facades.poptorch import export
 from accelkit.facades.poptorch.blocks import (
     BoundKeywords,
     LossFirst,
@@ -404,15 +405,11 @@ class PoplarExecutor:
                          **kwargs: Any) -> None:
         """Compile for these inputs and write the weights and compile settings to ``filename`` (PopTorch writes
         the IPU executable there; see :mod:`accelkit.facades.poptorch.export`)."""
-        from accelkit.facades.poptorch import export
-
         self.compile(*args, **kwargs)
         export.export(self, filename, export_model=export_model)
 
     def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802 - PopTorch's name
         """Use what ``compileAndExport`` wrote: its weights, loaded into this model."""
-        from accelkit.facades.poptorch import export
-
         export.load_executable(self, filename)
 
     def setOptimizer(self, optimizer: torch.optim.Optimizer) -> None:  # noqa: N802 - PopTorch's name
@@ -562,10 +559,17 @@ def inferenceModel(model: nn.Module | PoplarExecutor, options: Options | None = 
 
 
 
+def load(filename: str | os.PathLike[str], edit_opts_fn: Any = None) -> PoplarExecutor:
+    """``poptorch.load(filename, edit_opts_fn=None)``: the model ``compileAndExport`` wrote, wrapped again (see
+    :mod:`accelkit.facades.poptorch.export`: in the process that exported it)."""
+    model, options, optimizer, training = export.restore(filename, edit_opts_fn)
+    return PoplarExecutor(model, options, optimizer, training=training)
+
+
 def _in_notebook() -> bool:
     """True inside a Jupyter kernel (an IPython shell talking to a notebook)."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     return type(shell).__name__ == "ZMQInteractiveShell"
 
-__all__ = ["PoplarExecutor", "inferenceModel", "precision_of", "trainingModel"]
+__all__ = ["PoplarExecutor", "inferenceModel", "load", "precision_of", "trainingModel"]

@@ -82,11 +82,9 @@ def _read(filename: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, t
     return meta, tensors
 
 
-def load(filename: str | os.PathLike[str], edit_opts_fn: Any = None) -> Any:
-    """``poptorch.load(filename, edit_opts_fn=None)``: the model exported to ``filename``, wrapped again with its
-    options (changed by ``edit_opts_fn(opts)`` first) and the file's weights."""
-    from accelkit.facades.poptorch.executor import PoplarExecutor
-
+def restore(filename: str | os.PathLike[str], edit_opts_fn: Any = None) -> tuple[torch.nn.Module, Any, Any, bool]:
+    """What ``poptorch.load(filename, edit_opts_fn=None)`` wraps again: the exported model (with the file's weights),
+    its options (changed by ``edit_opts_fn(opts)`` first), its optimizer and whether it trains."""
     meta, tensors = _read(filename)
     kept = _EXPORTED.get(meta["token"])
     if kept is None:
@@ -103,7 +101,7 @@ def load(filename: str | os.PathLike[str], edit_opts_fn: Any = None) -> Any:
     if edit_opts_fn is not None:
         edit_opts_fn(options)
     _load_weights(model, tensors, filename)
-    return PoplarExecutor(model, options, optimizer, training=training)
+    return model, options, optimizer, training
 
 
 def load_executable(executor: Any, filename: str | os.PathLike[str]) -> None:
@@ -134,4 +132,4 @@ def _load_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], file
             v.copy_(tensors[k].to(v.dtype))
 
 
-__all__ = ["FORMAT", "export", "load", "load_executable"]
+__all__ = ["FORMAT", "export", "load_executable", "restore"]

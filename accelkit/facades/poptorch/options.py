@@ -146,6 +146,22 @@ class ShardedExecution(_ExecutionStrategy):
     the report says that the modelled time overlaps micro-batches where the real sharded run does not."""
 
 
+class CommGroupType(enum.IntEnum):
+    """``poptorch.enums.CommGroupType``: how replicas are grouped (replica-grouped variables and inputs)."""
+
+    All = 0
+    Consecutive = 1
+    Orthogonal = 2
+    NoGrouping = 3
+
+
+class VariableRetrievalMode(enum.IntEnum):
+    """``poptorch.enums.VariableRetrievalMode``: which replicas' copies of a grouped variable come back."""
+
+    OnePerGroup = 0
+    AllReplicas = 2
+
+
 class Liveness(enum.IntEnum):
     """``poptorch.Liveness``: where a phased execution keeps tensors between its phases."""
 
@@ -533,6 +549,15 @@ class Options:
                            "so the real sharded run is slower (up to the number of stages)")
         return self
 
+    def inputReplicaGrouping(self, input_group_size: int, input_group_type: Any) -> Options:  # noqa: N802
+        """Refused: replica-grouped inputs go with replica-grouped weights (each group of replicas holding its own
+        shard of a weight, ``tensor.replicaGrouping(...)``), and accelkit's replicas share one copy of the weights."""
+        raise PopTorchError("opts.inputReplicaGrouping(...) shards inputs over groups of replicas that hold different "
+                            "shards of the weights; accelkit's simulated replicas all hold the same weights",
+                            fix="run the model with its whole weights (one replica per data shard: "
+                                "replicationFactor(data_shards)), which computes the same products; keep the "
+                                "grouping for the real IPUs")
+
     def block_ipus(self) -> dict[str, int]:
         """The IPU the execution strategy gives each block id (empty without a strategy)."""
         return self.execution_strategy.block_ipus() if self.execution_strategy is not None else {}
@@ -670,7 +695,7 @@ def loading_note(combined_batch: int, modelled_s_per_sample: float) -> str | Non
             "overlap it; ak.compile models it with input_rate= and input_overlap=False)")
 
 
-__all__ = ["TARGETS", "AnchorMode", "AutoStage", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
+__all__ = ["TARGETS", "AnchorMode", "AutoStage", "CommGroupType", "VariableRetrievalMode", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
            "Liveness", "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PopTorchError", "PopTorchOptionError",
            "ReductionType", "SerialPhasedExecution", "ShardedExecution", "Stage",
            "TensorLocationSettings"]
