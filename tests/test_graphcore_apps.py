@@ -619,3 +619,18 @@ def test_replica_grouped_inputs_are_refused_with_what_computes_the_same():
     assert poptorch.enums.CommGroupType.Consecutive == 1 and poptorch.enums.VariableRetrievalMode.AllReplicas == 2
     with pytest.raises(poptorch.PopTorchError, match="hold different shards of the weights"):
         poptorch.Options().replicationFactor(8).inputReplicaGrouping(4, poptorch.enums.CommGroupType.Consecutive)
+
+
+def test_only_a_script_modules_names_are_set_aside_never_the_standard_librarys_or_torch(tmp_path, monkeypatch):
+    import types
+
+    from accelkit.vendor import _shadowing_modules
+
+    for name in ("json.py", "torch.py", "helpers.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "__init__.py").write_text("")
+    (tmp_path / "run.py").write_text("")
+    for name in ("datasets", "datasets.utils", "helpers"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    assert sorted(_shadowing_modules(tmp_path / "run.py")) == ["datasets", "datasets.utils", "helpers"]

@@ -377,6 +377,10 @@ def _shadowing_modules(script: Path) -> dict[str, Any]:
         own |= {f.stem for f in folder.glob("*.py")} | {d.name for d in folder.iterdir()
                                                           if d.is_dir() and (d / "__init__.py").is_file()}
     own.discard(script.stem)
+    # never the standard library's, nor what this process runs on (a second torch or NumPy cannot be imported beside
+    # the first): a file of the script's with such a name shadows nothing here
+    own -= set(sys.stdlib_module_names) | {"torch", "numpy", "accelkit"}
+    own = {n for n in own if not n.startswith("_")}
     out: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] not in own or module is None:
