@@ -16,7 +16,16 @@ from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import ExecutionModel, HostIO, Timed, TimingContext
-from accelkit.families.eager import ATTENTION_KINDS, EagerOp, eager_ops, gemm_of, issue, weight_grad
+from accelkit.families.eager import (
+    ATTENTION_KINDS,
+    CONV_KINDS,
+    POINTWISE,
+    EagerOp,
+    eager_ops,
+    gemm_of,
+    issue,
+    weight_grad,
+)
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, WeightShapes
 from accelkit.graph.ir import DTYPE_BYTES
 from accelkit.hardware.precision import element_bytes
@@ -164,6 +173,18 @@ UNALIGNED = register(
              False, (FAMILY,)),
 )[0]
 
+FP32_SIMT = register(
+    Constant("GPU_FP32_SIMT_ANY_ALIGNMENT", True,
+             "an fp32 matmul (PyTorch's default: TF32 off) runs on the CUDA cores, whose kernels read operands of any "
+             "alignment at the same rate: a vocabulary of 50,257 costs an fp32 GEMM nothing, where a 16-bit one "
+             "falls to the narrow tensor-core kernels (GPU_GEMM_UNALIGNED)",
+             "measured with torch.profiler on an H100 SXM5 (benchmarks/gpu/profile_new_kinds.py, results/"
+             "h100_profile_new_kinds_2.json): GPT-2 small trained in fp32 at batch 8 x 512 ran its GEMMs, the "
+             "language-model head's included, on CUTLASS and cuBLAS SIMT kernels (cutlass_80_simt_sgemm_*_align1, "
+             "sm80_xmma_gemm_f32f32_*_ffma): 63.5 ms for about 2.9 TFLOP, 46 TFLOP/s, 69% of the 67 TFLOP/s fp32 "
+             "peak; torch.backends.cuda.matmul.allow_tf32 defaults to False", False, (FAMILY,)),
+)[0]
+
 LIBRARY_GEMMS = register(
     Constant("GPU_COMPILED_LIBRARY_GEMMS", True,
              "torch.compile (its default mode) runs each matmul as a library call (cuBLAS) and fuses only the "
@@ -245,6 +266,44 @@ NCHW_BN_STATS, NCHW_BN_BACKWARD = register(
              "measured as GPU_NCHW_BATCH_NORM_STATS_RATE: the U-Net 0.57, the NCHW ResNet-50 0.47 billion elements a "
              "second per block", False, (FAMILY,), when="eager"),
 )
+DEPTHWISE_FWD, DEPTHWISE_INPUT_GRAD, DEPTHWISE_WEIGHT_GRAD, NCHW_BN_APPLY = register(
+    Constant("GPU_DEPTHWISE_FORWARD_SM_CYCLES", (1.51, 0.128),
+             "eager PyTorch runs a depthwise convolution (groups = input channels) over NCHW images in bf16 or fp32 "
+             "with its own kernels, not cuDNN's: a thread per output element looping over the filter's taps, 1.51 "
+             "SM-cycles per output element plus 0.128 per tap (a 3 x 3 filter: 2.66, a 5 x 5: 4.70), far below the "
+             "memory's rate",
+             "PyTorch's aten/src/ATen/native/cuda/DepthwiseConv2d.cu (conv_depthwise2d_forward_kernel), chosen for "
+             "depthwise convolutions unless the input is channels last or fp16 (Convolution.cpp, "
+             "use_cudnn_depthwise); measured with torch.profiler on an H100 SXM5 (benchmarks/gpu/"
+             "profile_new_kinds.py and measure_new_kinds.py, results/h100_profile_new_kinds*.json, 132 SMs x 1.98 GHz): "
+             "MobileNetV2's 17 3 x 3 layers at batch 128 (2.66 cycles an output) and EfficientNet-B0's nine 5 x 5 at "
+             "batch 64 (4.70) set the two figures; MobileNetV2 at batch 256 and EfficientNet-B0's 3 x 3 layers at "
+             "batches 64 and 256 come out within 3% of them", False, (FAMILY,), when="eager"),
+    Constant("GPU_DEPTHWISE_INPUT_GRAD_SM_CYCLES", (3.77, 0.066),
+             "the same kernels' input gradient: a thread per input element looping over the taps, 3.77 SM-cycles per "
+             "input element plus 0.066 per tap, at any stride",
+             "measured as GPU_DEPTHWISE_FORWARD_SM_CYCLES (conv_depthwise2d_backward_kernel): MobileNetV2's 3 x 3 "
+             "layers (strides 1 and 2 alike, 4.36 cycles an input element) and EfficientNet-B0's 5 x 5 (5.41) set "
+             "it; EfficientNet-B0's 3 x 3 layers come out within 1%", False, (FAMILY,), when="eager"),
+    Constant("GPU_DEPTHWISE_WEIGHT_GRAD_SM_CYCLES", 0.53,
+             "the same kernels' weight gradient (a block per filter tap, summing over the batch and the image) takes "
+             "0.53 SM-cycles per output element and tap",
+             "measured as GPU_DEPTHWISE_FORWARD_SM_CYCLES (conv_depthwise2d_grad_weight_kernel): MobileNetV2's 17 "
+             "layers at batch 128; EfficientNet-B0's 16 at batch 64 took 8% longer than this gives",
+             False, (FAMILY,), when="eager"),
+    Constant("GPU_NCHW_BATCH_NORM_APPLY_PLANE_SM_CYCLES", 195,
+             "eager PyTorch normalizes bf16 NCHW images with batch norm's own kernel (training and inference alike, "
+             "after the statistics in training), each image's channel (an H x W plane) by a thread block of its own: "
+             "the data at the memory's rate plus 195 SM-cycles a plane, so a network of many channels over small "
+             "images (MobileNet's 7 x 7 maps of 960 channels) normalizes at half the memory's rate, a U-Net's "
+             "256 x 256 maps at nearly all of it",
+             "PyTorch's aten/src/ATen/native/cuda/Normalization.cuh (batch_norm_transform_input_kernel, a block per "
+             "channel and batch slice; batch_norm_elementwise takes it for contiguous inputs in inference too); "
+             "measured as GPU_DEPTHWISE_FORWARD_SM_CYCLES: MobileNetV2's 52 layers in training at batch 128 (2.18 M "
+             "planes: 195.6 cycles a plane beyond the memory's rate); the same layers at inference batch 256 (195.4) "
+             "and EfficientNet-B0's 49 at batches 64 and 256 (185 and 174) come out within 7%",
+             False, (FAMILY,), when="eager"),
+)
 BN_STATS_KINDS = frozenset({"batch_norm", "_native_batch_norm_legit", "native_batch_norm",
                             "_native_batch_norm_legit_functional"})
 BN_BACKWARD_KINDS = frozenset({"native_batch_norm_backward"})
@@ -262,6 +321,103 @@ def nchw_batch_norm_s(node: Any, scale: float, sms: int) -> float:
     waves = math.ceil(channels / (BN_BLOCKS_PER_SM * sms))
     rate = NCHW_BN_BACKWARD.value if node.kind in BN_BACKWARD_KINDS else NCHW_BN_STATS.value
     return waves * per_channel / rate
+
+
+def _sm_cycles_s(cycles: float, spec: AcceleratorSpec) -> float:
+    return cycles / (spec.compute_units * (spec.clock_hz or 1.5e9))
+
+
+def depthwise(node: Any) -> tuple[int, int, int] | None:
+    """(output elements, input elements, taps) at the captured batch of a depthwise convolution (every input
+    channel its own group: a weight of one input channel per group), or None for any other node."""
+    if node is None or node.kind not in ("conv2d", "convolution", "_convolution", "convolution_backward"):
+        return None
+    ins = node.inputs
+    if node.kind == "convolution_backward":
+        if len(ins) < 3:
+            return None
+        x, w, out = ins[1], ins[2], ins[0]  # grad_output has the forward output's shape
+    else:
+        if len(ins) < 2 or not node.outputs:
+            return None
+        x, w, out = ins[0], ins[1], node.outputs[0]
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        return None
+    if w.shape[1] != 1 or x.shape[1] <= 1 or w.shape[0] % x.shape[1]:
+        return None
+    return out.numel, x.numel, w.shape[2] * w.shape[3]
+
+
+def depthwise_s(node: Any, scale: float, spec: AcceleratorSpec) -> float:
+    """Seconds PyTorch's own depthwise kernels take for ``node`` at ``scale`` times the captured batch: the forward
+    (``GPU_DEPTHWISE_FORWARD_SM_CYCLES``), or the backward's input and weight gradients (the ones it computes)."""
+    dims = depthwise(node)
+    if dims is None:
+        return 0.0
+    outs, ins, taps = dims
+    if node.kind != "convolution_backward":
+        a, b = DEPTHWISE_FWD.value
+        return _sm_cycles_s(outs * scale * (a + b * taps), spec)
+    wants = [bool(o.numel) for o in node.outputs[:2]] + [True, True]
+    c, d = DEPTHWISE_INPUT_GRAD.value
+    cycles = (ins * scale * (c + d * taps) if wants[0] else 0.0)
+    cycles += outs * scale * taps * float(DEPTHWISE_WEIGHT_GRAD.value) if wants[1] else 0.0
+    return _sm_cycles_s(cycles, spec)
+
+
+_LAYOUT_KEEPING = frozenset({"conv2d", "convolution", "_convolution", "batch_norm", "_native_batch_norm_legit",
+                             "native_batch_norm", "_native_batch_norm_legit_functional",
+                             "_native_batch_norm_legit_no_training", "max_pool2d", "max_pool2d_with_indices",
+                             "avg_pool2d", "adaptive_avg_pool2d", "dropout", "native_dropout", "clone",
+                             "convolution_backward", "native_batch_norm_backward"})
+
+
+def channels_last_nodes(graph: Any) -> frozenset[str]:
+    """The nodes whose 4-D output is laid out channels last (NHWC in memory, NCHW in shape), as eager PyTorch lays
+    them out: the images where the graph says so (``Graph.channels_last``); an NHWC tensor permuted to NCHW's shape
+    (a ConvNeXt block's ``x.permute(0, 3, 1, 2)``); and what a convolution, a norm, a pooling or an elementwise op
+    makes of a channels-last input (cuDNN and TensorIterator keep the input's layout). A reshape, a cat or anything
+    else makes a contiguous tensor."""
+    last: set[str] = set()
+    twins: dict[tuple[str, tuple[int, ...], tuple[int, ...]], list[str]] = {}
+    if getattr(graph, "channels_last", False):
+        last |= {name for name, m in graph.inputs.items() if len(m.shape) == 4}
+    for n in graph.nodes:
+        if not n.outputs or len(n.outputs[0].shape) != 4:
+            continue
+        if n.kind == "permute" and n.inputs and len(n.inputs[0].shape) == 4:
+            i, o = tuple(n.inputs[0].shape), tuple(n.outputs[0].shape)
+            if (o[0], o[2], o[3], o[1]) == i and n.args and n.args[0] not in last:  # NHWC data in NCHW's shape
+                last.add(n.name)
+            continue
+        key = _twin_key(n)
+        if key is not None and n.section == "bckwd":
+            # the backward of a convolution or a batch norm reads the input its forward saved, in that layout
+            # (the backward graph names it apart): its forward is the latest one of the same shapes not yet met
+            fwd = twins.get(key)
+            if fwd and fwd.pop() in last:
+                last.add(n.name)
+            continue
+        if n.kind in _LAYOUT_KEEPING or n.kind in POINTWISE:
+            four = [a for a, t in zip(n.args, n.inputs, strict=False) if len(t.shape) == 4]
+            if four and four[0] in last:
+                last.add(n.name)
+        if key is not None:
+            twins.setdefault(key, []).append(n.name)
+    return frozenset(last)
+
+
+def _twin_key(n: Any) -> tuple[str, tuple[int, ...], tuple[int, ...]] | None:
+    """A convolution's or a batch norm's (family, input shape, weight shape), the same for its forward and its
+    backward."""
+    backward = n.kind in ("convolution_backward", "native_batch_norm_backward")
+    family = ("conv" if n.kind in ("conv2d", "convolution", "_convolution", "convolution_backward") else
+              "bn" if n.kind in BN_STATS_KINDS | BN_BACKWARD_KINDS | {"_native_batch_norm_legit_no_training"}
+              else None)
+    first = 1 if backward else 0
+    if family is None or len(n.inputs) < first + 2:
+        return None
+    return family, tuple(n.inputs[first].shape), tuple(n.inputs[first + 1].shape)
 
 
 KV_PER_QUERY_HEAD = register(
@@ -331,7 +487,7 @@ def _shape_rate(spec: AcceleratorSpec, precision: str, gemm: GemmShape | None,
 def unaligned_share(gemm: GemmShape, precision: str) -> float:
     """The share of its rate a GEMM keeps on the kernels its operands' alignment allows (1.0 when aligned)."""
     aligned_bytes = gemm.aligned * element_bytes(precision)
-    if aligned_bytes >= 16:
+    if aligned_bytes >= 16 or (precision == "fp32" and FP32_SIMT.value):
         return 1.0
     for at_least, share in UNALIGNED.value:
         if aligned_bytes >= at_least:
@@ -602,13 +758,36 @@ class GpuModel(ExecutionModel):
             return c, op.act_bytes / t_ / (min(act_bw, sm) if sm else act_bw) + weights_s(op.param_bytes / t_)
 
         graph = prog.graph
-        slow_bn = (prog.precision == "bf16" and graph.training and not getattr(graph, "channels_last", False))
-        by_name = {n.name: n for n in graph.nodes} if slow_bn else {}
+        by_name = {n.name: n for n in graph.nodes}
+        nhwc = channels_last_nodes(graph)
+        # PyTorch's own NCHW kernels: batch norm in bf16 (cuDNN's take fp32 and fp16), depthwise convolutions in
+        # bf16 and fp32 (cuDNN's for fp16); a channels-last tensor goes to cuDNN
+        native_bn = prog.precision == "bf16"
+        native_dw = prog.precision in ("bf16", "fp32")
+
+        def nchw(node: Any) -> bool:  # a convolution or batch norm (or its backward) on NCHW images
+            return node.name not in nhwc
 
         def gpu_time(op: EagerOp) -> float:
             c, m = parts(op)
-            if slow_bn and (op.kind in BN_BACKWARD_KINDS or (op.kind in BN_STATS_KINDS and op.section == "fwd")):
-                return max(c, m, nchw_batch_norm_s(by_name.get(op.name), ctx.scale / t_, spec.compute_units)) + r.launch_s
+            node = by_name.get(op.name)
+            if node is None:
+                return max(c, m) + r.launch_s
+            if native_bn and nchw(node) and (op.kind in BN_BACKWARD_KINDS or (op.kind in BN_STATS_KINDS
+                                                                           and op.section == "fwd")):
+                if op.kind in BN_BACKWARD_KINDS:
+                    return max(c, m, nchw_batch_norm_s(node, ctx.scale / t_, spec.compute_units)) + r.launch_s
+                x = node.inputs[0].shape if node.inputs else ()
+                planes = x[0] * x[1] * ctx.scale / t_ if len(x) == 4 else 0.0
+                # the normalizing pass (its bytes: the op's memory time, read once more for the statistics in
+                # training) plus a fixed cost per plane; the statistics kernel's own time before it in training
+                apply = m + _sm_cycles_s(planes * float(NCHW_BN_APPLY.value), spec)
+                stats = nchw_batch_norm_s(node, ctx.scale / t_, spec.compute_units) if graph.training else 0.0
+                return max(c, stats + apply) + r.launch_s
+            if native_dw and op.kind in CONV_KINDS and nchw(node):
+                dw = depthwise_s(node, ctx.scale / t_, spec)
+                if dw:
+                    return max(m, dw) + r.launch_s
             return max(c, m) + r.launch_s
 
         issued = issue(ops, gpu_time, host_issue_s)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 from accelkit.graph.ir import TensorMeta
 
@@ -227,6 +227,38 @@ def _key(x: Any) -> Any:
     return repr(type(x))
 
 
+def grouped_conv_backward_flop(grad_out_shape: list[int], x_shape: list[int], w_shape: list[int], _bias: Any,
+                               _stride: Any, _padding: Any, _dilation: Any, transposed: bool, _output_padding: Any,
+                               groups: int, output_mask: list[bool], out_shape: Any = None, **_: Any) -> int:
+    """FLOPs of ``aten.convolution_backward``, its weight gradient counted per group.
+
+    PyTorch's own formula (``torch.utils.flop_counter.conv_backward_flop``, which says it skips "some details
+    involving ... groups") counts the weight gradient of a grouped convolution as a dense one: every input channel
+    against every output channel, ``groups`` times too many FLOPs (a depthwise 3 x 3 over 1,152 channels counted as
+    1,152 dense ones). Each output channel of a grouped convolution sees ``C_in / groups`` input channels, so its
+    weight gradient costs what its forward does: the dense count over ``groups``. The input gradient's count (from
+    the weight's own shape) is right already and kept."""
+    def t(shape: list[int]) -> list[int]:
+        return [shape[1], shape[0], *shape[2:]]
+
+    flops = 0
+    if output_mask[0]:
+        flops += conv_flop_count(grad_out_shape, w_shape, out_shape[0], not transposed)
+    if output_mask[1]:
+        grad_w = out_shape[1]
+        dense = (conv_flop_count(t(grad_out_shape), t(x_shape), t(grad_w)) if transposed
+                 else conv_flop_count(t(x_shape), t(grad_out_shape), t(grad_w)))
+        flops += dense // max(1, int(groups))
+    return flops
+
+
+FLOP_FORMULA_FIXES: dict[Any, Callable[..., int]] = {
+    torch.ops.aten.convolution_backward: grouped_conv_backward_flop,
+}
+"""Formulas that replace PyTorch's flop registry's own, wherever accelkit counts FLOPs (``FlopCounterMode``'s
+``custom_mapping``)."""
+
+
 _REGISTRY_CACHE: dict[Any, int] = {}
 
 
@@ -246,7 +278,7 @@ def registry_flops(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     margs = torch.utils._pytree.tree_map(_to_meta, args)
     mkwargs = torch.utils._pytree.tree_map(_to_meta, kwargs)
     try:
-        with FlopCounterMode(display=False) as counter:
+        with FlopCounterMode(display=False, custom_mapping=dict(FLOP_FORMULA_FIXES)) as counter:
             op(*margs, **mkwargs)
         flops = int(counter.get_total_flops())
     except Exception:  # an op the meta device cannot run: the vector model covers it

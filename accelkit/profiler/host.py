@@ -353,8 +353,11 @@ def as_input_tuple(example_inputs: Any) -> tuple[torch.Tensor, ...]:
 
 
 def flop_counter_mode() -> FlopCounterMode:
-    """torch's FlopCounterMode, with the CPU attention kernel counted like the CUDA ones."""
-    return FlopCounterMode(display=False, custom_mapping=dict(_CPU_ATTENTION_FLOPS))
+    """torch's FlopCounterMode, with the CPU attention kernel counted like the CUDA ones and a grouped
+    convolution's weight gradient counted per group (``accelkit.graph.cost.grouped_conv_backward_flop``)."""
+    from accelkit.graph.cost import FLOP_FORMULA_FIXES
+
+    return FlopCounterMode(display=False, custom_mapping={**_CPU_ATTENTION_FLOPS, **FLOP_FORMULA_FIXES})
 
 
 def host_cpu() -> str:

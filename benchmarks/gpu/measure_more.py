@@ -204,7 +204,9 @@ def forward(m, name, x, training):
     return out.loss if training else out
 
 
-def case(tag, name, b, s, training, stack="eager", warm=5, iters=15, need=20.0):
+def case(tag, name, b, s, training, stack="eager", warm=5, iters=15, need=20.0, amp=True):
+    """One timed row; ``amp=False`` runs it in fp32, without bf16 autocast (PyTorch's defaults: TF32 off for
+    matmuls)."""
     if left() < need:
         res["skipped"].append(tag)
         print(f"skip {tag}: {left():.0f}s left", flush=True)
@@ -215,7 +217,7 @@ def case(tag, name, b, s, training, stack="eager", warm=5, iters=15, need=20.0):
     try:
         m = build(name, training)
         x = inputs(name, b, s, training)
-        autocast = not name.startswith("llama")  # Llama runs bf16 weights, the others autocast over fp32
+        autocast = amp and not name.startswith("llama")  # Llama runs bf16 weights, the others autocast over fp32
         run_model = m
         if stack == "compiled":
             run_model = torch.compile(m, mode="reduce-overhead" if not DRY else None,
@@ -228,7 +230,7 @@ def case(tag, name, b, s, training, stack="eager", warm=5, iters=15, need=20.0):
                 if stack == "compiled":
                     torch.compiler.cudagraph_mark_step_begin()
                 opt.zero_grad(set_to_none=True)
-                with torch.autocast(dev.type, dtype=torch.bfloat16):
+                with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=autocast):
                     loss = forward(run_model, name, x, True)
                 loss.backward()
                 opt.step()
@@ -249,7 +251,8 @@ def case(tag, name, b, s, training, stack="eager", warm=5, iters=15, need=20.0):
             torch.cuda.reset_peak_memory_stats()
         med, best, ts = timeit(step, warm, iters)
         row = {"case": tag, "workload": "train" if training else ("prefill" if name.startswith("llama") else "infer"),
-               "model": name, "batch": b, "seq": s, "stack": stack, "median_s": med, "best_s": best,
+               "model": name, "batch": b, "seq": s, "stack": stack, "precision": "bf16" if amp else "fp32",
+               "median_s": med, "best_s": best,
                "spread": (ts[-1] - ts[0]) / med if med else 0.0, "compile_s": compile_s,
                "params": sum(p.numel() for p in m.parameters()),
                "peak_mem": 0 if DRY else torch.cuda.max_memory_allocated(), "wall_s": time.time() - t0}

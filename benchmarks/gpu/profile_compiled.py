@@ -32,7 +32,7 @@ def kind(name):
     return "elementwise/other"
 
 
-def make_step(name, b, s, training, stack, sgd=False):
+def make_step(name, b, s, training, stack, sgd=False, amp=True):
     """One training or inference step of ``measure_more``'s ``name`` under bf16 autocast, as a function: AdamW
     (fused) for training, or SGD with momentum where ``sgd``; ``stack="compiled"`` wraps the model in
     ``torch.compile(mode="reduce-overhead")``."""
@@ -51,18 +51,18 @@ def make_step(name, b, s, training, stack, sgd=False):
             torch.compiler.cudagraph_mark_step_begin()
         if training:
             opt.zero_grad(set_to_none=True)
-            with torch.autocast(mm.dev.type, dtype=torch.bfloat16):
+            with torch.autocast(mm.dev.type, dtype=torch.bfloat16, enabled=amp):
                 loss = mm.forward(run_model, name, x, True)
             loss.backward()
             opt.step()
         else:
-            with torch.no_grad(), torch.autocast(mm.dev.type, dtype=torch.bfloat16):
+            with torch.no_grad(), torch.autocast(mm.dev.type, dtype=torch.bfloat16, enabled=amp):
                 mm.forward(run_model, name, x, False)
     return step
 
 
-def profile_case(tag, name, b, s, training, stack):
-    step = make_step(name, b, s, training, stack, sgd=name in ("unet", "resnet50"))  # as measure_more.py trains them
+def profile_case(tag, name, b, s, training, stack, amp=True):
+    step = make_step(name, b, s, training, stack, sgd=name in ("unet", "resnet50"), amp=amp)  # as measure_more.py trains them
     for _ in range(4):
         step()
     mm.sync()
