@@ -198,3 +198,31 @@ def test_the_kinds_file_counts_gpu_bound_rows_and_shows_the_host_bound_apart() -
     assert "not counted" in text and "2026-11-28" in text
     with pytest.raises(ak.AccelkitError, match="kinds"):
         validate_measured(file="kind")
+
+
+def test_a_recurrent_layers_backward_counts_twice_its_forward_and_runs_on_the_matrix_units() -> None:
+    """A CPU capture of nn.LSTM records each layer's backward as one oneDNN op that PyTorch's registry has no
+    formula for (it counted 0 FLOPs, so an LSTM trained in a fraction of its time); each layer's backward is the
+    input and weight gradients of its gate products: twice its forward."""
+    from accelkit.graph.cost import MATMUL_KINDS
+
+    class Lm(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = nn.Embedding(1000, 64)
+            self.rnn = nn.LSTM(64, 128, 2, batch_first=True)
+            self.out = nn.Linear(128, 1000)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.out(self.rnn(self.emb(x))[0])
+
+    graph = ak.compile(Lm(), (torch.zeros(1, 16, dtype=torch.long),), target="h100", training=True).graph
+    fwd = [n for n in graph.nodes if n.kind == "lstm"]
+    back = [n for n in graph.nodes if n.kind == "mkldnn_rnn_layer_backward"]
+    if not back:  # a PyTorch build without oneDNN decomposes the layers: nothing uncounted to check
+        pytest.skip("this PyTorch records no fused recurrent backward")
+    gates = 4 * 128
+    layer_fwd = [2 * 16 * gates * (64 + 128), 2 * 16 * gates * (128 + 128)]
+    assert len(fwd) == 1 and fwd[0].flops == sum(layer_fwd)
+    assert sorted(n.flops for n in back) == sorted(2 * f for f in layer_fwd)
+    assert {"lstm", "mkldnn_rnn_layer_backward"} <= MATMUL_KINDS

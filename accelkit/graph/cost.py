@@ -158,6 +158,9 @@ MATMUL_KINDS = frozenset({
     "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
     "_scaled_dot_product_flash_attention_for_cpu_backward", "tensordot", "bilinear", "addbmm",
     "_scaled_dot_product_efficient_attention_backward", "_scaled_dot_product_flash_attention_backward",
+    # recurrent layers: their gates are products with the weights (cuDNN's and oneDNN's RNN kernels run GEMMs)
+    "lstm", "gru", "rnn_tanh", "rnn_relu", "mkldnn_rnn_layer", "mkldnn_rnn_layer_backward", "_cudnn_rnn",
+    "_cudnn_rnn_backward",
 })
 
 
@@ -252,8 +255,20 @@ def grouped_conv_backward_flop(grad_out_shape: list[int], x_shape: list[int], w_
     return flops
 
 
+def rnn_layer_backward_flop(input_shape: list[int], w_ih: list[int], w_hh: list[int], *_: Any, **__: Any) -> int:
+    """FLOPs of one recurrent layer's backward (``aten.mkldnn_rnn_layer_backward``, which a CPU capture of
+    ``nn.LSTM``/``nn.GRU``/``nn.RNN`` records; PyTorch's registry has no formula for it, so it counted 0): the
+    input and weight gradients of the layer's two products, twice its forward's ``2 x steps x gates x (in +
+    hidden)`` per sequence (the gates' ``w_ih`` is ``(gates x hidden, in)``, ``w_hh`` ``(gates x hidden, hidden)``)."""
+    if len(w_ih) != 2 or len(w_hh) != 2 or not input_shape or not w_ih[1]:
+        return 0
+    rows = math.prod(input_shape) // w_ih[1]  # steps x sequences
+    return 4 * rows * w_ih[0] * (w_ih[1] + w_hh[1])
+
+
 FLOP_FORMULA_FIXES: dict[Any, Callable[..., int]] = {
     torch.ops.aten.convolution_backward: grouped_conv_backward_flop,
+    torch.ops.aten.mkldnn_rnn_layer_backward: rnn_layer_backward_flop,
 }
 """Formulas that replace PyTorch's flop registry's own, wherever accelkit counts FLOPs (``FlopCounterMode``'s
 ``custom_mapping``)."""
