@@ -141,6 +141,25 @@ def test_eager_layouts_follow_permutes_convolutions_and_elementwise_ops() -> Non
                     target="h100", training=True).graph
     marked = channels_last_nodes(cl)
     assert all(n.name in marked for n in cl.nodes if n.kind in ("conv2d", "convolution_backward"))
+    # a pad (MobileNet's TensorFlow-style padding) keeps the layout; contiguous() makes the tensor NCHW again
+    padded = nn.Sequential(nn.ZeroPad2d(1), nn.Conv2d(8, 8, 3, groups=8))
+    x8 = torch.randn(1, 8, 14, 14).to(memory_format=torch.channels_last)
+    g = ak.compile(padded, (x8,), target="h100").graph
+    assert next(n for n in g.nodes if n.kind == "conv2d").name in channels_last_nodes(g)
+
+    class Contiguous(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.dw = nn.Conv2d(8, 8, 3, groups=8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.dw(torch.relu(x).contiguous())
+
+    g = ak.compile(Contiguous(), (x8,), target="h100").graph
+    relu = next(n for n in g.nodes if n.kind == "relu")
+    assert relu.name in channels_last_nodes(g)
+    if any(n.kind == "contiguous" for n in g.nodes):  # the capture may drop a no-op contiguous() of a view
+        assert next(n for n in g.nodes if n.kind == "conv2d").name not in channels_last_nodes(g)
     # ConvNeXt's depthwise convolution runs on cuDNN (fast), the same convolution on NCHW images does not
     x = torch.randn(1, 64, 28, 28)
     assert _eager_s(net.eval(), x) < _eager_s(nn.Conv2d(64, 64, 7, padding=3, groups=64), x)

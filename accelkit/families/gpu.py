@@ -19,7 +19,6 @@ from accelkit.families.base import ExecutionModel, HostIO, Timed, TimingContext
 from accelkit.families.eager import (
     ATTENTION_KINDS,
     CONV_KINDS,
-    POINTWISE,
     EagerOp,
     eager_ops,
     gemm_of,
@@ -365,19 +364,17 @@ def depthwise_s(node: Any, scale: float, spec: AcceleratorSpec) -> float:
     return _sm_cycles_s(cycles, spec)
 
 
-_LAYOUT_KEEPING = frozenset({"conv2d", "convolution", "_convolution", "batch_norm", "_native_batch_norm_legit",
-                             "native_batch_norm", "_native_batch_norm_legit_functional",
-                             "_native_batch_norm_legit_no_training", "max_pool2d", "max_pool2d_with_indices",
-                             "avg_pool2d", "adaptive_avg_pool2d", "dropout", "native_dropout", "clone",
-                             "convolution_backward", "native_batch_norm_backward"})
+_LAYOUT_KEEPING = frozenset({"detach", "alias", "dropout", "lift_fresh", "lift_fresh_copy"})
+"""Views that hand on their input as it is (every other view or reshape of a 4-D tensor, ``contiguous`` among
+them, is taken to make it contiguous NCHW)."""
 
 
 def channels_last_nodes(graph: Any) -> frozenset[str]:
     """The nodes whose 4-D output is laid out channels last (NHWC in memory, NCHW in shape), as eager PyTorch lays
     them out: the images where the graph says so (``Graph.channels_last``); an NHWC tensor permuted to NCHW's shape
-    (a ConvNeXt block's ``x.permute(0, 3, 1, 2)``); and what a convolution, a norm, a pooling or an elementwise op
-    makes of a channels-last input (cuDNN and TensorIterator keep the input's layout). A reshape, a cat or anything
-    else makes a contiguous tensor."""
+    (a ConvNeXt block's ``x.permute(0, 3, 1, 2)``); and what any op that computes (a convolution, a norm, a pad, a
+    pooling, an elementwise op) makes of a channels-last first input: cuDNN, TensorIterator and the pad and pooling
+    kernels keep the input's suggested layout. A reshape, ``contiguous`` or another view makes a contiguous tensor."""
     last: set[str] = set()
     twins: dict[tuple[str, tuple[int, ...], tuple[int, ...]], list[str]] = {}
     if getattr(graph, "channels_last", False):
@@ -398,7 +395,7 @@ def channels_last_nodes(graph: Any) -> frozenset[str]:
             if fwd and fwd.pop() in last:
                 last.add(n.name)
             continue
-        if n.kind in _LAYOUT_KEEPING or n.kind in POINTWISE:
+        if n.kind not in VIEW_OPS or n.kind in _LAYOUT_KEEPING:
             four = [a for a, t in zip(n.args, n.inputs, strict=False) if len(t.shape) == 4]
             if four and four[0] in last:
                 last.add(n.name)
