@@ -758,9 +758,9 @@ class GpuModel(ExecutionModel):
         by_name = {n.name: n for n in graph.nodes}
         nhwc = channels_last_nodes(graph)
         # PyTorch's own NCHW kernels: batch norm in bf16 (cuDNN's take fp32 and fp16), depthwise convolutions in
-        # bf16 and fp32 (cuDNN's for fp16); a channels-last tensor goes to cuDNN
+        # bf16, fp32 and tf32 (cuDNN's for fp16); a channels-last tensor goes to cuDNN
         native_bn = prog.precision == "bf16"
-        native_dw = prog.precision in ("bf16", "fp32")
+        native_dw = prog.precision in ("bf16", "fp32", "tf32")
 
         def nchw(node: Any) -> bool:  # a convolution or batch norm (or its backward) on NCHW images
             return node.name not in nhwc
