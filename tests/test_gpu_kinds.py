@@ -248,3 +248,18 @@ def test_a_recurrent_layers_backward_counts_twice_its_forward_and_runs_on_the_ma
     assert len(fwd) == 1 and fwd[0].flops == sum(layer_fwd)
     assert sorted(n.flops for n in back) == sorted(2 * f for f in layer_fwd)
     assert {"lstm", "mkldnn_rnn_layer_backward"} <= MATMUL_KINDS
+
+
+def test_a_first_layer_depthwise_backward_computes_no_input_gradient() -> None:
+    """The images need no gradient: a depthwise convolution that reads them computes its weight's gradient only."""
+    from accelkit.families.gpu import DEPTHWISE_WEIGHT_GRAD, depthwise, depthwise_s
+
+    first = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1, groups=8), nn.Conv2d(8, 8, 3, padding=1, groups=8))
+    graph = ak.compile(first, (torch.randn(1, 8, 16, 16),), target="h100", training=True).graph
+    back = [n for n in graph.nodes if n.kind == "convolution_backward" and depthwise(n)]
+    assert len(back) == 2
+    spec = ak.hardware.get("h100")
+    outs, _ins, taps = depthwise(back[-1])  # the first layer's, computed last
+    weight_only = outs * 4 * taps * float(DEPTHWISE_WEIGHT_GRAD.value) / (spec.compute_units * spec.clock_hz)
+    assert depthwise_s(back[-1], 4, spec) == pytest.approx(weight_only)
+    assert depthwise_s(back[0], 4, spec) > 1.5 * weight_only  # and the input gradient besides

@@ -357,10 +357,12 @@ def depthwise_s(node: Any, scale: float, spec: AcceleratorSpec) -> float:
     if node.kind != "convolution_backward":
         a, b = DEPTHWISE_FWD.value
         return _sm_cycles_s(outs * scale * (a + b * taps), spec)
-    wants = [bool(o.numel) for o in node.outputs[:2]] + [True, True]
+    # the gradients it returns, known by their shapes (a first layer's input needs none)
+    made = {tuple(o.shape) for o in node.outputs}
+    x_shape, w_shape = tuple(node.inputs[1].shape), tuple(node.inputs[2].shape)
     c, d = DEPTHWISE_INPUT_GRAD.value
-    cycles = (ins * scale * (c + d * taps) if wants[0] else 0.0)
-    cycles += outs * scale * taps * float(DEPTHWISE_WEIGHT_GRAD.value) if wants[1] else 0.0
+    cycles = ins * scale * (c + d * taps) if x_shape in made else 0.0
+    cycles += outs * scale * taps * float(DEPTHWISE_WEIGHT_GRAD.value) if w_shape in made else 0.0
     return _sm_cycles_s(cycles, spec)
 
 
