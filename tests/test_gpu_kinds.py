@@ -263,3 +263,22 @@ def test_a_first_layer_depthwise_backward_computes_no_input_gradient() -> None:
     weight_only = outs * 4 * taps * float(DEPTHWISE_WEIGHT_GRAD.value) / (spec.compute_units * spec.clock_hz)
     assert depthwise_s(back[-1], 4, spec) == pytest.approx(weight_only)
     assert depthwise_s(back[0], 4, spec) > 1.5 * weight_only  # and the input gradient besides
+
+
+def test_the_report_says_when_pytorchs_own_nchw_kernels_take_a_share_of_the_step() -> None:
+    """A learner's eager MobileNet-style block on NCHW images: the report's note names the layers, what moves them
+    to cuDNN, and their share; channels-last images, the compiled stack and a small share say nothing."""
+    net = DepthwiseBlock().eval()
+    x = torch.randn(1, 32, 56, 56)
+
+    def notes(images: torch.Tensor, **kw: object) -> list[str]:
+        args = {"target": "h100", "precision": "bf16", "stack": "eager", "batch_size": 64, **kw}
+        return [n for n in ak.compile(net, (images,), **args).report.notes if "PyTorch's own kernels" in n]
+
+    (note,) = notes(x)
+    assert "depthwise convolutions" in note and "batch norms" in note and "channels_last" in note
+    share = float(note.rsplit("(", 1)[1].split("%")[0])
+    assert 5 <= share <= 100
+    assert notes(x.to(memory_format=torch.channels_last)) == []
+    assert notes(x, stack="compiled") == []
+    assert notes(x, precision="fp16") == []  # cuDNN takes fp16 batch norms and depthwise convolutions

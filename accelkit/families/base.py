@@ -93,6 +93,9 @@ class Timed:
     latency_s: float | None = None
     # (what, start, seconds) of the host's own work alongside the chip's (eager PyTorch issuing each layer's ops)
     host_events: tuple[tuple[str, float, float], ...] = ()
+    # (what, seconds) of the pass's time the family names because the user can change it (a layout, a stack):
+    # added up over the step and reported as a note where it is a real share of it
+    spent: tuple[tuple[str, float], ...] = ()
 
 
 KINDS = ("weights", "activation", "gradient", "optimizer")

@@ -767,6 +767,8 @@ class GpuModel(ExecutionModel):
         def nchw(node: Any) -> bool:  # a convolution or batch norm (or its backward) on NCHW images
             return node.name not in nhwc
 
+        native: dict[str, float] = {}  # the GPU time of PyTorch's own NCHW kernels, by the layer kind they run
+
         def gpu_time(op: EagerOp) -> float:
             c, m = parts(op)
             node = by_name.get(op.name)
@@ -775,17 +777,21 @@ class GpuModel(ExecutionModel):
             if native_bn and nchw(node) and (op.kind in BN_BACKWARD_KINDS or (op.kind in BN_STATS_KINDS
                                                                            and op.section == "fwd")):
                 if op.kind in BN_BACKWARD_KINDS:
-                    return max(c, m, nchw_batch_norm_s(node, ctx.scale / t_, spec.compute_units)) + r.launch_s
+                    t = max(c, m, nchw_batch_norm_s(node, ctx.scale / t_, spec.compute_units))
+                    native["batch norms"] = native.get("batch norms", 0.0) + t
+                    return t + r.launch_s
                 x = node.inputs[0].shape if node.inputs else ()
                 planes = x[0] * x[1] * ctx.scale / t_ if len(x) == 4 else 0.0
                 # the normalizing pass (its bytes: the op's memory time, read once more for the statistics in
                 # training) plus a fixed cost per plane; the statistics kernel's own time before it in training
                 apply = m + _sm_cycles_s(planes * float(NCHW_BN_APPLY.value), spec)
                 stats = nchw_batch_norm_s(node, ctx.scale / t_, spec.compute_units) if graph.training else 0.0
+                native["batch norms"] = native.get("batch norms", 0.0) + max(c, stats + apply)
                 return max(c, stats + apply) + r.launch_s
             if native_dw and op.kind in CONV_KINDS and nchw(node):
                 dw = depthwise_s(node, ctx.scale / t_, spec)
                 if dw:
+                    native["depthwise convolutions"] = native.get("depthwise convolutions", 0.0) + max(m, dw)
                     return max(m, dw) + r.launch_s
             return max(c, m) + r.launch_s
 
@@ -819,8 +825,14 @@ class GpuModel(ExecutionModel):
             kts.append(KernelTime("waiting for the host (eager issue)", "<host>", section,
                                   f"{len(ops)} ops issued", "host CPU", 0, 0, 0.0, 0.0, 0.0, issued.waits,
                                   issued.waits, "host", 0.0))
+        spent: tuple[tuple[str, float], ...] = ()
+        if native:
+            spent = ((f"{' and '.join(sorted(native))} on NCHW images run on PyTorch's own kernels in eager "
+                      f"{prog.precision}, well below the memory's rate; channels-last images and weights "
+                      "(`model.to(memory_format=torch.channels_last)`, the same for each batch) hand them to cuDNN",
+                      sum(native.values())),)
         return Timed(kts, issued.step_s, host_events=tuple((labels.get(k, k), t0, d)
-                                                          for k, t0, d in issued.host_events))
+                                                          for k, t0, d in issued.host_events), spent=spent)
 
 
 MODEL = GpuModel()

@@ -143,6 +143,22 @@ class _Pass:
     seconds: float
     latency_s: float | None = None
     host_events: tuple[tuple[str, float, float], ...] = ()
+    spent: tuple[tuple[str, float], ...] = ()  # the family's Timed.spent
+
+
+SPENT_NOTE_SHARE = 0.05
+"""A share of the step a family names (``Timed.spent``) is reported from 5% of it on."""
+
+
+def _spent_notes(passes: dict[str, _Pass], scale: float, step_s: float) -> list[str]:
+    """One note per thing a family named in ``Timed.spent``, its seconds added up over the step's passes (the
+    forward and backward ``scale`` times, as the step runs them), where it is at least ``SPENT_NOTE_SHARE`` of it."""
+    total: dict[str, float] = {}
+    for section, p in passes.items():
+        for what, seconds in p.spent:
+            total[what] = total.get(what, 0.0) + seconds * (1 if section == "opt" else scale)
+    return [f"{what}: {fmt_s(s)} of the chip's time in the {fmt_s(step_s)} step ({s / step_s:.0%}, modelled)"
+            for what, s in total.items() if step_s and s >= SPENT_NOTE_SHARE * step_s]
 
 
 def _time_pass(prog: CompiledProgram, ks: list[Kernel], samples: int, micro: float, peak: float,
@@ -157,13 +173,15 @@ def _time_pass(prog: CompiledProgram, ks: list[Kernel], samples: int, micro: flo
     step = 0.0
     latency = None
     host_events: tuple[tuple[str, float, float], ...] = ()
+    spent: tuple[tuple[str, float], ...] = ()
     if on_device:
         ctx = TimingContext(prog.spec, prog.rates, prog.memory_plan, prog.placement, prog.parallel.tensor, peak,
                             samples, prog, micro / prog.example_batch)
         timed = prog.family.time(on_device, ctx)
         latency, kts, step, host_events = timed.latency_s, timed.kernels, timed.step_s, timed.host_events
+        spent = timed.spent
     if len(on_device) == len(ks):
-        return _Pass(kts, step, latency, host_events)
+        return _Pass(kts, step, latency, host_events, spent)
     host_kt = host_partition_times([k for k in ks if k.runs_on == "host"], prog.host_spec)
     link_kt = [kernel_time(k, "host link", 0.0, 0.0, k.bytes_read / link_Bps, value("HOST_TRANSFER_LATENCY_S"),
                            peak) for k in ks if k.runs_on == "link"]
@@ -171,7 +189,7 @@ def _time_pass(prog: CompiledProgram, ks: list[Kernel], samples: int, micro: flo
     ordered = [by_name[k.name] for k in ks if k.name in by_name]
     named = {k.name for k in ks}
     ordered += [kt for kt in kts if kt.name not in named]  # a family's own extra rows (eager views)
-    return _Pass(ordered, step + sum(k.time_s for k in (*host_kt, *link_kt)), latency, host_events)
+    return _Pass(ordered, step + sum(k.time_s for k in (*host_kt, *link_kt)), latency, host_events, spent)
 
 
 def _recompute_s(prog: CompiledProgram, fwd: _Pass, notes: list[str]) -> float:
@@ -428,6 +446,7 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     generated = _generated_note(prog, kernels, all_kt)
     if generated:
         notes.append(generated)
+    notes += _spent_notes({"fwd": fwd, "bckwd": bwd, "opt": opt}, scale, step_s)
     return PerfReport(
         target=spec.name, family=spec.family, mode=plan.mode, precision=prog.precision, batch_size=prog.batch_size,
         chips=prog.chips, parallel=par, training=prog.training, breakdown=bd, throughput=throughput,
