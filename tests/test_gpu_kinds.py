@@ -282,3 +282,17 @@ def test_the_report_says_when_pytorchs_own_nchw_kernels_take_a_share_of_the_step
     assert notes(x.to(memory_format=torch.channels_last)) == []
     assert notes(x, stack="compiled") == []
     assert notes(x, precision="fp16") == []  # cuDNN takes fp16 batch norms and depthwise convolutions
+
+
+def test_the_report_says_when_unaligned_matmuls_take_a_share_of_the_step() -> None:
+    """GPT-2's 50,257-word head in eager bf16 runs on narrow kernels, and the report says how to fix it; padded to
+    50,304 (or in fp32, on the CUDA cores) it says nothing."""
+    def notes(vocab: int, precision: str = "bf16") -> list[str]:
+        head = nn.Linear(768, vocab, bias=False)
+        report = ak.compile(head, (torch.randn(2048, 768),), target="h100", precision=precision,
+                            stack="eager").report
+        return [n for n in report.notes if "multiple of 16 bytes" in n]
+
+    (note,) = notes(50257)
+    assert "50,304" in note and "eager bf16" in note
+    assert notes(50304) == [] and notes(50257, "fp32") == []

@@ -768,6 +768,7 @@ class GpuModel(ExecutionModel):
             return node.name not in nhwc
 
         native: dict[str, float] = {}  # the GPU time of PyTorch's own NCHW kernels, by the layer kind they run
+        unaligned = [0.0]  # the GPU time of GEMMs on the narrow kernels their rows' alignment allows
 
         def gpu_time(op: EagerOp) -> float:
             c, m = parts(op)
@@ -793,6 +794,9 @@ class GpuModel(ExecutionModel):
                 if dw:
                     native["depthwise convolutions"] = native.get("depthwise convolutions", 0.0) + max(m, dw)
                     return max(m, dw) + r.launch_s
+            if (op.gemm is not None and op.kind not in CONV_KINDS and c > m
+                    and unaligned_share(op.gemm, precision) < 1.0):
+                unaligned[0] += c
             return max(c, m) + r.launch_s
 
         issued = issue(ops, gpu_time, host_issue_s)
@@ -831,6 +835,11 @@ class GpuModel(ExecutionModel):
                       f"{prog.precision}, well below the memory's rate; channels-last images and weights "
                       "(`model.to(memory_format=torch.channels_last)`, the same for each batch) hand them to cuDNN",
                       sum(native.values())),)
+        if unaligned[0]:
+            spent += ((f"matmuls whose rows are not a multiple of 16 bytes (an odd vocabulary, 50,257 words in GPT-2) run "
+                       f"on narrower tensor-core kernels in eager {prog.precision} (GPU_GEMM_UNALIGNED); padding that "
+                       "dimension to a multiple of 8 elements (nanoGPT pads GPT-2's vocabulary to 50,304) runs them at "
+                       "the full rate", unaligned[0]),)
         return Timed(kts, issued.step_s, host_events=tuple((labels.get(k, k), t0, d)
                                                           for k, t0, d in issued.host_events), spent=spent)
 
