@@ -29,6 +29,8 @@ ALIASES: dict[str, str | None] = {
     "poptorch": "accelkit.facades.poptorch",
     "poptorch.optim": "accelkit.facades.poptorch.optim",
     "poptorch.enums": "accelkit.facades.poptorch",  # DataLoaderMode, OutputMode, ... (train_gpt2.py imports them so)
+    # its C++ extension: only the user guide's error-handling names (TestErrorType, _throwTestError)
+    "poptorch.poptorch_core": "accelkit.facades.poptorch.errors",
     # PopART's option enums (poptorch scripts pass them to opts._Popart.set) and popdist (poprun's helper)
     "popart": "accelkit.facades.poptorch.popart",
     "popdist": "accelkit.facades.poptorch.popdist",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 
+from accelkit.facades.poptorch import errors as poptorch_core
 from accelkit.facades.poptorch import optim
 from accelkit.facades.poptorch.blocks import (
     BeginBlock,
@@ -28,6 +29,7 @@ from accelkit.facades.poptorch.blocks import (
     pipeline_plan,
     set_available_memory,
 )
+from accelkit.facades.poptorch.errors import Error, RecoverableError, UnrecoverableError
 from accelkit.facades.poptorch.executor import PoplarExecutor, inferenceModel, load, trainingModel
 from accelkit.facades.poptorch.extras import (
     AsynchronousDataAccessor,
@@ -71,7 +73,11 @@ __all__ = [
     "AsynchronousDataAccessor",
     "Attribute",
     "ConnectionType",
+    "Error",
     "MatMulSerializationMode",
+    "RecoverableError",
+    "UnrecoverableError",
+    "poptorch_core",
     "MultiConv",
     "custom_op",
     "for_loop",
