@@ -266,15 +266,21 @@ def test_non_tensor_output_is_explained():
     assert "test_capture.py:" in (info.value.source or "")
 
 
-def test_transformers_cache_output_points_at_use_cache():
+def test_a_transformers_model_that_keeps_its_cache_is_captured_without_it():
+    """A causal LM built with its config's defaults (use_cache=True) returns a KV-cache object: the capture calls it
+    with use_cache=False and says so, and the same step's graph comes out; the model itself still returns its
+    cache. Asked for the cache explicitly, the capture explains the error and its fix."""
     model = _gpt2(n_layer=1)
+    ids = torch.randint(0, 500, (1, 8))
+    plain = ak.capture(model, (ids,))
     model.config.use_cache = True
-    try:
-        ak.capture(model, (torch.randint(0, 500, (1, 8)),))
-    except CaptureError as err:
-        assert err.kind == "non-tensor-output" and "use_cache=False" in err.fix
-    else:  # some transformers versions return tensors only; then the capture must be complete
-        pytest.skip("this transformers version exports the cache as tensors")
+    g = ak.capture(model, (ids,))
+    assert any("use_cache=False" in n and "KV cache" in n for n in g.notes)
+    assert [n.kind for n in g.nodes] == [n.kind for n in plain.nodes]
+    assert model(ids).past_key_values is not None  # the user's model is not changed
+    with pytest.raises(CaptureError) as info:
+        ak.capture(model, {"input_ids": ids, "use_cache": True})
+    assert info.value.kind == "non-tensor-output" and "use_cache=False" in info.value.fix
 
 
 def test_bad_arguments_are_accelkit_errors():

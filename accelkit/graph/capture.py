@@ -12,6 +12,7 @@ autograd and optimizer work run on meta tensors (nothing is computed, nothing in
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import logging
 import os
@@ -707,6 +708,18 @@ stack of blocks while it traces, so two threads (a threaded Dask sweep's workers
 would each see the other's half-changed model."""
 
 
+def _without_cache(model: nn.Module, kwargs: dict[str, Any]) -> bool:
+    """True for a model that would return a KV-cache object the graph cannot hold: a Hugging Face model whose config
+    asks for the cache (``use_cache=True``, every causal LM's and encoder-decoder's default) and whose ``forward``
+    takes ``use_cache``, called without it."""
+    if "use_cache" in kwargs or not getattr(getattr(model, "config", None), "use_cache", False):
+        return False
+    try:
+        return "use_cache" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _capture(model: nn.Module, example_inputs: Any, training: bool,
              optimizer: str | Callable[..., torch.optim.Optimizer], dedupe_blocks: bool) -> Graph:
     args, kwargs = _normalize_inputs(example_inputs)
@@ -714,6 +727,12 @@ def _capture(model: nn.Module, example_inputs: Any, training: bool,
     modes = {m: m.training for m in model.modules()}  # restored exactly, even mixed train/eval
     model.train(training)
     notes: list[str] = []
+    if _without_cache(model, kwargs):
+        # the cache is state a serving engine keeps between steps (ak.serve models it), not an output of the step
+        kwargs = {**kwargs, "use_cache": False}
+        notes.append(f"{type(model).__name__} keeps a KV cache (config.use_cache=True), an object a graph cannot "
+                     "return: captured with use_cache=False, the step's computation unchanged (ak.serve models the "
+                     "cache of a served model)")
     try:
         stacks = _repeated_stacks(model) if dedupe_blocks else []
         nodes = None
