@@ -17,6 +17,8 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from accelkit.facades.poptorch.options import PopTorchError
+
 
 class Error(Exception):
     """PopTorch's error: ``type`` (the library that raised it), ``message`` and ``location``; ``str(e)`` is
@@ -98,8 +100,6 @@ def _throwTestError(error: TestErrorType | int) -> None:  # noqa: N802 - PopTorc
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    from accelkit.facades.poptorch.options import PopTorchError
-
     raise PopTorchError(
         f"poptorch.poptorch_core.{name} is part of PopTorch's C++ extension, which the simulated PopTorch does not "
         "have: it has only TestErrorType and _throwTestError (the user guide's error-handling example) and the "
