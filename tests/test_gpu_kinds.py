@@ -296,3 +296,19 @@ def test_the_report_says_when_unaligned_matmuls_take_a_share_of_the_step() -> No
     (note,) = notes(50257)
     assert "50,304" in note and "eager bf16" in note
     assert notes(50304) == [] and notes(50257, "fp32") == []
+
+
+def test_eager_layer_norm_over_narrow_rows_costs_per_row() -> None:
+    """The same number of values normalized in rows of 96 features (ConvNeXt's, Swin's first stage) takes longer
+    than in rows of 768 (BERT's): PyTorch's kernel spends a fixed time on each row."""
+    from accelkit.families.gpu import LAYER_NORM_ROW
+
+    def ln_s(features: int, rows: int) -> float:
+        net = nn.LayerNorm(features)
+        return _eager_s(net.eval(), torch.randn(1, rows, features), batch=1)
+
+    narrow, wide = ln_s(96, 8 * 65536), ln_s(768, 65536)  # 50 M values each
+    spec = ak.hardware.get("h100")
+    per_row = 8 * 65536 * float(LAYER_NORM_ROW.value) / (spec.compute_units * spec.clock_hz)
+    assert narrow > 1.5 * wide
+    assert narrow == pytest.approx(per_row, rel=0.15)  # bound by its rows (launch and casts besides)

@@ -303,6 +303,21 @@ DEPTHWISE_FWD, DEPTHWISE_INPUT_GRAD, DEPTHWISE_WEIGHT_GRAD, NCHW_BN_APPLY = regi
              "and EfficientNet-B0's 49 at batches 64 and 256 (185 and 174) come out within 7%",
              False, (FAMILY,), when="eager"),
 )
+LAYER_NORM_ROW = register(
+    Constant("GPU_LAYER_NORM_ROW_SM_CYCLES", 433,
+             "eager PyTorch's layer-norm kernel spends at least 433 SM-cycles on each row, however few its features: "
+             "rows narrower than about 430 fp32 features (ConvNeXt's and Swin's 96-384 channels) run at that per-row "
+             "rate, a third of the memory's or less; wider rows (BERT's 768 and up) are bound by their bytes "
+             "(GPU_ROWS_BYTES_PER_SM_CYCLE)",
+             "PyTorch's aten/src/ATen/native/cuda/layer_norm_kernel.cu (vectorized_layer_norm_kernel, a block per "
+             "row); measured with torch.profiler on an H100 SXM5 (benchmarks/gpu/profile_new_kinds.py, results/"
+             "h100_profile_new_kinds_2.json): ConvNeXt-T's 23 layer norms at inference batch 128 (2.68 M rows, 4.47 "
+             "ms) set it; Swin-T's 29 at inference batch 64 and training batch 32 come out within 0% and 3% of "
+             "their measured 2.43 and 1.25 ms, ConvNeXt-T's at training batch 64 within 1%; BERT-base's rows on an "
+             "H100 and the 768-4,096-wide rows of benchmarks/gpu/eager_bandwidth.py on an H200 stay bound by their "
+             "bytes under it", False, (FAMILY,), when="eager"),
+)[0]
+LAYER_NORM_KINDS = frozenset({"layer_norm", "native_layer_norm"})
 BN_STATS_KINDS = frozenset({"batch_norm", "_native_batch_norm_legit", "native_batch_norm",
                             "_native_batch_norm_legit_functional"})
 BN_BACKWARD_KINDS = frozenset({"native_batch_norm_backward"})
@@ -794,6 +809,9 @@ class GpuModel(ExecutionModel):
                 if dw:
                     native["depthwise convolutions"] = native.get("depthwise convolutions", 0.0) + max(m, dw)
                     return max(m, dw) + r.launch_s
+            if op.kind in LAYER_NORM_KINDS and node.inputs and node.inputs[0].shape:
+                rows = node.inputs[0].numel / max(1, node.inputs[0].shape[-1]) * ctx.scale / t_
+                return max(c, m, _sm_cycles_s(rows * float(LAYER_NORM_ROW.value), spec)) + r.launch_s
             if (op.gemm is not None and op.kind not in CONV_KINDS and c > m
                     and unaligned_share(op.gemm, precision) < 1.0):
                 unaligned[0] += c
