@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -615,10 +616,117 @@ def test_compile_and_export_writes_weights_not_code_and_load_restores_them(tmp_p
     assert not list(tmp_path.glob("*.part"))
 
 
-def test_replica_grouped_inputs_are_refused_with_what_computes_the_same():
-    assert poptorch.enums.CommGroupType.Consecutive == 1 and poptorch.enums.VariableRetrievalMode.AllReplicas == 2
-    with pytest.raises(poptorch.PopTorchError, match="hold different shards of the weights"):
-        poptorch.Options().replicationFactor(8).inputReplicaGrouping(4, poptorch.enums.CommGroupType.Consecutive)
+GROUPED = '''
+import sys
+
+import numpy as np
+import poptorch
+import torch
+
+
+class Product(torch.nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.w = torch.nn.Parameter(w)
+
+    def forward(self, x):
+        y = x @ self.w
+        return y, poptorch.identity_loss(y ** 2, reduction="mean")
+
+
+columns, rows = 4, 2  # the weight's column blocks and the input's row blocks, one pair per replica
+weight_groups, input_groups = {
+    "orthogonal-weights": (poptorch.enums.CommGroupType.Orthogonal, poptorch.enums.CommGroupType.Consecutive),
+    "consecutive-weights": (poptorch.enums.CommGroupType.Consecutive, poptorch.enums.CommGroupType.Orthogonal),
+}[sys.argv[1]]
+rng = np.random.default_rng(7)
+x_all = torch.tensor(rng.normal(size=(16, 20)), dtype=torch.float32)
+w_all = torch.tensor(rng.normal(size=(20, 24)) / 5, dtype=torch.float32)
+
+# the whole product on the host: the reference
+w_ref = torch.nn.Parameter(w_all.clone())
+opt = torch.optim.SGD([w_ref], lr=0.05)
+reference = []
+for _ in range(3):
+    opt.zero_grad()
+    loss = torch.mean((x_all @ w_ref) ** 2)
+    loss.backward()
+    opt.step()
+    reference.append(float(loss.detach()))
+
+# the same on 8 replicas: each a block of rows times a block of columns
+model = Product(w_all.reshape(20, columns, 24 // columns).permute(1, 0, 2).contiguous())
+opts = poptorch.Options().replicationFactor(rows * columns).outputMode(poptorch.OutputMode.All)
+opts.inputReplicaGrouping(columns, input_groups)
+ipu = poptorch.trainingModel(model, opts, torch.optim.SGD(model.parameters(), lr=0.05))
+ipu.w.replicaGrouping(weight_groups, rows, poptorch.enums.VariableRetrievalMode.OnePerGroup)
+x = x_all.reshape(rows, 16 // rows, 20)
+for step in range(3):
+    y, losses = ipu(x)
+    print("step", step, tuple(y.shape), tuple(losses.shape), float(losses.sum()) / (rows * columns), reference[step])
+w_final = model.w.detach().permute(1, 0, 2).reshape(20, 24)
+print("weights", float((w_final - w_ref.detach()).abs().max()))
+'''
+
+
+@pytest.mark.parametrize("layout", ["orthogonal-weights", "consecutive-weights"])
+def test_replica_grouped_weights_and_inputs_compute_the_whole_product_as_the_user_guide_does(tmp_path, monkeypatch,
+                                                                                             layout):
+    """PopTorch's user guide's replica_grouped_weights.py: a weight sharded over groups of replicas
+    (``poptorch_model.w.replicaGrouping``), the inputs over others (``opts.inputReplicaGrouping``); every replica
+    computes its block, the losses come back one per replica, and the steps equal the whole product's on the host."""
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "grouped.py"
+    script.write_text(GROUPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(script, [layout], synthetic_data=True, quiet=True)
+    out = (run.output or "") + (run.error or "")
+    assert run.exit_code == 0, out
+    steps = [line.split() for line in out.splitlines() if line.startswith("step ")]
+    assert len(steps) == 3
+    for parts in steps:
+        assert parts[2:6] == ["(8,", "8,", "6)", "(8,)"]  # 8 replicas' (8 x 6) blocks, 8 losses
+        assert float(parts[6]) == pytest.approx(float(parts[7]), rel=1e-5)
+    assert float(steps[0][7]) > float(steps[2][7])  # it trains
+    assert float(next(line for line in out.splitlines() if line.startswith("weights")).split()[1]) < 1e-5
+
+
+def test_replica_grouping_is_checked_as_poptorch_checks_it():
+    enums = poptorch.enums
+    assert enums.CommGroupType.Consecutive == 1 and enums.VariableRetrievalMode.AllReplicas == 2
+    with pytest.raises(poptorch.PopTorchError, match="must be a factor of replicationFactor"):
+        poptorch.Options().replicationFactor(8).inputReplicaGrouping(3, enums.CommGroupType.Consecutive)
+    with pytest.raises(poptorch.PopTorchError, match="cannot be All"):
+        poptorch.Options().replicationFactor(8).inputReplicaGrouping(4, enums.CommGroupType.All)
+
+    class Scale(torch.nn.Module):
+        def __init__(self, w: torch.Tensor) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(w)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            y = x * self.w
+            return y, poptorch.identity_loss(y.sum(), reduction="sum")
+
+    def grouped(w: torch.Tensor, kind: int = enums.CommGroupType.Consecutive, size: int = 2,
+                mode: int = enums.VariableRetrievalMode.OnePerGroup) -> Any:
+        m = poptorch.trainingModel(Scale(w), poptorch.Options().replicationFactor(4))
+        m.w.replicaGrouping(kind, size, mode)
+        return m
+
+    with pytest.raises(poptorch.PopTorchError, match=r"one value per group along its first dimension; its shape is \(3,"):
+        grouped(torch.ones(3, 5))(torch.ones(4, 5))
+    with pytest.raises(poptorch.PopTorchError, match="AllReplicas returns one value per replica"):
+        grouped(torch.ones(2, 5), mode=enums.VariableRetrievalMode.AllReplicas)(torch.ones(4, 5))
+    m = grouped(torch.ones(4, 5), kind=enums.CommGroupType.NoGrouping)  # each replica its own value
+    y, _ = m(torch.arange(4.0)[:, None].expand(4, 5).contiguous())
+    assert y.shape == (4, 5) and tuple(m.w.shape) == (4, 5)
+    with pytest.raises(poptorch.PopTorchError, match="after the model's first call"):
+        m.w.replicaGrouping(enums.CommGroupType.NoGrouping, 0, enums.VariableRetrievalMode.OnePerGroup)
+    with pytest.raises(poptorch.PopTorchError, match="must be a multiple of deviceIterations"):
+        opts = poptorch.Options().replicationFactor(4).inputReplicaGrouping(2, enums.CommGroupType.Consecutive)
+        poptorch.inferenceModel(torch.nn.Linear(5, 5), opts)(torch.ones(3, 5))
 
 
 def test_only_a_script_modules_names_are_set_aside_never_the_standard_librarys_or_torch(tmp_path, monkeypatch):

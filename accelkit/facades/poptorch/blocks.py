@@ -25,6 +25,7 @@ from accelkit.runtime import facade_log
 
 BLOCK_ATTR = "_poptorch_begin_block"  # (user_id, ipu_id) on a module that starts a block
 LOSS_ATTR = "_poptorch_identity_loss"  # set on the tensor identity_loss returns
+REPLICA_LOSSES_ATTR = "_poptorch_replica_losses"  # replicas' losses, one each (replicas.py): the step's is their mean
 REDUCTIONS = ("sum", "mean", "none")
 
 
@@ -227,6 +228,9 @@ def find_loss(out: Any) -> torch.Tensor:
     scalar floating-point output that depends on the weights (PopTorch models return ``output, loss``, or
     ``loss, accuracy`` with an accuracy computed from an argmax: PopTorch's user guide), else the last scalar."""
     leaves = [t for t in torch.utils._pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    replicas = [t for t in leaves if getattr(t, REPLICA_LOSSES_ATTR, False)]
+    if replicas:  # grouped replicas (replicas.py): gradients averaged over the replicas (ReductionType.Mean)
+        return replicas[-1].mean()
     marked = [t for t in leaves if getattr(t, LOSS_ATTR, False)]
     scalars = [t for t in leaves if t.dim() == 0 and t.is_floating_point()]
     differentiable = [t for t in scalars if t.requires_grad]

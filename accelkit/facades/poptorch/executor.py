@@ -46,10 +46,12 @@ from accelkit.facades.poptorch.options import (
     Options,
     OutputMode,
     PopTorchError,
+    VariableRetrievalMode,
     _PhasedExecution,
     loading_note,
 )
 from accelkit.facades.poptorch.partials import FloatPartials, MixedUpcast, wants_float_partials
+from accelkit.facades.poptorch.replicas import Grouping, ReplicaGroups, expand_inputs, weight_grouping
 from accelkit.runtime import facade_log
 from accelkit.runtime.session import Session, SessionReport, StepResult
 
@@ -179,6 +181,29 @@ def _merge(outs: list[Any], mode: OutputMode = OutputMode.All) -> Any:
     return torch.utils._pytree.tree_unflatten(merged, flat[0][1])
 
 
+class _GroupableWeight:
+    """``poptorch_model.<weight>``: PopTorch's ``ReplicaGroupingWrapper`` (``_poplar_executor.py``): the weight's
+    attributes, and ``replicaGrouping(comm_group_type, shards, variable_retrieval_mode)``, which gives each group
+    of replicas its own value of the weight (:mod:`.replicas`)."""
+
+    def __init__(self, executor: PoplarExecutor, name: str, weight: nn.Parameter) -> None:
+        self._executor, self._name, self._weight = executor, name, weight
+
+    def replicaGrouping(self, comm_group_type: Any, shards: int, variable_retrieval_mode: Any) -> None:  # noqa: N802
+        if self._executor.__dict__.get("_session") is not None:
+            raise PopTorchError(f"{self._name}.replicaGrouping(...) after the model's first call: the program is "
+                                "compiled then, with the weights as they were grouped",
+                                fix="call replicaGrouping before the first call (or compile) of the PopTorch model")
+        self._executor.per_replica_params[self._name] = weight_grouping(self._name, comm_group_type, shards,
+                                                                        variable_retrieval_mode)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._weight, name)
+
+    def __repr__(self) -> str:
+        return f"{self._name} of the PopTorch model (PopTorch's ReplicaGroupingWrapper): {self._weight!r}"
+
+
 class PoplarExecutor:
     """A model compiled for IPUs (what ``trainingModel`` / ``inferenceModel`` return); call it like the model.
 
@@ -211,6 +236,8 @@ class PoplarExecutor:
         self._combined_batch: int | None = None
         self._example: tuple[Any, ...] | None = None  # one device iteration's inputs, for the program
         self._compiled_shown = False  # PopTorch's "Graph compilation" bar, printed once per model
+        # poptorch_model.<weight>.replicaGrouping(...): weight name -> (grouping, retrieval mode), replicas.py
+        self.per_replica_params: dict[str, tuple[Grouping, VariableRetrievalMode]] = {}
 
     def _share_rounding(self, optimizer: torch.optim.Optimizer | None) -> None:
         """A poptorch.optim optimizer stores fp16 weights and state with the options' rounding (stochastic or not)."""
@@ -260,16 +287,24 @@ class PoplarExecutor:
             return self._session
         o = self.options
         ga = o.Training.gradient_accumulation if self.training else 1
-        factor = o.combined_batch_factor(self.training)
+        # grouped inputs reach the session spread over the replicas (replicas.expand_inputs)
+        factor = o.combined_batch_factor(self.training) * o.input_group_size
         if n % factor:
             raise PopTorchError(
                 f"a batch of {n} samples does not split into deviceIterations ({o.device_iterations}) x "
-                f"replicationFactor ({o.replication_factor})"
+                + (f"replicationFactor ({o.replication_factor})" if o.input_group_size == 1 else
+                   f"input groups ({o.replication_factor} replicas / inputReplicaGrouping's {o.input_group_size})")
                 + (f" x gradientAccumulation ({ga})" if self.training else "") + f" = {factor} micro-batches",
                 fix=f"use batches of a multiple of {factor} samples: poptorch.DataLoader(options, dataset, "
                     "batch_size=micro) builds them")
         step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
         runs: nn.Module = self._bound if self._bound is not None else self.model
+        if self.per_replica_params or o.input_group_size > 1:
+            if self.pipeline.ipus > 1:
+                raise PopTorchError("replica-grouped weights or inputs on a pipelined model: accelkit groups the "
+                                    "replicas of a model on one IPU",
+                                    fix="run the grouped model without BeginBlocks, or the pipeline without grouping")
+            runs = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training)
         if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
             blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0], o.block_ipus())
             if blocks and max(ipu for _, ipu, _ in blocks) > 0:
@@ -341,6 +376,25 @@ class PoplarExecutor:
                 f"this call passes tensors {list(names)} and settings {constants} (an IPU program is fixed at its "
                 "first call)", fix="call it the same way every time, or wrap the model again for the new call")
         return tuple(given[k] for k in names)
+    def _spread(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """With grouped inputs (``opts.inputReplicaGrouping``), the call's batches laid out one slice per replica
+        (each replica's group's), as the session's data-parallel replicas take them (replicas.expand_inputs)."""
+        o = self.options
+        if o.input_group_size == 1:
+            return args
+        first = next((t for t in torch.utils._pytree.tree_flatten(args)[0] if isinstance(t, torch.Tensor) and t.dim()),
+                     None)
+        steps = o.device_iterations * (o.Training.gradient_accumulation if self.training else 1)
+        if first is None or int(first.shape[0]) % (steps * o.input_groups()):
+            raise PopTorchError(
+                f"the batch dimension ({None if first is None else int(first.shape[0])}) must be a multiple of "
+                f"deviceIterations ({o.device_iterations}) x (replicationFactor ({o.replication_factor}) / "
+                f"inputReplicaGrouping's input_group_size ({o.input_group_size}))"
+                + (f" x gradientAccumulation ({o.Training.gradient_accumulation})" if self.training else "")
+                + f" = {steps * o.input_groups()}, as PopTorch requires",
+                fix="give each call a batch of that many micro-batches: one slice per input group per step")
+        return expand_inputs(args, o.replication_factor, Grouping(o.input_group_type, o.input_group_size), steps)
+
     # ---- calls ----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run ``deviceIterations`` steps on this batch; keyword arguments go to the model's ``forward``.
@@ -352,7 +406,7 @@ class PoplarExecutor:
                                 "(poptorch_model.destroy())",
                                 fix="wrap the model again: poptorch.trainingModel(model, opts, optimizer) or "
                                     "poptorch.inferenceModel(model, opts)")
-        args = self._positional(args, kwargs)
+        args = self._spread(self._positional(args, kwargs))
         self.model.train(self.training)  # as PopTorch does before it traces: a trainingModel and an inferenceModel
         # may wrap the same model object (PopTorch's user guide compiles both from one)
         kind = "trainingModel" if self.training else "inferenceModel"
@@ -391,7 +445,7 @@ class PoplarExecutor:
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledProgram:
         """Compile for these inputs without running a step (``PoplarExecutor.compile``); returns the program."""
-        args = self._positional(args, kwargs)
+        args = self._spread(self._positional(args, kwargs))
         self.model.train(self.training)  # as PopTorch does before it traces: a trainingModel and an inferenceModel
         # may wrap the same model object (PopTorch's user guide compiles both from one)
         with MixedUpcast(), _TracedConstants(self) as constants:
@@ -532,10 +586,13 @@ class PoplarExecutor:
         if model is None or name.startswith("__"):
             raise AttributeError(name)
         try:
-            return getattr(model, name)
+            value = getattr(model, name)
         except AttributeError:
             raise AttributeError(f"neither poptorch's PoplarExecutor (as accelkit answers it) nor the wrapped "
                                  f"{type(model).__name__} has an attribute {name!r}") from None
+        # a weight comes back wrapped, as PopTorch wraps it, to take replicaGrouping(...); its other attributes
+        # are the weight's
+        return _GroupableWeight(self, name, value) if isinstance(value, nn.Parameter) else value
 
     def __repr__(self) -> str:
         kind = "trainingModel" if self.training else "inferenceModel"

@@ -473,6 +473,8 @@ class Options:
             raise PopTorchError(f"{target!r} is not an IPU in accelkit's catalog", fix=f"use one of {list(TARGETS)}")
         self.target = key
         self.replication_factor = 1
+        self.input_group_size = 1  # inputReplicaGrouping: replicas given the same slice of a batch
+        self.input_group_type = CommGroupType.Consecutive
         self.device_iterations = 1
         self.synthetic_data = False  # enableSyntheticData: no input crosses the host link
         self.recomputation = 0  # _Popart.set("autoRecomputation", n): PopART's RecomputationType
@@ -550,13 +552,32 @@ class Options:
         return self
 
     def inputReplicaGrouping(self, input_group_size: int, input_group_type: Any) -> Options:  # noqa: N802
-        """Refused: replica-grouped inputs go with replica-grouped weights (each group of replicas holding its own
-        shard of a weight, ``tensor.replicaGrouping(...)``), and accelkit's replicas share one copy of the weights."""
-        raise PopTorchError("opts.inputReplicaGrouping(...) shards inputs over groups of replicas that hold different "
-                            "shards of the weights; accelkit's simulated replicas all hold the same weights",
-                            fix="run the model with its whole weights (one replica per data shard: "
-                                "replicationFactor(data_shards)), which computes the same products; keep the "
-                                "grouping for the real IPUs")
+        """Give groups of ``input_group_size`` replicas the same slice of each batch (``CommGroupType.Consecutive``
+        groups ``{0 .. k-1}, {k .. 2k-1}, ...``, ``Orthogonal`` ``{0, m, 2m, ...}, ...``), as PopTorch does: a batch
+        then holds ``replicationFactor / input_group_size`` slices per micro-batch, not one per replica. Used with
+        replica-grouped weights (``poptorch_model.weight.replicaGrouping(...)``, :mod:`.replicas`); honoured."""
+        try:
+            kind = CommGroupType(input_group_type)
+        except ValueError:
+            raise PopTorchError(f"inputReplicaGrouping(..., {input_group_type!r}): not a poptorch.CommGroupType",
+                                fix="e.g. opts.inputReplicaGrouping(4, poptorch.CommGroupType.Consecutive)") from None
+        if kind == CommGroupType.NoGrouping:  # PopTorch's own reading: every replica its own slice
+            input_group_size, kind = 1, CommGroupType.Consecutive
+        if kind == CommGroupType.All:
+            raise PopTorchError("input_group_type cannot be All (PopTorch refuses it too)",
+                                fix="use poptorch.CommGroupType.Consecutive or Orthogonal")
+        size = _count("inputReplicaGrouping", input_group_size)
+        if self.replication_factor < size or self.replication_factor % size:
+            raise PopTorchError(f"input_group_size ({size}) must be a factor of replicationFactor "
+                                f"({self.replication_factor}), as PopTorch requires",
+                                fix="call opts.replicationFactor(n) first, then inputReplicaGrouping with a size "
+                                    "that divides n")
+        self.input_group_size, self.input_group_type = size, kind
+        return self
+
+    def input_groups(self) -> int:
+        """Slices of each micro-batch a batch holds: ``replicationFactor / input_group_size``."""
+        return self.replication_factor // self.input_group_size
 
     def block_ipus(self) -> dict[str, int]:
         """The IPU the execution strategy gives each block id (empty without a strategy)."""
@@ -616,7 +637,7 @@ class Options:
     def combined_batch_factor(self, training: bool) -> int:
         """Samples per call / micro-batch size."""
         g = self.Training.gradient_accumulation if training else 1
-        return g * self.replication_factor * self.device_iterations
+        return g * self.input_groups() * self.device_iterations
 
     def __repr__(self) -> str:
         return (f"Options(target={self.target!r}, replicationFactor={self.replication_factor}, "
