@@ -692,6 +692,52 @@ def test_replica_grouped_weights_and_inputs_compute_the_whole_product_as_the_use
     assert float(next(line for line in out.splitlines() if line.startswith("weights")).split()[1]) < 1e-5
 
 
+def test_replicas_each_run_their_own_micro_batch_as_on_the_ipus():
+    """Replicated training: one loss per replica comes back (OutputMode.All), a batch norm normalises each
+    replica's own micro-batch, the update is the mean of the replicas' gradients and the host keeps the first
+    replica's running statistics; what the model computes equals plain PyTorch run replica by replica."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 4)
+            self.bn = torch.nn.BatchNorm1d(4)
+
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            out = self.bn(self.fc(x))
+            return out, torch.nn.functional.cross_entropy(out, y)
+
+    net = Net()
+    ref = Net()
+    ref.load_state_dict(net.state_dict())
+    x, y = torch.randn(8, 6), torch.randint(0, 4, (8,))
+    opts = poptorch.Options().replicationFactor(2).outputMode(poptorch.OutputMode.All)
+    out, losses = poptorch.trainingModel(net, opts, torch.optim.SGD(net.parameters(), lr=0.1))(x, y)
+
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    state = {k: v.clone() for k, v in ref.state_dict().items()}
+    per_replica, grads, outs, first_stats = [], [], [], None
+    for r in range(2):
+        ref.load_state_dict(state)
+        opt.zero_grad()
+        o, loss = ref(x[4 * r:4 * r + 4], y[4 * r:4 * r + 4])
+        loss.backward()
+        per_replica.append(loss.detach())
+        outs.append(o.detach())
+        grads.append([p.grad.clone() for p in ref.parameters()])
+        first_stats = first_stats if first_stats is not None else ref.bn.running_mean.clone()
+    assert losses.shape == (2,) and torch.allclose(losses, torch.stack(per_replica))
+    assert torch.allclose(out, torch.cat(outs), atol=1e-6)
+    ref.load_state_dict(state)
+    for p, g0, g1 in zip(ref.parameters(), *grads, strict=True):
+        p.grad = (g0 + g1) / 2
+    opt.step()
+    assert torch.allclose(net.fc.weight, ref.fc.weight, atol=1e-6)
+    assert torch.allclose(net.bn.running_mean, first_stats)
+    assert int(net.bn.num_batches_tracked) == 1
+
+
 def test_replica_grouping_is_checked_as_poptorch_checks_it():
     enums = poptorch.enums
     assert enums.CommGroupType.Consecutive == 1 and enums.VariableRetrievalMode.AllReplicas == 2

@@ -299,12 +299,13 @@ class PoplarExecutor:
                     "batch_size=micro) builds them")
         step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
         runs: nn.Module = self._bound if self._bound is not None else self.model
-        if self.per_replica_params or o.input_group_size > 1:
-            if self.pipeline.ipus > 1:
+        if self.per_replica_params or o.replication_factor > 1:
+            if self.pipeline.ipus > 1 and (self.per_replica_params or o.input_group_size > 1):
                 raise PopTorchError("replica-grouped weights or inputs on a pipelined model: accelkit groups the "
                                     "replicas of a model on one IPU",
                                     fix="run the grouped model without BeginBlocks, or the pipeline without grouping")
-            runs = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training)
+            if self.pipeline.ipus == 1:  # each replica its own forward: its own losses, its own batch statistics
+                runs = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training)
         if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
             blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0], o.block_ipus())
             if blocks and max(ipu for _, ipu, _ in blocks) > 0:

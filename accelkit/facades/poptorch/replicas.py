@@ -10,7 +10,9 @@ blocks over ``{0-3}, {4-7}`` (``docs/user_guide/replica_grouped_weights.py`` in 
 :class:`ReplicaGroups` computes exactly that on this CPU: each replica's forward with its group's weights and its
 input group's slice, the replicas' losses averaged into the step's loss (PopTorch's ``ReductionType.Mean``), so each
 group's weight gets the mean over all replicas of its replicas' gradients, as the IPUs' grouped all-reduce gives
-it. For the modelled program the replicas are captured as one data-parallel step with one group's weights.
+it. Replicas without grouped weights run the same way (one forward each), so that, as on the IPUs, a batch norm
+normalises each replica's own micro-batch and the losses come back one per replica. For the modelled program the
+replicas are captured as one data-parallel step with one group's weights.
 """
 
 from __future__ import annotations
@@ -84,7 +86,9 @@ def expand_inputs(args: tuple[Any, ...], replicas: int, inputs: Grouping, steps:
 
 
 class ReplicaGroups(nn.Module):
-    """The model as ``replicas`` replicas run it, some of its weights grouped (see the module's doc).
+    """The model as ``replicas`` replicas run it, some of its weights grouped (see the module's doc): each replica a
+    forward of its own, with its own batch statistics (a batch norm normalises each replica's micro-batch, as on the
+    IPUs) and its own loss.
 
     ``forward`` takes one micro-step's inputs, one slice per replica in replica order (grouped inputs already spread
     by :func:`expand_inputs`), and returns the replicas' outputs: batched outputs concatenated in replica order, each
@@ -116,11 +120,15 @@ class ReplicaGroups(nn.Module):
                                     fix="use VariableRetrievalMode.OnePerGroup (every replica of a group holds the "
                                         "same value)")
 
-    def _one(self, xs: tuple[Any, ...], group_of: Any) -> Any:
-        """The model on ``xs`` with each grouped weight replaced by its value for ``group_of(grouping)``."""
+    def _one(self, xs: tuple[Any, ...], group_of: Any, buffers: dict[str, torch.Tensor] | None = None) -> Any:
+        """The model on ``xs`` with each grouped weight replaced by its value for ``group_of(grouping)`` (and the
+        buffers by ``buffers``, a replica's own copies)."""
+        if not self.weights and not buffers:
+            return self.model(*xs)
         params = dict(self.model.named_parameters())
         overrides = {name: params[name][group_of(grouping)] for name, (grouping, _) in self.weights.items()}
-        return torch.func.functional_call(self.model, overrides, xs, strict=False, tie_weights=False)
+        return torch.func.functional_call(self.model, {**overrides, **(buffers or {})}, xs, strict=False,
+                                          tie_weights=False)
 
     def forward(self, *args: Any) -> Any:
         leaves = [t for t in torch.utils._pytree.tree_flatten(args)[0] if isinstance(t, torch.Tensor)]
@@ -129,9 +137,16 @@ class ReplicaGroups(nn.Module):
             # the modelled program: the replicas' data-parallel step, each with one group's weights (the first's)
             return self._one(args, lambda grouping: 0)
         cut = [a.chunk(self.replicas) if isinstance(a, torch.Tensor) and a.dim() else None for a in args]
+        # each replica updates its own copy of the buffers (a batch norm's running statistics) from the same
+        # values; the host keeps the first replica's, as it reads a replicated program's weights
+        buffers = dict(self.model.named_buffers())
+        copies = [{k: b.detach().clone() for k, b in buffers.items()} for _ in range(self.replicas)]
         outs = [self._one(tuple(c[r] if c is not None else a for a, c in zip(args, cut, strict=True)),
-                          lambda grouping, r=r: grouping.of(r, self.replicas))
+                          lambda grouping, r=r: grouping.of(r, self.replicas), copies[r])
                 for r in range(self.replicas)]
+        with torch.no_grad():
+            for k, b in buffers.items():
+                b.copy_(copies[0][k])
         losses = [find_loss(o) for o in outs] if self.training_step else []
         flat = [torch.utils._pytree.tree_flatten(o) for o in outs]
         merged: list[Any] = []
