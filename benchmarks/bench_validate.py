@@ -1,6 +1,7 @@
 """accelkit's performance model against published results: each case's error, and the two goals
-(median |error| <= 15%, every case within 1.5x); the vendors' small models and the published GPU-like rows
-(NVIDIA's DeepLearningExamples tables, Intel's Gaudi pages), each table with its own median; then every
+(median |error| <= 15%, every case within 1.5x); the vendors' small models, the published GPU-like rows
+(NVIDIA's DeepLearningExamples tables, Intel's Gaudi pages) and the dataflow chips' published training runs (ALCF's
+CS-3), each table with its own median; then every
 LLM-Inference-Bench configuration of the systems accelkit has, per system (median |error| <= 15%, every row
 within 1.5x). Runs ``accelkit.sim.validate.validate()`` (~3 min)."""
 
@@ -28,7 +29,8 @@ def run() -> list[dict]:
     rows += [{"name": f"informational {r.case}: published / predicted", "value": round(r.gap, 2), "unit": "x",
               "goal": "", "ok": None} for r in result.informational]
     # the vendors' small models and the published GPU-like rows: each table with its own median (goal 15%)
-    for label, table in (("small model", result.small), ("GPU-like", result.gpu_like)):
+    for label, table in (("small model", result.small), ("GPU-like", result.gpu_like),
+                         ("dataflow training", result.dataflow_training)):
         rows += [{"name": f"{label} {r.case} ({r.stack})", "value": round(100 * r.error, 1), "unit": "%",
                   "goal": f"within {GOAL_MAX_RATIO:g}x", "ok": r.ratio <= GOAL_MAX_RATIO} for r in table]
         if table:

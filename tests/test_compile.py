@@ -454,3 +454,38 @@ def test_the_porting_check_runs_once_per_graph_and_chip(gpt2, monkeypatch):
     with pytest.raises(AssertionError, match="ran again"):
         compile(model, inputs, target=dataclasses.replace(ak.hardware.get("h100"), name="h100-copy"))  # another
         #                                                                                    chip: its rules may differ
+
+
+def test_a_wafer_compiler_splits_a_training_batch_that_does_not_fit_as_cerebras_auto_micro_batch_does():
+    """Cerebras' compiler (micro_batch_size 'auto', the Model Zoo's default) runs a training batch whose activations
+    do not fit as micro-batches, the largest divisor of the batch that fits, and recomputes activations where one
+    sample's do not fit; a micro-batch the caller gives, and the other families, are refused as before."""
+    from accelkit.workflow.compiling import RECOMPUTE_ORDER
+
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(2048, 2048), nn.GELU()) for _ in range(8)], nn.Linear(2048, 10))
+    x = torch.zeros(1, 2048)
+    batch = 3 * 2**18  # 52 GB of activations at once: more than a WSE-2's SRAM
+    with pytest.raises(ModeError):
+        compile(model, (x,), target="wse2", training=True, batch_size=batch, micro_batch=batch)
+    with pytest.raises(ModeError):
+        compile(model, (x,), target="h100", training=True, batch_size=2 * batch)  # a GPU's compile does not split it
+    prog = compile(model, (x,), target="wse2", training=True, batch_size=batch)
+    assert batch % prog.micro_batch == 0
+    assert prog.micro_batch < batch or prog.recompute != "none"
+    assert "does not fit at once" in prog.report.notes[0] and "micro_batch_size 'auto'" in prog.report.notes[0]
+    # the largest micro-batch that fits at the recompute level chosen: the next divisor up does not
+    larger = [d for d in range(prog.micro_batch + 1, batch + 1) if batch % d == 0]
+    if larger:
+        with pytest.raises(ModeError):
+            compile(model, (x,), target="wse2", training=True, batch_size=batch, micro_batch=larger[0],
+                    recompute=prog.recompute)
+    # as fast as any other level's largest micro-batch that fits
+    for level in RECOMPUTE_ORDER:
+        for micro in (d for d in range(batch, 0, -1) if batch % d == 0):
+            try:
+                other = compile(model, (x,), target="wse2", training=True, batch_size=batch, micro_batch=micro,
+                                recompute=level)
+            except ModeError:
+                continue
+            assert prog.report.step_time_s <= other.report.step_time_s * (1 + 1e-9)
+            break

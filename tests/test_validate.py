@@ -21,7 +21,7 @@ SHARED_CSV = Path(__file__).resolve().parents[2] / "shared" / "reference" / "pub
 
 def test_every_reference_row_has_a_case_that_agrees_with_it():
     rows = v.reference_rows()
-    assert {r["use"] for r in rows} == {"validate", "informational", "small-model", "gpu-like"}
+    assert {r["use"] for r in rows} == {"validate", "informational", "small-model", "gpu-like", "dataflow-training"}
     assert v.check_cases(rows) == []
     assert {r["case"] for r in rows} == set(v.CASES)
     for row in rows:
@@ -266,6 +266,20 @@ def test_gpu_like_rows_are_reported_apart_with_their_median(result: v.Validation
         assert r.error == pytest.approx((r.predicted - r.published) / r.published)
     text = result.table()
     assert "GPU-like published rows" in text and "lazy" in text
+
+
+@pytest.mark.slow
+def test_dataflow_training_runs_are_reported_apart_and_the_large_ones_fit_one_cs3(result: v.ValidationResult):
+    """ALCF's CS-3 trains GPT-J 6B at batch 120 x 2,048 and Llama-2-7B at 1,024 x 4,096 on one system: the wafer's
+    compile runs them as the Cerebras compiler does (micro-batches it picks, activations recomputed), where it used
+    to refuse them ('fits no execution mode on 1 wse3'); the rows are reported with their own median, apart."""
+    rows = {r.case: r for r in result.dataflow_training}
+    assert set(rows) == {r["case"] for r in v.reference_rows("dataflow-training")}
+    assert {r.case for r in result.rows}.isdisjoint(rows)
+    for case in ("cs3x1-gptj-6b-train", "cs3x1-llama2-7b-train"):
+        assert rows[case].ratio < 2, rows[case]
+        assert v.CASES[case].kwargs["mode"] == "weight-streaming"
+    assert "dataflow chips' published training runs" in result.table() and "not counted" in result.table()
 
 
 @pytest.mark.slow

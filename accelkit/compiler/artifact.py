@@ -206,7 +206,7 @@ def _load(root: Path, reading: list[Path]) -> Any:
         device_iterations=int(opts.get("device_iterations", 1)), synthetic_data=bool(opts.get("synthetic_data", False)),
         input_rate=float(opts["input_rate"]) if opts.get("input_rate") is not None else None,
         input_overlap=bool(opts.get("input_overlap", True)), output_mode=opts.get("output_mode"),
-        group_host_sync=bool(opts.get("group_host_sync", False)),
+        group_host_sync=bool(opts.get("group_host_sync", False)), chosen=str(opts.get("chosen") or ""),
         # older artifacts: a training program's step ran AdamW, the only update accelkit modelled then
         optimizer=str(opts.get("optimizer", "adamw" if opts["training"] else "")),
         # older artifacts: mixed precision's fp32 state and master copy, the only layout accelkit modelled then

@@ -138,6 +138,7 @@ def _contents(prog: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
             "synthetic_data": prog.synthetic_data, "input_rate": prog.input_rate,
             "input_overlap": prog.input_overlap, "output_mode": prog.output_mode, "optimizer": prog.optimizer,
             "group_host_sync": prog.group_host_sync,
+            "chosen": prog.chosen,
             "optimizer_state": prog.optimizer_state,
         },
         "graph": graph_to_dict(prog.graph),

@@ -93,6 +93,7 @@ class CompiledProgram:
     group_host_sync: bool = False  # a step's stream copies grouped, one per direction (PopART's groupHostSync)
     optimizer: str = ""  # training: the update each step runs (accelkit.graph.capture.OPTIMIZERS); "": inference
     optimizer_state: str = ""  # training: where that update keeps its state (OPTIMIZER_STATES); "": inference
+    chosen: str = ""  # what the compiler chose that the caller did not ask for (a micro-batch, recompute), and why
     # the checked options it was built from (None: loaded from an artifact): the family and rates, looked up once
     options: CompileOptions | None = field(default=None, repr=False, compare=False)
 

@@ -215,6 +215,10 @@ class ExecutionModel:
     # the ops the toolchain's hand-written kernels cover: the compiler's kernel matching gives a fused kernel with
     # any other op a generated kernel, timed at ``generated_efficiency`` of the library's rate. None: every op has
     # a library kernel (cuBLAS / cuDNN / ATen's own kernels on a GPU or CPU)
+    # training with no micro_batch given: the compiler splits a batch whose activations do not fit into the largest
+    # micro-batches that do (gradients accumulated over them) and, where one sample's do not, recomputes activations
+    # in backward; the text says whose compiler does so, with its source ("": the compile is refused instead)
+    auto_micro_batch: str = ""
     kernel_library: frozenset[str] | None = None
     kernel_library_source: str = ""
     generated_efficiency: Constant | None = None

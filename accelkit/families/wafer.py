@@ -140,6 +140,10 @@ class WaferModel(ExecutionModel):
                           "model compiled for the same wafer; modelled as cstorch is"))
     family = FAMILY
     modes = ("pipelined", "weight-streaming")
+    auto_micro_batch = ("the Cerebras compiler's gradient accumulation: with micro_batch_size 'auto' (the Model "
+                        "Zoo's default) it searches the divisors of the global batch for a well-performing micro-batch "
+                        "(cerebras/modelzoo, src/cerebras/modelzoo/common/input_utils.py), and its recompute algorithm "
+                        "decides which activations to recompute in backward (common/utils/model/recompute_api.py)")
     no_partial_residency = ("a model whose weights do not all fit in the wafer's SRAM runs in weight streaming (weights "
                             "in MemoryX, one layer at a time on the wafer), as Cerebras' compiler does; no Cerebras "
                             "mode keeps part of the weights resident and streams the rest")

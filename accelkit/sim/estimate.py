@@ -391,6 +391,8 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     kernels = [k.scaled(micro / per_replica) for k in prog.kernels]
     step_kernels = [k for k in kernels if k.section != "opt"]
     notes: list[str] = [_partial_note(plan)] if plan.partial else []
+    if prog.chosen:  # what the compiler chose that the caller did not ask for (accelkit.workflow.compiling)
+        notes.insert(0, prog.chosen)
     stack = model.stack(prog.stack or None)
     link_Bps = host_link_Bps(spec)  # one way: vendors quote both directions together
     samples = max(1, int(round(micro)))

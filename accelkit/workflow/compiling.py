@@ -14,6 +14,7 @@ nothing holds (more chips, a smaller chunk of the batch) is one search too, :fun
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from torch import nn
@@ -93,9 +94,60 @@ def more_chips(chips: int, error: ModeError) -> int | None:
 
 
 def compile_with(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions) -> CompiledProgram:
-    """:func:`compile` for options already checked (a Session's, serve's): nothing is checked or looked up again."""
+    """:func:`compile` for options already checked (a Session's, serve's): nothing is checked or looked up again.
+    Where a training batch does not fit and the family's compiler splits it itself (:func:`auto_micro_batch`),
+    the program is the one that compiler would pick."""
     lowered = lower(model, example_inputs, options)
-    return fastest([build(lowered, options, par, plan) for par, plan in candidates(lowered, options)])
+    try:
+        found = candidates(lowered, options)
+    except ModeError as exc:
+        program = auto_micro_batch(lowered, options, exc)
+        if program is None:
+            raise
+        return program
+    return fastest([build(lowered, options, par, plan) for par, plan in found])
+
+
+RECOMPUTE_ORDER = ("none", "selective", "full")
+
+
+def auto_micro_batch(lowered: Lowered, options: CompileOptions, error: ModeError) -> CompiledProgram | None:
+    """A training step whose activations do not fit, on a family whose compiler splits the batch itself
+    (``family.auto_micro_batch``: Cerebras' micro_batch_size 'auto'), when the caller gave no micro-batch: for
+    each recompute level from the one asked for (none, then selective, then full), the largest divisor of the
+    batch whose micro-batches fit; of those, the fastest program, with a note saying what the compiler chose.
+    None where the family does not do this or nothing fits even one sample at a time with full recompute."""
+    family = options.family
+    if not (options.training and options.micro_batch is None and family.auto_micro_batch):
+        return None
+    divisors = [d for d in range(lowered.batch, 0, -1) if lowered.batch % d == 0]
+    found: list[tuple[Lowered, CompileOptions, list[tuple[Parallel, MemoryPlan]]]] = []
+    for level in RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(options.recompute):]:
+        for micro in divisors:
+            if level == options.recompute and micro == lowered.batch:
+                continue  # what was asked for: it did not fit
+            opts = replace(options, micro_batch=micro, recompute=level)
+            low = replace(lowered, micro=micro)
+            try:
+                found.append((low, opts, candidates(low, opts)))
+                break  # the largest micro-batch that fits at this level: a smaller one only streams the weights more
+            except ModeError:
+                continue
+    if not found:
+        return None
+    programs = [build(low, opts, par, plan) for low, opts, cands in found for par, plan in cands]
+    best = fastest(programs)
+    did = []
+    if best.micro_batch < lowered.batch:
+        did.append(f"runs it as {lowered.batch // best.micro_batch} micro-batches of {best.micro_batch}, gradients "
+                   "accumulated")
+    if best.recompute != options.recompute:
+        did.append(f"recomputes activations in backward (recompute='{best.recompute}', not "
+                   f"'{options.recompute}')")
+    why = (f"batch {lowered.batch} does not fit at once ({error.candidates.get(best.mode) or 'its activations'}): "
+           f"the compiler {' and '.join(did)}, as {family.auto_micro_batch}; pass micro_batch= (and recompute=) to "
+           "choose yourself")
+    return replace(best, chosen=why)
 
 
 def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs

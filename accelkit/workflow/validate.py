@@ -159,6 +159,38 @@ def _bert_large_squad() -> nn.Module:
         return BertForQuestionAnswering(cfg).eval()
 
 
+def _gptj_6b() -> nn.Module:
+    """GPT-J 6B as the Cerebras Model Zoo's params_gptj_6B.yaml sets it: hidden 4,096, 28 layers, 16 heads, rotary
+    dimension 64, feed-forward 16,384, GPT-2's 50,257-word vocabulary, 2,048 positions."""
+    from transformers import GPTJConfig, GPTJForCausalLM
+
+    cfg = GPTJConfig(n_embd=4096, n_layer=28, n_head=16, rotary_dim=64, n_inner=16384, n_positions=2048,
+                     vocab_size=50257, use_cache=False)
+    with torch.device("meta"):
+        return GPTJForCausalLM(cfg)
+
+
+def _esm2_35m() -> nn.Module:
+    """ESM-2 t12 35M as the Model Zoo's params_esm2_t12_35M_UR50D.yaml sets it: hidden 480, 12 layers, 20 heads,
+    feed-forward 1,920, 33 tokens, 1,026 positions (rotary), masked-LM head."""
+    from transformers import EsmConfig, EsmForMaskedLM
+
+    cfg = EsmConfig(vocab_size=33, hidden_size=480, num_hidden_layers=12, num_attention_heads=20,
+                    intermediate_size=1920, max_position_embeddings=1026, position_embedding_type="rotary",
+                    pad_token_id=1, mask_token_id=32)
+    with torch.device("meta"):
+        return EsmForMaskedLM(cfg)
+
+
+def _vit_base_16() -> nn.Module:
+    """ViT-B/16 at 224 x 224 with 1,000 classes (the Model Zoo's params_vit_base_patch_16_imagenet_1k.yaml:
+    hidden 768, 12 layers, 12 heads, feed-forward 3,072), transformers' ViTForImageClassification."""
+    from transformers import ViTConfig, ViTForImageClassification
+
+    with torch.device("meta"):
+        return ViTForImageClassification(ViTConfig(num_labels=1000))
+
+
 def _resnet50() -> nn.Module:
     """ResNet-50 v1.5 (transformers' ResNetConfig defaults: depths 3-4-6-3, 1000 classes)."""
     from transformers import ResNetConfig, ResNetForImageClassification
@@ -261,6 +293,9 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "bert-large-nvidia": lambda: _bert_large_nvidia("pretraining"),
     "bert-large-squad-nvidia": lambda: _bert_large_nvidia("squad"),
     "bert-large-squad": _bert_large_squad,
+    "gptj-6b": _gptj_6b,
+    "esm2-35m": _esm2_35m,
+    "vit-base-16": _vit_base_16,
 }
 """Builders for the models the reference rows name; each returns a model on the meta device."""
 
@@ -368,6 +403,20 @@ def _graphcore_bert_split(first: int, per_ipu: int) -> dict[str, int]:
     0), as ``ak.compile(stages=...)`` takes it."""
     starts = {f"bert.encoder.layer.{first + i * per_ipu}": i + 1 for i in range(3)}
     return {**starts, "bert.pooler": 0, "cls": 0}
+
+
+_CS3_TRAIN = ("ALCF's Cerebras CS-3 cluster running the Model Zoo (Release 2.10) with cszoo fit on one CSX: its "
+              "installation 'supports Weight Streaming execution for models being pre-trained or fine-tuned' (ALCF, "
+              "docs/ai-testbed/cerebras/index.md), so mode='weight-streaming'; the config's global batch, with the "
+              "micro-batch left to the compiler (the Model Zoo's micro_batch_size 'auto', as accelkit's wafer compile "
+              "picks it); cbfloat16 modelled as bf16; AdamW; samples/s = the log's training rate, the appliance's "
+              "input workers and host included")
+
+
+def _cs3_train(model: str, inputs: tuple[int, ...], more: str = "") -> Case:
+    return Case(model, "train", {"target": "wse3", "chips": 1, "precision": "bf16", "mode": "weight-streaming",
+                                 "optimizer": "adamw"}, inputs=inputs, assumption=_CS3_TRAIN + more,
+                feeds=() if len(inputs) == 4 else ("labels",))
 
 
 def _dle(model: str, call: str, precision: str, stack: str, inputs: tuple[int, ...], assumption: str,
@@ -575,6 +624,14 @@ CASES: dict[str, Case] = {
         assumption="GroqFlow's hello_world example: a Linear(10, 5) on one input of 10 values (one sample); GroqFlow "
                    "builds in fp16; the figure is GroqFlow's own estimate_performance() formula (compute cycles plus "
                    "PCIe latency and bytes each way), not a measurement"),
+    # training runs published for a dataflow chip: ALCF's CS-3 sample outputs (the Model Zoo's own configs)
+    "cs3x1-gptj-6b-train": _cs3_train("gptj-6b", (120, 2048)),
+    "cs3x1-llama2-7b-train": _cs3_train("llama-7b", (1024, 4096)),
+    "cs3x1-esm2-35m-train": _cs3_train("esm2-35m", (2048, 1026), "; its data's sequence length taken as the "
+                                       "config's 1,026 positions (ALCF's modified config is not public)"),
+    "cs3x1-vit-base-16-train": _cs3_train("vit-base-16", (2850, 3, 224, 224), "; samples/s: the mean of the two rates "
+                                          "the log prints (its GlobalRate also counts the hour the input workers took "
+                                          "to start streaming ImageNet)"),
     # published GPU-like rows: NVIDIA's DeepLearningExamples tables (A100 80 GB) and Intel's Gaudi pages
     "a100x1-bert-large-ph1-amp": _dle("bert-large-nvidia", "train", "fp16", "compiled", (256, 128), _DLE_PRETRAIN,
                                       batch_size=8192, micro_batch=256),
@@ -682,6 +739,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "inferences_per_s": ("throughput", "IPS"),
     "tpot_s": ("tpot_s", "s"),  # time per output token (per-token latency), one sequence's view
     "output_tokens_per_s": ("end_to_end_tokens_per_s", "tokens/s"),  # the batch's output tokens over its whole run
+    "samples_per_s": ("throughput", "samples/s"),
 }
 
 
@@ -809,6 +867,8 @@ class ValidationResult:
     # published per-accelerator training and inference throughputs of the GPU-like families (NVIDIA's
     # DeepLearningExamples tables, Intel's Gaudi pages): reported with their own median against the same goal
     gpu_like: list[ValidationRow] = field(default_factory=list)
+    # training runs published for the dataflow chips (ALCF's CS-3 sample outputs): reported with their own median
+    dataflow_training: list[ValidationRow] = field(default_factory=list)
 
     label = "modelled"
     goal_ratio = GOAL_MAX_RATIO
@@ -841,7 +901,8 @@ class ValidationResult:
         lines = [head] + [(r.case, r.metric, _num(r.published), _num(r.predicted), f"{r.error:+.0%}",
                            f"{r.ratio:.2f}") for r in self.rows]
         out = ["accelkit (MODELLED) against published results"]
-        if self.rows or not (self.informational or self.small or self.gpu_like):  # only the other tables ran: skip
+        if self.rows or not (self.informational or self.small or self.gpu_like or self.dataflow_training):
+            # (only the other tables ran: skip)
             out += [*columns(lines, right={2, 3, 4, 5}),
                     f"median |error| {self.median_abs_error:.0%} (goal <= {GOAL_MEDIAN_ABS_ERROR:.0%}); "
                     f"worst {self.max_ratio:.2f}x (goal <= {GOAL_MAX_RATIO:g}x): "
@@ -871,6 +932,14 @@ class ValidationResult:
                     f"median |error| {med:.0%} (goal <= {GPU_LIKE.median_abs_error:.0%}: "
                     + ("met" if med <= GPU_LIKE.median_abs_error else "MISSED")
                     + f"), worst {max(r.ratio for r in self.gpu_like):.2f}x (reported apart from the counted cases)"]
+        if self.dataflow_training:
+            lines5 = [("dataflow chips' published training runs", "metric", "published", "predicted", "error", "x")] + [
+                (r.case, r.metric, _num(r.published), _num(r.predicted), f"{r.error:+.0%}", f"{r.ratio:.2f}")
+                for r in self.dataflow_training]
+            med = statistics.median(abs(r.error) for r in self.dataflow_training)
+            out += ["", *columns(lines5, right={2, 3, 4, 5}),
+                    f"median |error| {med:.0%}, worst {max(r.ratio for r in self.dataflow_training):.2f}x (reported, "
+                    "not counted in the goals above)"]
         if self.bench is not None:
             out += ["", self.bench.table()]
         if self.gpu is not None:
@@ -1015,9 +1084,10 @@ def validate(cases: Iterable[str] | None = None, *, progress: bool = True,
         predicted = float(getattr(out, attr))
         published = float(row["value"])
         chips = _leading_int(row["chips"]) or case.chips
-        if row["use"] in ("validate", "small-model", "gpu-like"):
+        if row["use"] in ("validate", "small-model", "gpu-like", "dataflow-training"):
             err = (predicted - published) / published
-            table = {"validate": result.rows, "small-model": result.small, "gpu-like": result.gpu_like}[row["use"]]
+            table = {"validate": result.rows, "small-model": result.small, "gpu-like": result.gpu_like,
+                     "dataflow-training": result.dataflow_training}[row["use"]]
             table.append(ValidationRow(name, row["system"], chips, row["model"], row["metric"], published, predicted,
                                        err, row["source"], row["confidence"], case.assumption,
                                        str(getattr(out, "stack", "") or "")))
