@@ -356,3 +356,31 @@ def test_backward_ops_belong_to_their_own_module_past_one_that_returns_its_input
     mms = [n for n in bwd if n.kind in ("mm", "addmm")]
     assert mms and mms[-1].module == "first", [(n.kind, n.module) for n in bwd]
     assert {"second", "first"} <= {n.module for n in mms}
+
+
+def test_a_training_capture_leaves_a_model_with_a_module_under_two_names_as_it_was():
+    """A module registered under two names (a decoder's final norm kept as ``ln_f`` too, as the Cerebras Model Zoo's
+    language models do): the training capture runs the model on fake copies of its weights, and every real weight
+    and buffer is the user's own again afterwards (PyTorch 2.13's functional_call left the fakes in the model)."""
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.dec = nn.Module()
+            self.dec.norm = nn.LayerNorm(4)
+            self.ln_f = self.dec.norm
+            self.fc = nn.Linear(4, 2)
+            self.register_buffer("scale", torch.full((2,), 3.0))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return (self.fc(self.ln_f(x)) * self.scale).sum()
+
+    model = Tied()
+    objects = {k: v for k, v in model.state_dict(keep_vars=True).items()}
+    before = {k: v.detach().clone() for k, v in objects.items()}
+    ak.capture(model, (torch.randn(3, 4),), training=True)
+    after = model.state_dict(keep_vars=True)
+    assert all(after[k] is objects[k] for k in objects)  # the same tensor objects, not fake copies
+    assert all(type(v) in (torch.Tensor, nn.Parameter) for v in after.values())
+    assert all(torch.equal(before[k], after[k].detach()) for k in before)
+    model(torch.randn(3, 4)).backward()  # and it still runs for real
+    assert model.fc.weight.grad is not None

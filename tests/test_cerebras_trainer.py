@@ -419,3 +419,162 @@ def test_cszoo_console_script_gets_the_stand_ins_the_zoo_imports_at_start_up(tmp
     out = capsys.readouterr().out
     assert run.exit_code == 0, run.error
     assert "zoo cli accelkit.data.images" in out  # the stand-in's Compose, not a ModuleNotFoundError
+
+
+LM_SHAPED = '''
+import json, sys
+import torch
+import cerebras.pytorch as cstorch
+from cerebras.pytorch.lib import cerebras_pytorch_lib
+from cerebras.pytorch.utils.data.sampler import pad_index
+from cerebras.pytorch.utils.kernel import kernel_annotater
+from cerebras.pytorch.utils.num_kv_groups import groups_annotater
+from cerebras.pytorch.distributed import get_worker_state
+
+kind = sys.argv[1]
+backend = cstorch.backend(kind)
+cstorch.amp.enable_mixed_precision(True)
+cstorch.amp.set_half_dtype("bfloat16")
+
+class Tokens(torch.utils.data.Dataset):  # a map-style dataset of token rows, as an HDF5 reader gives them
+    def __init__(self):
+        g = torch.Generator().manual_seed(0)
+        self.rows = torch.randint(0, 50, (10, 9), generator=g)
+        self.sampler = cstorch.utils.data.DistributedSampler(self, shuffle=False, shard=True, batch_size=4,
+                                                             drop_last=True)
+    def __len__(self):
+        return len(self.rows)
+    def __getitem__(self, i):
+        assert i != pad_index
+        return {"input_ids": self.rows[i, :-1], "labels": self.rows[i, 1:]}
+
+class Restartable(torch.utils.data.DataLoader):  # keeps its position as the zoo's restartable loaders do
+    def state_dict(self):
+        return {"samples_streamed": get_worker_state().samples_streamed}
+    def load_state_dict(self, state_dict, strict=True):
+        self.batch_sampler.set_state(state_dict["samples_streamed"])
+    def aggregate_state_dict(self, worker_states):
+        return {"samples_streamed": sum(s["samples_streamed"] for s in worker_states), "__version__": 1}
+    def deaggregate_state_dict(self, state_dict, strict=True):
+        return state_dict
+
+class TinyLM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        pol = cstorch.backends.csx.precision.optimization_level
+        self.softmax_fp32 = not (pol == 2 or (pol == 1 and cstorch.amp.get_half_dtype_str() == "cbfloat16"))
+        self.dtype = cstorch.amp.get_floating_point_dtype_str()
+        self.emb = torch.nn.Embedding(50, 16)
+        self.qk = torch.nn.Linear(16, 32)
+        self.head = torch.nn.Linear(16, 50)
+        self.using_kernel = kernel_annotater(None)
+        self.using_groups = groups_annotater(None)
+    def forward(self, ids):
+        x = self.emb(ids)
+        q, k = self.qk(x).chunk(2, dim=-1)
+        att = self.using_groups(self.using_kernel(torch.matmul))(q, k.transpose(-1, -2)).softmax(-1)
+        x = x + att @ x
+        cerebras_pytorch_lib.set_attribute(x, "cs.internal", {"source_vars": ["decoder_out"]})
+        if cstorch.use_cs() and cstorch.backends.csx.precision.optimization_level == 1:
+            return cstorch.pol(bwd_level=0)(self.head)(x)
+        return self.head(x)
+
+torch.manual_seed(0)
+model = TinyLM()
+compiled = cstorch.compile(model, backend)
+optimizer = cstorch.optim.SGD(model.parameters(), lr=0.1)
+dataset = Tokens()
+loader = cstorch.utils.data.DataLoader(lambda: Restartable(dataset, batch_sampler=dataset.sampler))
+
+@cstorch.trace
+def step(batch):
+    logits = compiled(batch["input_ids"])
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1).float(), batch["labels"].flatten())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+losses = [float(step(batch).detach()) for batch in cstorch.utils.data.DataExecutor(loader, num_steps=3)]
+state = loader.state_dict()
+loader.load_state_dict({"samples_streamed": 4, "__version__": 1})
+first = next(iter(loader))["input_ids"]
+json.dump({"losses": losses, "state": state, "pol": cstorch.current_pol(), "softmax_fp32": model.softmax_fp32,
+           "dtype": model.dtype, "restarted_at_row_4": bool(torch.equal(first[0], dataset.rows[4, :-1])),
+           "worker_state_after": get_worker_state()}, open("result.json", "w"))
+'''
+
+
+@pytest.mark.parametrize("kind", ["CPU", "CSX"])
+def test_language_model_shaped_script_reads_precision_hints_and_keeps_its_loaders_position(kind, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """What the 2.10 Model Zoo's GPT-2 / Llama path reads: the POL and half dtype's name when the model is built,
+    the compiler hints on its attention and LM head, an HDF5-style map dataset batched by cstorch's
+    DistributedSampler, and the loader's state at a checkpoint (samples streamed, from get_worker_state)."""
+    from accelkit.vendor import run_script
+
+    (tmp_path / "lm_shaped.py").write_text(LM_SHAPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "lm_shaped.py", [kind])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert len(result["losses"]) == 3 and all(loss == loss for loss in result["losses"])
+    # 10 rows in batches of 4, the last short one dropped: 2 per pass, so 3 steps stream 12 samples
+    assert result["state"] == {"samples_streamed": 12, "__version__": 1}
+    assert result["restarted_at_row_4"] and result["worker_state_after"] is None
+    assert result["pol"] == 1 and result["softmax_fp32"] and result["dtype"] == "bfloat16"
+    assert "cerebras_pytorch_lib.set_attribute" in out
+    if kind == "CSX":
+        assert "cstorch.pol(level=None, bwd_level=0)" in out  # the LM head's hint, recorded
+
+
+def test_distributed_sampler_batches_pads_repeats_and_restarts():
+    data = list(range(10))
+    s = zoo2.DistributedSampler(data, shuffle=False, batch_size=4)
+    assert list(s) == [[0, 1, 2, 3], [4, 5, 6, 7]] and len(s) == 2  # drop_last by default
+    s = zoo2.DistributedSampler(data, shuffle=False, batch_size=4, drop_last=False, pad_last=True)
+    assert list(s)[-1] == [8, 9, zoo2.pad_index, zoo2.pad_index] and len(s) == 3
+    s = zoo2.DistributedSampler(data, shuffle=False, batch_size=4, num_samples=16)
+    assert list(s)[-1] == [2, 3, 4, 5]  # the data repeated to 16 samples
+    s = zoo2.DistributedSampler(data, shuffle=True, seed=3)
+    first, second = list(s), list(s)
+    assert sorted(first) == data and first != second  # each pass reshuffled...
+    assert list(zoo2.DistributedSampler(data, shuffle=True, seed=3)) == first  # ...from the seed
+    s = zoo2.DistributedSampler(data, shuffle=False, batch_size=2)
+    s.set_state(6)
+    assert list(s) == [[6, 7], [8, 9]] and list(s)[0] == [0, 1]  # a set state applies to one pass
+    with pytest.raises(CerebrasError, match="dropped or padded"):
+        zoo2.DistributedSampler(data, batch_size=4, pad_last=True)
+    with pytest.raises(CerebrasError, match="batch_size"):
+        zoo2.DistributedSampler(data, batch_size=0)
+
+
+def test_precision_level_pol_scopes_and_the_loaders_state_say_what_they_can_do():
+    from accelkit.facades.cerebras import amp, cstorch, distributed
+
+    precision = cstorch.backends.csx.precision
+    assert precision.optimization_level == 1 and zoo2.current_pol() == 1  # cstorch's default
+    try:
+        precision.optimization_level = 2
+        assert zoo2.current_pol() == 2
+        with zoo2.pol(level=0):
+            assert zoo2.current_pol() == 0
+        assert zoo2.pol(bwd_level=0)(lambda x: x + 1)(1) == 2 and zoo2.current_pol() == 2
+        with pytest.raises(CerebrasError, match="0, 1 or 2"):
+            precision.optimization_level = 3
+        with pytest.raises(CerebrasError, match="not a cstorch precision setting"):
+            precision.level = 1
+        with pytest.raises(CerebrasError, match="0, 1 or 2"):
+            zoo2.pol(bwd_level=5)
+    finally:
+        precision.optimization_level = 1
+    assert amp.get_floating_point_dtype_str() in ("float32", "float16", "bfloat16")
+    assert zoo2.kernel_annotater("MMA")(torch.matmul) is torch.matmul  # a hint: the op itself comes back
+    with pytest.raises(CerebrasError, match="compiled code"):
+        zoo2.cerebras_pytorch_lib.get_appliance()
+    loader = cstorch.DataLoader(lambda: [torch.zeros(2, 3)])
+    assert [b.shape[0] for b in loader] == [2] and loader.samples_streamed == 2
+    with pytest.raises(CerebrasError, match="keeps no position"):
+        loader.state_dict()
+    assert distributed.get_worker_state() is None

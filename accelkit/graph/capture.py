@@ -635,6 +635,11 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
         return hook
 
     hooks = [m.register_forward_hook(returns_its_input(n)) for n, m in model.named_modules() if n]
+    # every module's own weights and buffers, to put back afterwards: where a module is registered under two names
+    # (a model's final norm kept as ln_f and as decoder.norm), functional_call can leave the fake copies in the
+    # real model (PyTorch 2.13), and the user's weights would be lost
+    kept = [(table, name, t) for m in model.modules() for table in (m._parameters, m._buffers)
+            for name, t in table.items()]
     try:
         with fake, ModuleTracker() as tracker:
             out = torch.func.functional_call(model, {**params, **buffers}, fargs, fkw)
@@ -666,6 +671,9 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
     finally:
         for h in hooks:
             h.remove()
+        for table, key, t in kept:
+            if table.get(key) is not t:
+                table[key] = t
     name = optimizer if isinstance(optimizer, str) else getattr(optimizer, "__name__", "custom")
     notes.append(f"training capture: optimizer step recorded with {name} (foreach=False, one update per tensor)")
     return rec_b.nodes + rec_o.nodes, notes

@@ -97,6 +97,18 @@ def get_floating_point_dtype(default: torch.dtype = torch.float32) -> torch.dtyp
     return get_half_dtype() if mixed_precision() else default
 
 
+def get_half_dtype_str() -> str:
+    """``cstorch.amp.get_half_dtype_str()``: the half dtype's name, ``"float16"`` or ``"bfloat16"`` (never
+    ``"cbfloat16"``, which :func:`set_half_dtype` refuses)."""
+    return str(get_half_dtype()).removeprefix("torch.")
+
+
+def get_floating_point_dtype_str() -> str:
+    """``cstorch.amp.get_floating_point_dtype_str()``: the name of :func:`get_floating_point_dtype`'s dtype
+    (the half dtype's when mixed precision is enabled, else ``"float32"``)."""
+    return str(get_floating_point_dtype()).removeprefix("torch.")
+
+
 def is_cbfloat16_tensor(tensor: torch.Tensor) -> bool:
     """False: cbfloat16 is refused here (:func:`set_half_dtype`), so no tensor is one."""
     return False
@@ -258,6 +270,7 @@ def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, grad_sc
         opt.zero_grad()
 
 
-__all__ = ["GradScaler", "autocast", "enable_mixed_precision", "get_floating_point_dtype", "get_half_dtype",
+__all__ = ["GradScaler", "autocast", "enable_mixed_precision", "get_floating_point_dtype",
+           "get_floating_point_dtype_str", "get_half_dtype", "get_half_dtype_str",
            "get_init_params", "is_cbfloat16_tensor", "mixed_precision", "optimizer_step", "set_half_dtype",
            "use_bfloat16"]

@@ -227,7 +227,45 @@ class _DebugSettings:
         object.__setattr__(self, name, value)
 
 
-backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings()))
+class _PrecisionSettings:
+    """``cstorch.backends.csx.precision``: the compiler's precision optimization level (POL), ``optimization_level``
+    0, 1 (cstorch's default) or 2. Read back as set (the 2.x Model Zoo's language models choose their attention
+    softmax's precision and the LM head's ``cstorch.pol`` from it); setting it is recorded: on the system it trades
+    the compiled kernels' numerics for speed, while here the numerics are PyTorch's on this CPU in the run's
+    precision and the modelled time does not depend on it."""
+
+    _level: int
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_level", 1)
+
+    @property
+    def optimization_level(self) -> int:
+        return int(self._level)
+
+    @optimization_level.setter
+    def optimization_level(self, value: int) -> None:
+        if value not in (0, 1, 2):
+            raise CerebrasError(f"cstorch.backends.csx.precision.optimization_level = {value!r}: the precision "
+                                "optimization level is 0, 1 or 2", fix="set it to 0, 1 (the default) or 2")
+        facade_log.accept("Cerebras", f"cstorch.backends.csx.precision.optimization_level = {value!r}",
+                          "chooses the compiled kernels' numerics on the system; the simulated run computes in "
+                          "PyTorch on this CPU in the run's precision, and its modelled time does not depend on it")
+        object.__setattr__(self, "_level", int(value))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "optimization_level":
+            raise CerebrasError(f"cstorch.backends.csx.precision.{name} is not a cstorch precision setting",
+                                fix="set cstorch.backends.csx.precision.optimization_level (0, 1 or 2)")
+        object.__setattr__(self, name, value)
+
+
+def _reset_precision() -> None:
+    object.__setattr__(backends.csx.precision, "_level", 1)
+
+
+backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings(), precision=_PrecisionSettings()))
+facade_log.reset_with_each_run(_reset_precision)
 
 
 def manual_seed(seed: int) -> None:
@@ -521,6 +559,7 @@ class DataLoader:
         _loader_count[0] += 1
         self.id = _loader_count[0]  # cstorch numbers its loaders (the 2.x Trainer names validation runs by it)
         self.micro_batch_size = None  # the system's gradient-accumulation split: the whole batch here
+        self.samples_streamed = 0  # samples in the batches handed out so far, every pass
 
     @property
     def loader(self) -> Iterable[Any]:
@@ -531,10 +570,42 @@ class DataLoader:
     dataloader = loader  # cstorch's name for the loader input_fn built
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self.loader)
+        from accelkit.facades.cerebras.zoo2 import infer_batch_size
+
+        for batch in self.loader:
+            self.samples_streamed += infer_batch_size(batch) or 0
+            yield batch
 
     def __len__(self) -> int:
         return len(self.loader)  # type: ignore[arg-type]
+
+    def _restartable_loader(self, api: str) -> Any:
+        loader = self.loader
+        if not all(hasattr(loader, name) for name in ("state_dict", "load_state_dict", "aggregate_state_dict",
+                                                      "deaggregate_state_dict")):
+            raise CerebrasError(f"cstorch.utils.data.DataLoader.{api}: the loader {type(loader).__name__} that "
+                                "input_fn built keeps no position (it has no state_dict, load_state_dict, "
+                                "aggregate_state_dict and deaggregate_state_dict)",
+                                fix="give the loader those four methods, as the Model Zoo's RestartableDataLoader "
+                                    "has, or leave its state out of the checkpoint")
+        return loader
+
+    def state_dict(self) -> dict[str, Any]:
+        """cstorch's loader state: the loader's own ``state_dict()``, taken while
+        ``cstorch.distributed.get_worker_state()`` answers the samples streamed so far (on the system each input
+        worker's; here this one process's), then its ``aggregate_state_dict([...])``."""
+        from accelkit.facades.cerebras import distributed
+
+        loader = self._restartable_loader("state_dict")
+        with distributed.worker_state(self.samples_streamed):
+            worker = loader.state_dict()
+        return dict(loader.aggregate_state_dict([worker]))
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        """Give the loader a saved state back: its ``deaggregate_state_dict`` then ``load_state_dict`` (the Model
+        Zoo's restartable loader moves its sampler that many samples in)."""
+        loader = self._restartable_loader("load_state_dict")
+        loader.load_state_dict(loader.deaggregate_state_dict(state_dict, strict=strict), strict=strict)
 
     @property
     def batch_size(self) -> int | None:

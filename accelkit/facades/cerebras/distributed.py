@@ -10,6 +10,8 @@ the simulated run is one system.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 
@@ -111,11 +113,32 @@ def get_world_size() -> int:
     return 1
 
 
-def get_worker_state() -> None:
-    """``cstorch.distributed.get_worker_state()``: the CSX workers' data-loader state at a checkpoint step. The
-    simulated run has no workers apart from this process, so there is none (the Model Zoo's restartable loaders then
-    keep their own)."""
-    return None
+@dataclass
+class WorkerState:
+    """What ``get_worker_state()`` answers while a loader's state is taken: the samples streamed so far."""
+
+    samples_streamed: int
+
+
+_worker_states: list[WorkerState] = []
+
+
+@contextlib.contextmanager
+def worker_state(samples_streamed: int) -> Iterator[WorkerState]:
+    """While ``cstorch.utils.data.DataLoader.state_dict()`` asks its loader for its state: the input worker's
+    state that :func:`get_worker_state` answers (this one process streams every sample)."""
+    _worker_states.append(WorkerState(int(samples_streamed)))
+    try:
+        yield _worker_states[-1]
+    finally:
+        _worker_states.pop()
+
+
+def get_worker_state() -> WorkerState | None:
+    """``cstorch.distributed.get_worker_state()``: the input worker's state (``samples_streamed``) while
+    ``cstorch.utils.data.DataLoader.state_dict()`` takes the loader's state, as a checkpoint does; None at other
+    times (the simulated run has no input workers apart from this process)."""
+    return _worker_states[-1] if _worker_states else None
 
 
 # the workers' cache of input data (the Model Zoo's loaders check its limit before copying a dataset there): no
@@ -128,5 +151,5 @@ def hit_worker_cache_limit(*args: object, **kwargs: object) -> bool:
 
 
 __all__ = ["WORKER_CACHE_ROOT", "ClusterConfig", "ClusterSpec", "TaskSpec", "get_ordinal", "get_rank",
-           "get_streaming_batch_size", "get_streaming_rank", "get_world_size", "get_worker_state",
+           "WorkerState", "get_streaming_batch_size", "get_streaming_rank", "get_world_size", "get_worker_state",
            "hit_worker_cache_limit", "is_master_ordinal", "is_streamer", "num_streamers", "num_tasks"]

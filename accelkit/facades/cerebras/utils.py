@@ -17,7 +17,14 @@ import torch
 
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.facades.cerebras.cstorch import DataExecutor, DataLoader
-from accelkit.facades.cerebras.zoo2 import Schedule, infer_batch_size, nest, tracker, visit_torch_tensors
+from accelkit.facades.cerebras.zoo2 import (
+    DistributedSampler,
+    Schedule,
+    infer_batch_size,
+    nest,
+    tracker,
+    visit_torch_tensors,
+)
 from accelkit.runtime import facade_log
 
 
@@ -49,7 +56,7 @@ def compute_num_steps(dataloader: Any, initial_step: int = 0, num_steps: int | N
 
 
 data = SimpleNamespace(DataExecutor=DataExecutor, DataLoader=DataLoader, compute_num_steps=compute_num_steps,
-                       Schedule=Schedule, infer_batch_size=infer_batch_size,
+                       Schedule=Schedule, infer_batch_size=infer_batch_size, DistributedSampler=DistributedSampler,
                        )
 
 
@@ -146,5 +153,5 @@ def extract_loss(model_outputs: Any) -> torch.Tensor:
 # CS system (accelkit.facades.cerebras.zoo_r1)
 utils = SimpleNamespace(is_ltc_mlir_mode_enabled=lambda: False)
 
-__all__ = ["CSConfig", "DataExecutor", "DataLoader", "Schedule", "ScalarWriter", "SummaryWriter", "compute_num_steps", "data",
+__all__ = ["CSConfig", "DataExecutor", "DataLoader", "DistributedSampler", "Schedule", "ScalarWriter", "SummaryWriter", "compute_num_steps", "data",
            "extract_loss", "infer_batch_size", "nest", "tensorboard", "tracker", "utils", "visit_torch_tensors"]

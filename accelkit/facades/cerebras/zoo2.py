@@ -40,6 +40,7 @@ from accelkit.facades.cerebras.appliance import update_debug_args_from_keys as u
 from accelkit.facades.cerebras.clock import CerebrasError
 from accelkit.facades.cerebras.cstorch import Backend as Backend  # cerebras.pytorch.backend holds these too
 from accelkit.facades.cerebras.cstorch import BackendType, use_cs
+from accelkit.runtime import facade_log
 
 # --------------------------------------------------------------------------------------------------------------
 # cerebras.appliance.log, .environment, .errors, .utils.*
@@ -372,14 +373,28 @@ def recurse_spec(spec: Any, scope: list[str] | None = None) -> Generator[list[st
             yield from recurse_spec(child, [*scope, str(i)])
 
 
-def kernel_annotater(*args: Any, **kwargs: Any) -> Callable[..., Any]:
-    """Kernel selection hints for the Cerebras compiler: recorded only."""
-    return lambda *a, **k: None
+def _hint(api: str, value: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A compiler hint's decorator: the function it annotates comes back unchanged (it runs as written, in PyTorch
+    on this CPU); a hint given (not None) is recorded."""
+    if value is not None:
+        facade_log.accept("Cerebras", f"{api}({value!r})",
+                          "a hint to the Cerebras compiler (which kernel, how many key/value groups) for the ops "
+                          "it annotates; the simulated ops run as written")
+    return lambda fn: fn
 
 
-def groups_annotater(*args: Any, **kwargs: Any) -> Callable[..., Any]:
-    """Grouped-query attention hints for the Cerebras compiler: recorded only."""
-    return lambda *a, **k: None
+def kernel_annotater(kernel: Any = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``cerebras.pytorch.utils.kernel.kernel_annotater(kernel)``: a decorator naming the compiler's kernel for the
+    op it wraps (the 2.x Model Zoo's attention: ``kernel_annotater(attention_kernel)(torch.matmul)(q, k)``);
+    the op is given back unchanged, and a kernel named is recorded."""
+    return _hint("kernel_annotater", kernel)
+
+
+def groups_annotater(num_groups: Any = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``cerebras.pytorch.utils.num_kv_groups.groups_annotater(num_groups)``: a decorator telling the compiler the
+    grouped-query attention's key/value groups of the op it wraps; the op is given back unchanged, and a number
+    of groups is recorded."""
+    return _hint("groups_annotater", num_groups)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -498,6 +513,81 @@ def infer_batch_size(data: Any, batch_size: int | None = None) -> int | None:
 
 pad_index = -1  # cerebras.pytorch.utils.data.sampler.pad_index: the index a padded sample gets
 
+
+class DistributedSampler(torch.utils.data.Sampler):
+    """``cstorch.utils.data.DistributedSampler(data_source, shuffle=True, seed=None, start_index=0, shard=True,
+    batch_size=None, drop_last=True, num_samples=None, pad_last=False)``: the indices of a map-style dataset,
+    shuffled (``seed``; each pass over the data reshuffled) or in order, as batches of ``batch_size`` indices (a
+    batch sampler, the 2.x Model Zoo's HDF5 loaders' ``batch_sampler``) or one by one. ``num_samples`` sets the
+    length of a pass (the dataset repeated, or cut short); ``drop_last`` drops a last short batch, ``pad_last``
+    fills it with :data:`pad_index`; ``set_state(samples_streamed)`` / ``start_index`` start that many samples in
+    (a restart). On the system the batches are split among the input workers (``shard``); the simulated run
+    streams from this one process, which gets them all."""
+
+    def __init__(self, data_source: Any, shuffle: bool = True, seed: int | None = None, start_index: int = 0,
+                 shard: bool = True, batch_size: int | None = None, drop_last: bool = True,
+                 num_samples: int | None = None, pad_last: bool = False) -> None:
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+            raise CerebrasError(f"DistributedSampler(batch_size={batch_size!r}): a batch is one sample or more",
+                                fix="pass a whole number ≥ 1, or None for single indices")
+        if num_samples is not None and (not isinstance(num_samples, int) or num_samples < 1):
+            raise CerebrasError(f"DistributedSampler(num_samples={num_samples!r}): a pass is one sample or more",
+                                fix="pass a whole number ≥ 1, or None for the dataset's length")
+        if pad_last and drop_last:
+            raise CerebrasError("DistributedSampler(drop_last=True, pad_last=True): a last short batch is either "
+                                "dropped or padded", fix="set one of drop_last and pad_last")
+        self.data_source = data_source
+        self.shuffle, self.seed, self.shard = shuffle, seed, shard
+        self.batch_size, self.drop_last, self.pad_last = batch_size, drop_last, pad_last
+        self.num_samples = len(data_source) if num_samples is None else num_samples
+        if self.num_samples < 1:
+            raise CerebrasError("DistributedSampler: the dataset is empty", fix="give it a dataset with samples")
+        self.start_index = start_index
+        self.epoch = 0
+        if shard:
+            facade_log.accept("Cerebras", "DistributedSampler(shard=True)",
+                              "splits the batches among the cluster's input workers; the simulated run streams "
+                              "every batch from this one process", emulated=True)
+
+    def set_state(self, samples_streamed: int) -> None:
+        """Start ``samples_streamed`` samples in (the number a checkpoint's loader state records)."""
+        self.start_index = int(samples_streamed)
+
+    def _order(self, epoch: int) -> list[int]:
+        size = len(self.data_source)
+        if not self.shuffle:
+            return [i % size for i in range(self.num_samples)]
+        gen = torch.Generator()
+        gen.manual_seed((self.seed if self.seed is not None else 0) + epoch)
+        order: list[int] = []
+        while len(order) < self.num_samples:
+            order.extend(torch.randperm(size, generator=gen).tolist())
+        return order[:self.num_samples]
+
+    def __iter__(self) -> Iterator[Any]:
+        epoch, skip = divmod(self.start_index, self.num_samples)
+        self.epoch = max(self.epoch, epoch)
+        order = self._order(self.epoch)[skip:]
+        self.start_index = 0  # a set state applies to the next pass only
+        self.epoch += 1
+        if self.batch_size is None:
+            yield from order
+            return
+        for i in range(0, len(order), self.batch_size):
+            batch = order[i:i + self.batch_size]
+            if len(batch) < self.batch_size:
+                if self.drop_last:
+                    return
+                if self.pad_last:
+                    batch += [pad_index] * (self.batch_size - len(batch))
+            yield batch
+
+    def __len__(self) -> int:
+        if self.batch_size is None:
+            return self.num_samples
+        full, rest = divmod(self.num_samples, self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+
 MbsSetting = None | int | Literal["explore", "auto"] | dict[str, dict[str, int]]
 
 
@@ -568,6 +658,19 @@ def default_sparse_param_filter(name: str, param: nn.Parameter) -> bool:
 
 
 class _NoNativeLib:
+    """``cerebras.pytorch.lib.cerebras_pytorch_lib``, Cerebras' compiled extension: only ``set_attribute`` is
+    answered; the rest is refused by name."""
+
+    @staticmethod
+    def set_attribute(tensor: torch.Tensor, name: str, value: Any) -> None:
+        """``set_attribute(tensor, name, value)``: an attribute on the op that made ``tensor`` in the traced graph
+        (the 2.x Model Zoo's decoder layers mark their outputs ``"cs.internal": {"source_vars": [...]}`` for the
+        compiler's numeric dumps on CSX). Recorded; the simulated run traces no graph, so the tensor is left as
+        it is."""
+        facade_log.accept("Cerebras", f"cerebras_pytorch_lib.set_attribute(tensor, {name!r}, ...)",
+                          "annotates an op of the compiled graph for the system's compiler and its tensor dumps; "
+                          "the simulated run compiles no graph")
+
     def __getattr__(self, name: str) -> Any:
         raise CerebrasError(f"cerebras.pytorch.lib.cerebras_pytorch_lib.{name}: the Cerebras PyTorch extension "
                             "(compiled code) is not part of the simulation; the Trainer runs without it")
@@ -782,9 +885,48 @@ def current_executor() -> Any:
     return _executors[-1]
 
 
+_pol_scopes: list[int] = []  # the forward levels of the cstorch.pol scopes being run, innermost last
+
+
 def current_pol() -> int:
-    """``cstorch.current_pol()``: the precision optimization level the backend compiles at (1 unless the run set
-    ``backends.csx.precision.optimization_level``)."""
+    """``cstorch.current_pol()``: the precision optimization level the backend compiles at: that of the innermost
+    :class:`pol` scope given a ``level``, else ``backends.csx.precision.optimization_level`` (1 unless set)."""
     from accelkit.facades.cerebras import cstorch
 
-    return int(getattr(cstorch.backends.csx.precision, "optimization_level", 1))
+    return _pol_scopes[-1] if _pol_scopes else cstorch.backends.csx.precision.optimization_level
+
+
+class pol:  # noqa: N801 - cstorch's name
+    """``cstorch.pol(level=None, bwd_level=None)``: compile a region (``with cstorch.pol(...):``, or
+    ``cstorch.pol(bwd_level=0)(module)(inputs)`` as the 2.x Model Zoo's LM heads do) at another precision
+    optimization level. The region runs as written, in PyTorch on this CPU; ``level`` is what
+    :func:`current_pol` answers inside it; the levels are recorded (on the system they choose the compiled
+    kernels' numerics, forward and backward; here neither the numerics nor the modelled time depend on them)."""
+
+    def __init__(self, level: int | None = None, bwd_level: int | None = None) -> None:
+        for name, value in (("level", level), ("bwd_level", bwd_level)):
+            if value not in (None, 0, 1, 2):
+                raise CerebrasError(f"cstorch.pol({name}={value!r}): the precision optimization level is 0, 1 or 2",
+                                    fix=f"pass {name}=0, 1 or 2, or leave it out")
+        self.level, self.bwd_level = level, bwd_level
+        facade_log.accept("Cerebras", f"cstorch.pol(level={level!r}, bwd_level={bwd_level!r})",
+                          "compiles a region at another precision optimization level on the system; the simulated "
+                          "region runs in PyTorch on this CPU in the run's precision, and its modelled time does "
+                          "not depend on it")
+
+    def __enter__(self) -> pol:
+        if self.level is not None:
+            _pol_scopes.append(self.level)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.level is not None:
+            _pol_scopes.pop()
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def in_scope(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        return in_scope
