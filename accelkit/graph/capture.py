@@ -638,8 +638,8 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
     # every module's own weights and buffers, to put back afterwards: where a module is registered under two names
     # (a model's final norm kept as ln_f and as decoder.norm), functional_call can leave the fake copies in the
     # real model (PyTorch 2.13), and the user's weights would be lost
-    kept = [(table, name, t) for m in model.modules() for table in (m._parameters, m._buffers)
-            for name, t in table.items()]
+    kept: list[tuple[dict[str, Any], str, Any]] = [
+        (table, name, t) for m in model.modules() for table in (m._parameters, m._buffers) for name, t in table.items()]
     try:
         with fake, ModuleTracker() as tracker:
             out = torch.func.functional_call(model, {**params, **buffers}, fargs, fkw)
