@@ -548,6 +548,14 @@ def load(checkpoint_file: str | Path, map_location: Any = None, **kwargs: Any) -
 _loader_count = [0]
 
 
+def _samples_in(batch: Any) -> int:
+    """The samples in a batch: the first dimension its tensors share (0 when they share none), as cstorch's
+    ``infer_batch_size`` reads it (a scalar counts as one)."""
+    sizes = {1 if t.dim() == 0 else int(t.shape[0]) for t in torch.utils._pytree.tree_flatten(batch)[0]
+             if isinstance(t, torch.Tensor)}
+    return sizes.pop() if len(sizes) == 1 else 0
+
+
 class DataLoader:
     """``cstorch.utils.data.DataLoader(input_fn, *args)``: a loader built by calling ``input_fn(*args)``."""
 
@@ -570,10 +578,8 @@ class DataLoader:
     dataloader = loader  # cstorch's name for the loader input_fn built
 
     def __iter__(self) -> Iterator[Any]:
-        from accelkit.facades.cerebras.zoo2 import infer_batch_size
-
         for batch in self.loader:
-            self.samples_streamed += infer_batch_size(batch) or 0
+            self.samples_streamed += _samples_in(batch)
             yield batch
 
     def __len__(self) -> int:
