@@ -159,6 +159,14 @@ def _bert_large_squad() -> nn.Module:
         return BertForQuestionAnswering(cfg).eval()
 
 
+def _efficientnet_b0(training: bool) -> nn.Module:
+    """EfficientNet-B0 at 224 x 224 with 1,000 classes (transformers' EfficientNet at B0's width and depth: the
+    network the H100 timings measured, accelkit.sim.measured)."""
+    from accelkit.sim.measured import _vision
+
+    return _vision("efficientnet-b0", training)
+
+
 def _gptj_6b() -> nn.Module:
     """GPT-J 6B as the Cerebras Model Zoo's params_gptj_6B.yaml sets it: hidden 4,096, 28 layers, 16 heads, rotary
     dimension 64, feed-forward 16,384, GPT-2's 50,257-word vocabulary, 2,048 positions."""
@@ -293,6 +301,8 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "bert-large-nvidia": lambda: _bert_large_nvidia("pretraining"),
     "bert-large-squad-nvidia": lambda: _bert_large_nvidia("squad"),
     "bert-large-squad": _bert_large_squad,
+    "efficientnet-b0": lambda: _efficientnet_b0(False),
+    "efficientnet-b0-train": lambda: _efficientnet_b0(True),
     "gptj-6b": _gptj_6b,
     "esm2-35m": _esm2_35m,
     "vit-base-16": _vit_base_16,
@@ -324,6 +334,7 @@ class Case:
     # (each crosses the host link, on an IPU in a stream copy of its own): token-shaped, or one per sequence for a
     # name ending in "sentence_label"
     feeds: tuple[str, ...] = ()
+    channels_last: bool = False  # an image case's images are channels last (NVIDIA's AMP recipes: memory_format nhwc)
 
     @property
     def chips(self) -> int:
@@ -391,6 +402,12 @@ _DLE_PRETRAIN = ("NVIDIA's run_pretraining.py scripts the model with TorchScript
                  "fp16; the LAMB step once per accumulated batch; the model computes attention op by op "
                  "(modeling.py), and its masked-LM head runs over every token here (NVIDIA's only over the masked "
                  "ones: a few % more work modelled)")
+_DLE_EFFNET_INFER = ("NVIDIA's ConvNets recipe runs inference in eager PyTorch (model.eval(), no TorchScript): the "
+                     "'eager' stack; transformers' EfficientNet-B0 (the same blocks: depthwise convolutions, "
+                     "squeeze-and-excitation, SiLU); TF32 on NCHW images; a row whose latency is at least twice the "
+                     "batch-1 latency of its table, so that the GPU, not the host's issue of the ops, sets it "
+                     "(the 2021 container's PyTorch 1.9 issued ops more slowly than the PyTorch the host model "
+                     "is set on)")
 _DLE_SQUAD = ("NVIDIA's run_squad.py runs eager PyTorch (no TorchScript, no CUDA graphs) with apex AMP O2 for fp16 "
               "(an fp16 model with fp32 master weights, FusedAdam): the 'eager' stack; attention computed op by op "
               "(modeling.py); throughput over the whole loop, host included")
@@ -649,6 +666,21 @@ CASES: dict[str, Case] = {
                                               _DLE_SQUAD + "; inference runs the model in fp16 (model.half())"),
     "a100x1-bert-large-squad-infer-tf32": _dle("bert-large-squad-nvidia", "infer", "tf32", "eager", (32, 384),
                                                _DLE_SQUAD),
+    **{f"a100x1-efficientnet-b0-infer-tf32-b{b}": _dle(
+        "efficientnet-b0", "infer", "tf32", "eager", (b, 3, 224, 224), _DLE_EFFNET_INFER) for b in (64, 128, 256)},
+    "a100x1-efficientnet-b0-infer-amp-b256": replace(_dle(
+        "efficientnet-b0", "infer", "fp16", "eager", (256, 3, 224, 224),
+        _DLE_EFFNET_INFER + "; mixed precision: native AMP (fp16 autocast over fp32 weights) on channels-last images "
+        "(the recipe's memory_format nhwc)"), channels_last=True),
+    "a100x1-efficientnet-b0-train-tf32": _dle(
+        "efficientnet-b0-train", "train", "tf32", "eager", (256, 3, 224, 224),
+        "NVIDIA's ConvNets recipe trains eager PyTorch: the 'eager' stack; TF32 on NCHW images (the recipe sets "
+        "memory_format nhwc for AMP only), batch 256, RMSprop (modelled as SGD with momentum: one state tensor a "
+        "weight where RMSprop keeps two, a few MB of a 5.3 M-parameter model's update), label smoothing and mixup "
+        "(elementwise work on a batch's labels: not modelled); its AMP row (2,489 img/s) is left out: it equals "
+        "ResNet-50's 2,470 on the same recipe and platform with a tenth of the FLOPs an image, the mark of its input "
+        "pipeline (10 loader workers decoding and augmenting JPEGs), which the table does not state",
+        optimizer="sgd"),
     "a100x1-bert-large-trt-b16": _dle(
         "bert-large-squad", "infer", "fp16", "engine", (16, 384),
         "TensorRT's engine (fused kernels, fused multi-head attention) under Triton: the 'engine' stack; Triton's "
@@ -1001,7 +1033,8 @@ def run_case(case: Case, model: nn.Module) -> Any:
     if case.call == "train":
         assert case.inputs is not None, "a training case needs its example input shape"
         if len(case.inputs) == 4:  # images, with their class labels: the model computes its own loss
-            images = {"pixel_values": torch.zeros(*case.inputs, device="meta"),
+            px = torch.zeros(*case.inputs, device="meta")
+            images = {"pixel_values": px.to(memory_format=torch.channels_last) if case.channels_last else px,
                       "labels": torch.zeros(case.inputs[0], dtype=torch.long, device="meta")}
             return compile(model, images, training=True, **case.kwargs).report
         ids = torch.zeros(*case.inputs, dtype=torch.long, device="meta")
@@ -1014,6 +1047,8 @@ def run_case(case: Case, model: nn.Module) -> Any:
         assert case.inputs is not None, "an inference case needs its example input shape"
         text = len(case.inputs) == 2
         x = torch.zeros(*case.inputs, dtype=torch.long if text else torch.float32, device="meta")
+        if case.channels_last:
+            x = x.to(memory_format=torch.channels_last)
         return compile(model, (x,), **case.kwargs).report
     raise ValueError(f"unknown call {case.call!r}")
 
