@@ -337,6 +337,42 @@ def nchw_batch_norm_s(node: Any, scale: float, sms: int) -> float:
     return waves * per_channel / rate
 
 
+(CUDNN_DEPTHWISE,) = register(
+    Constant("GPU_CUDNN_DEPTHWISE_SM_CYCLES", (0.0458, 0.0924, 0.0355),
+             "cuDNN runs a depthwise convolution on channels-last images (and torch.compile's, which lays a "
+             "convolutional network out channels last) with its own NHWC kernels, a multiply-add per filter tap and "
+             "output element on the CUDA cores at a fraction of their rate: 0.0458 SM-cycles per tap and output "
+             "element forward, 0.0924 per tap and input element for the input gradient, 0.0355 per tap and output "
+             "element for the weight gradient (a 7 x 7 filter: 2.2, 4.5 and 1.7 cycles an element), well below the "
+             "memory's rate",
+             "measured with torch.profiler on an H100 SXM5 (benchmarks/gpu/profile_new_kinds.py, "
+             "results/h100_profile_new_kinds_2.json, 132 SMs x 1.98 GHz): ConvNeXt-T's 18 7 x 7 depthwise layers, "
+             "which its permutes hand to cuDNN channels last: conv2d_c1_k1_nhwc_specialized 2.356 ms at batch 128 in "
+             "inference (274.6 M outputs; the training forward at batch 64, 1.250 ms, is within 6%), "
+             "dgrad2d_c1_k1_nhwc_specialized 2.379 ms and wgrad2d_c1_k1_nhwc 0.915 ms at batch 64; checked on "
+             "NVIDIA's EfficientNet-B0 inference in AMP on channels-last images on an A100 (3 x 3 and 5 x 5 filters) "
+             "and on the compiled MobileNetV2 and ConvNeXt-T rows", False, (FAMILY,)),
+)
+
+
+def cudnn_depthwise_s(node: Any, scale: float, spec: AcceleratorSpec) -> float:
+    """Seconds cuDNN's NHWC depthwise kernels take for ``node`` at ``scale`` times the captured batch
+    (``GPU_CUDNN_DEPTHWISE_SM_CYCLES``): the forward, or the backward's input and weight gradients (the ones it
+    computes); 0 for a node that is no depthwise convolution."""
+    dims = depthwise(node)
+    if dims is None:
+        return 0.0
+    outs, ins, taps = dims
+    fwd, dgrad, wgrad = CUDNN_DEPTHWISE.value
+    if node.kind != "convolution_backward":
+        return _sm_cycles_s(outs * scale * taps * fwd, spec)
+    made = {tuple(o.shape) for o in node.outputs}
+    x_shape, w_shape = tuple(node.inputs[1].shape), tuple(node.inputs[2].shape)
+    cycles = ins * scale * taps * dgrad if x_shape in made else 0.0
+    cycles += outs * scale * taps * wgrad if w_shape in made else 0.0
+    return _sm_cycles_s(cycles, spec)
+
+
 def _sm_cycles_s(cycles: float, spec: AcceleratorSpec) -> float:
     return cycles / (spec.compute_units * (spec.clock_hz or 1.5e9))
 
@@ -726,6 +762,9 @@ class GpuModel(ExecutionModel):
                 padded = not (node is not None and not conv and weight_grad(node, param_shapes))
                 rate = _shape_rate(spec, precision, gemm, attention, conv, padded=padded) * k.efficiency
                 c = k.flops / ctx.tensor / rate
+                if compiled and conv:  # torch.compile lays the network out channels last: cuDNN's depthwise kernels
+                    c = max(c, sum(cudnn_depthwise_s(nodes[n], ctx.scale, spec) for n in k.nodes if n in nodes)
+                            / ctx.tensor)
                 if library_gemms and attention is None:
                     apart = boundary_bytes(k, nodes, ctx.scale, param_shapes, element_bytes(precision)) / r.tier_bw[a]
             if apart:
@@ -808,6 +847,10 @@ class GpuModel(ExecutionModel):
                 dw = depthwise_s(node, ctx.scale / t_, spec)
                 if dw:
                     native["depthwise convolutions"] = native.get("depthwise convolutions", 0.0) + max(m, dw)
+                    return max(m, dw) + r.launch_s
+            elif op.kind in CONV_KINDS:  # cuDNN's depthwise kernels: channels-last images, or fp16
+                dw = cudnn_depthwise_s(node, ctx.scale / t_, spec)
+                if dw:  # the kernel's own measured rate, not a GEMM's over a group's single channel
                     return max(m, dw) + r.launch_s
             if op.kind in LAYER_NORM_KINDS and node.inputs and node.inputs[0].shape:
                 rows = node.inputs[0].numel / max(1, node.inputs[0].shape[-1]) * ctx.scale / t_
