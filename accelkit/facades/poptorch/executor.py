@@ -299,20 +299,24 @@ class PoplarExecutor:
                     "batch_size=micro) builds them")
         step = n // o.device_iterations  # samples per weight update (per iteration, in inference)
         runs: nn.Module = self._bound if self._bound is not None else self.model
-        if self.per_replica_params or o.replication_factor > 1:
-            if self.pipeline.ipus > 1 and (self.per_replica_params or o.input_group_size > 1):
-                raise PopTorchError("replica-grouped weights or inputs on a pipelined model: accelkit groups the "
-                                    "replicas of a model on one IPU",
-                                    fix="run the grouped model without BeginBlocks, or the pipeline without grouping")
-            if self.pipeline.ipus == 1:  # each replica its own forward: its own losses, its own batch statistics
-                runs = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training)
+        grouped = bool(self.per_replica_params) or o.input_group_size > 1
         if self.pipeline.ipus == 1:  # no BeginBlock: maybe poptorch.Block inside forward
-            blocks = blocks_in_forward(runs, _chunks(args, o.device_iterations)[0], o.block_ipus())
+            # (the replicas' inputs, one replica's share, when grouped weights need their group's value)
+            probe = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training) \
+                if grouped else runs
+            blocks = blocks_in_forward(probe, _chunks(args, o.device_iterations)[0], o.block_ipus())
             if blocks and max(ipu for _, ipu, _ in blocks) > 0:
                 on = {ipu: [u or "Block" for u, i, _ in blocks if i == ipu] for ipu in sorted({i for _, i, _ in blocks})}
                 self.pipeline = PipelinePlan(tuple(PipelineStage(ipu, ", ".join(dict.fromkeys(uids)), ())
                                                    for ipu, uids in on.items()))
                 self._block_starts = tuple((m, i) for _, i, m in blocks if m)
+        if grouped and self.pipeline.ipus > 1:
+            raise PopTorchError("replica-grouped weights or inputs on a pipelined model: accelkit groups the "
+                                "replicas of a model on one IPU",
+                                fix="run the grouped model without BeginBlocks, or the pipeline without grouping")
+        if self.pipeline.ipus == 1 and (grouped or o.replication_factor > 1):
+            # each replica its own forward: its own losses, its own batch statistics (replicas.py)
+            runs = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training)
         r, ipus = o.replication_factor, self.pipeline.ipus
         scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
         wrapped = LossFirst(runs, scaling) if self.training else runs
@@ -377,6 +381,7 @@ class PoplarExecutor:
                 f"this call passes tensors {list(names)} and settings {constants} (an IPU program is fixed at its "
                 "first call)", fix="call it the same way every time, or wrap the model again for the new call")
         return tuple(given[k] for k in names)
+
     def _spread(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """With grouped inputs (``opts.inputReplicaGrouping``), the call's batches laid out one slice per replica
         (each replica's group's), as the session's data-parallel replicas take them (replicas.expand_inputs)."""
