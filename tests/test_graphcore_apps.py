@@ -837,3 +837,24 @@ def test_poptorchs_error_classes_and_its_test_hook_as_the_user_guides_error_hand
         poptorch.poptorch_core._throwTestError(poptorch.poptorch_core.TestErrorType.PoplarRecoverableFullReset)
     with pytest.raises(poptorch.PopTorchError, match=r"C\+\+ extension"):
         poptorch.poptorch_core.compileWithTrace  # noqa: B018 - an internal the simulation does not have
+
+
+def test_a_replicated_model_keeps_the_blocks_its_forward_enters():
+    """poptorch.Block inside forward places a pipeline's stages; with replicationFactor 2 the blocks are still
+    found (the replicas are split after), so the model runs as 2 replicas of a 2-IPU pipeline."""
+    class TwoStages(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(6, 6), torch.nn.Linear(6, 3)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            with poptorch.Block("first", ipu_id=0):
+                h = torch.relu(self.a(x))
+            with poptorch.Block("second", ipu_id=1):
+                y = self.b(h)
+            return y, poptorch.identity_loss(y.pow(2).mean(), reduction="mean")
+
+    model = poptorch.trainingModel(TwoStages(), poptorch.Options().replicationFactor(2))
+    y, loss = model(torch.randn(4, 6))
+    assert model.pipeline.ipus == 2 and model.chips == 4
+    assert y.shape == (4, 3) and torch.isfinite(loss).all()
