@@ -21,12 +21,15 @@ def test_the_update_and_its_state_follow_the_optimizer() -> None:
     model, x = _mlp(wide=32768)  # 2.4 M weights: the update is bound by the bytes it moves, not by its launches
     params = sum(p.numel() for p in model.parameters())
     progs = {o: ak.compile(model, x, target="a100", precision="fp32", training=True, optimizer=o)
-             for o in ("adamw", "adam", "sgd", "sgd-plain")}
+             for o in ("adamw", "adam", "sgd", "sgd-plain", "rmsprop")}
     state = {o: p.memory_plan.optimizer_bytes for o, p in progs.items()}
-    # fp32 weights need no master copy: AdamW's two moments, SGD's one velocity, plain SGD nothing
-    assert state == {"adamw": 8 * params, "adam": 8 * params, "sgd": 4 * params, "sgd-plain": 0}
+    # fp32 weights need no master copy: AdamW's two moments, SGD's one velocity, plain SGD nothing, RMSprop (with
+    # momentum) its running average of squared gradients and a velocity
+    assert state == {"adamw": 8 * params, "adam": 8 * params, "sgd": 4 * params, "sgd-plain": 0,
+                     "rmsprop": 8 * params}
     opt_s = {o: p.report.sections_s["opt"] for o, p in progs.items()}
     assert opt_s["adamw"] > opt_s["sgd"] > opt_s["sgd-plain"] > 0  # fewer state tensors read and written
+    assert opt_s["rmsprop"] > opt_s["sgd"]
     assert progs["sgd"].report.sections_s["fwd"] == pytest.approx(progs["adamw"].report.sections_s["fwd"])
     assert "training (sgd)" in progs["sgd"].report.summary()
     mixed = ak.compile(model, x, target="a100", precision="bf16", training=True)  # the default: AdamW
@@ -40,6 +43,7 @@ def test_the_update_and_its_state_follow_the_optimizer() -> None:
     (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), "sgd"),
     (lambda p: torch.optim.SGD(p, lr=0.1), "sgd-plain"),
     (lambda p: torch.optim.Adam(p, lr=1e-3), "adam"),
+    (lambda p: torch.optim.RMSprop(p, lr=1e-3, momentum=0.9), "rmsprop"),
     (lambda p: torch.optim.RMSprop(p, lr=1e-3), "adamw"),  # no model of its own: modelled as AdamW, and said
 ])
 def test_a_session_models_its_own_optimizers_update(make, kind: str) -> None:

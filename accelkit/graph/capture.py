@@ -545,6 +545,7 @@ OPTIMIZERS: dict[str, tuple[int, str]] = {
     "adam": (2, "Adam: two moments per weight"),
     "sgd": (1, "SGD with momentum: one velocity per weight"),
     "sgd-plain": (0, "SGD without momentum: no state"),
+    "rmsprop": (2, "RMSprop with momentum: a running average of squared gradients and a velocity per weight"),
 }
 """The optimizers a training capture records, by name: (state tensors per weight, what they are)."""
 
@@ -567,6 +568,8 @@ def optimizer_kind(optimizer: Any) -> str | None:
         return "adam"
     if isinstance(optimizer, torch.optim.SGD):
         return "sgd" if any(g.get("momentum") for g in optimizer.param_groups) else "sgd-plain"
+    if isinstance(optimizer, torch.optim.RMSprop) and any(g.get("momentum") for g in optimizer.param_groups):
+        return "rmsprop"
     return None
 
 
@@ -578,6 +581,7 @@ def _make_optimizer(name: str | Callable[..., torch.optim.Optimizer], params: li
         "sgd-plain": lambda p: torch.optim.SGD(p, lr=1e-3, foreach=False),
         "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=False),
         "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=False),
+        "rmsprop": lambda p: torch.optim.RMSprop(p, lr=1e-3, alpha=0.9, eps=0.01, momentum=0.9, foreach=False),
     }
     if name not in table:
         raise AccelkitError(f"unknown optimizer {name!r}", fix=f"use one of {sorted(table)} or a callable")

@@ -212,7 +212,8 @@ def compile(  # noqa: A001 - the workflow's verb, as in the vendors' SDKs
     ``groupHostSync``, PopTorch's ``opts._Popart.set("groupHostSync", True)``): fewer syncs with the host, the
     inputs kept in memory longer.
     ``optimizer`` is the update a training step runs: ``"adamw"`` (the default), ``"adam"``, ``"sgd"`` (with
-    momentum: one velocity per weight) or ``"sgd-plain"`` (no state); it sets the optimizer step's kernels and the
+    momentum: one velocity per weight), ``"sgd-plain"`` (no state) or ``"rmsprop"`` (with momentum: a running average
+    of squared gradients and a velocity per weight); it sets the optimizer step's kernels and the
     optimizer state the memory plan holds (an ``ak.Session`` uses its own optimizer's). ``optimizer_state`` is
     where that state lives: ``"mixed"`` (fp32 state, and an fp32 master copy of 16-bit weights: mixed precision),
     ``"fp32"`` (fp32 state, no master copy: PopTorch's ``accum_type=torch.float32``) or ``"16-bit"`` (the state in

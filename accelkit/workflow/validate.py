@@ -675,12 +675,12 @@ CASES: dict[str, Case] = {
     "a100x1-efficientnet-b0-train-tf32": _dle(
         "efficientnet-b0-train", "train", "tf32", "eager", (256, 3, 224, 224),
         "NVIDIA's ConvNets recipe trains eager PyTorch: the 'eager' stack; TF32 on NCHW images (the recipe sets "
-        "memory_format nhwc for AMP only), batch 256, RMSprop (modelled as SGD with momentum: one state tensor a "
-        "weight where RMSprop keeps two, a few MB of a 5.3 M-parameter model's update), label smoothing and mixup "
+        "memory_format nhwc for AMP only), batch 256, RMSprop with momentum (the recipe's alpha 0.9, eps 0.01, "
+        "momentum 0.9), label smoothing and mixup "
         "(elementwise work on a batch's labels: not modelled); its AMP row (2,489 img/s) is left out: it equals "
         "ResNet-50's 2,470 on the same recipe and platform with a tenth of the FLOPs an image, the mark of its input "
         "pipeline (10 loader workers decoding and augmenting JPEGs), which the table does not state",
-        optimizer="sgd"),
+        optimizer="rmsprop"),
     "a100x1-bert-large-trt-b16": _dle(
         "bert-large-squad", "infer", "fp16", "engine", (16, 384),
         "TensorRT's engine (fused kernels, fused multi-head attention) under Triton: the 'engine' stack; Triton's "
