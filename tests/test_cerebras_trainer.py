@@ -578,3 +578,91 @@ def test_precision_level_pol_scopes_and_the_loaders_state_say_what_they_can_do()
     with pytest.raises(CerebrasError, match="keeps no position"):
         loader.state_dict()
     assert distributed.get_worker_state() is None
+
+
+SCOPED_FLAGS_SHAPED = '''
+import json, sys
+import torch
+import cerebras.pytorch as cstorch
+
+MISSING = object()
+
+def lookup(flag):  # "csx.performance.micro_batch_size" under cstorch.backends, as a config's callback names it
+    scope, attr = flag.rsplit(".", 1)
+    node = cstorch.backends
+    for part in scope.split("."):
+        node = getattr(node, part)
+    return node, attr
+
+class ScopedFlags:  # sets the flags for one loop and puts back what was there before
+    def __init__(self, **flags):
+        self.flags, self.saved = flags, {}
+    def __enter__(self):
+        for flag, value in self.flags.items():
+            node, attr = lookup(flag)
+            self.saved[flag] = getattr(node, attr, MISSING)
+            setattr(node, attr, value)
+    def __exit__(self, *exc):
+        for flag, value in self.saved.items():
+            node, attr = lookup(flag)
+            if value is MISSING:
+                delattr(node, attr)
+            else:
+                setattr(node, attr, value)
+
+backend = cstorch.backend(sys.argv[1])
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 2)
+compiled = cstorch.compile(model, backend)
+optimizer = cstorch.optim.SGD(model.parameters(), lr=0.1)
+
+@cstorch.trace
+def step(x):
+    loss = compiled(x).square().mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+perf = cstorch.backends.csx.performance
+seen = {"before": getattr(perf, "micro_batch_size", "unset")}
+with ScopedFlags(**{"csx.performance.micro_batch_size": 2, "csx.performance.transfer_processes": 4}):
+    seen["during"] = [perf.micro_batch_size, perf.transfer_processes]
+    losses = [float(step(torch.randn(4, 4)).detach()) for _ in range(2)]
+seen["after"] = getattr(perf, "micro_batch_size", "unset")
+try:
+    perf.micro_batch = 2
+except cstorch.CerebrasError as e:
+    seen["refused"] = str(e)
+json.dump({"losses": losses, **seen}, open("result.json", "w"))
+'''
+
+
+@pytest.mark.parametrize("kind", ["CPU", "CSX"])
+def test_scoped_performance_flags_are_set_read_back_recorded_and_removed(kind, tmp_path, monkeypatch, capsys):
+    """The 2.x Model Zoo's configs set ``csx.performance.micro_batch_size`` for a loop (``ScopedTrainFlags`` /
+    ``ScopedValidateFlags`` callbacks, the ViT config's): read with a default, set, then deleted after the loop."""
+    from accelkit.vendor import run_script
+
+    (tmp_path / "scoped_flags.py").write_text(SCOPED_FLAGS_SHAPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "scoped_flags.py", [kind])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["before"] == "unset" and result["after"] == "unset"  # removed again after the loop
+    assert result["during"] == [2, 4] and len(result["losses"]) == 2
+    assert "not a cstorch performance setting" in result["refused"]
+    assert "cstorch.backends.csx.performance.micro_batch_size = 2 accepted" in out
+    assert "the simulated step computes the whole batch" in out
+
+
+def test_cbfloat16_refusal_names_the_api_and_the_zoo_configs_setting():
+    """The 2.10 Model Zoo's shipped configs (ESM-2, ViT, BERT) ask for cbfloat16; on CSX the zoo passes it to
+    ``cstorch.amp.set_half_dtype``, which is refused with the config key that chooses another half dtype."""
+    from accelkit.facades.cerebras import amp
+
+    with pytest.raises(CerebrasError, match=r"set_half_dtype\('cbfloat16'\)") as refused:
+        amp.set_half_dtype("cbfloat16")
+    assert "fp16_type to bfloat16" in str(refused.value)
+    assert amp.half_precision() is None  # nothing was set

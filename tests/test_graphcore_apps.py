@@ -374,6 +374,14 @@ def test_random_resized_crop_draws_torchvisions_box_and_the_deeper_resnets_have_
         assert 0.08 * 60 * 90 * 0.9 <= h * w <= 60 * 90 and 3 / 4 * 0.9 <= w / h <= 4 / 3 * 1.1
     assert RandomResizedCrop.get_params(img, (2.0, 3.0), (3 / 4, 4 / 3)) == (0, 5, 60, 80)  # the fallback
     assert RandomResizedCrop(32)(img).shape == (3, 32, 32)
+    from accelkit.vendor.synthetic import RandomApply, RandomChoice
+
+    # RandomChoice draws one transform a call, by its weights (the Model Zoo's mixup-or-cutmix on a batch and labels)
+    choice = RandomChoice([lambda x, y: (x + 1, y), lambda x, y: (x - 1, y)], p=[3, 1])
+    drawn = [float(choice(torch.zeros(1), 0)[0]) for _ in range(400)]
+    assert set(drawn) == {1.0, -1.0} and 0.65 < drawn.count(1.0) / 400 < 0.85
+    applied = [float(RandomApply([lambda x: x + 1, lambda x: x * 3], p=0.25)(torch.zeros(1))) for _ in range(400)]
+    assert set(applied) == {0.0, 3.0} and 0.15 < applied.count(3.0) / 400 < 0.35
     assert _image_size(img) == [90, 60] and _crop(img, 1, 2, 3, 4).shape == (3, 3, 4)
     sizes = {n: sum(p.numel() for p in getattr(vision_models, n)().parameters()) for n in ("resnet101", "resnet152")}
     assert sizes == {"resnet101": 44_549_160, "resnet152": 60_192_808}  # torchvision's own models' counts

@@ -48,7 +48,7 @@ import importlib.util
 import os
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -237,6 +237,38 @@ class RandomHorizontalFlip:
         return x.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
 
 
+class RandomChoice:
+    """torchvision's ``RandomChoice(transforms, p=None)``: one of the transforms, drawn for each call (by the weights
+    ``p`` where given), applied to what the call is given (the Model Zoo draws mixup or cutmix for a batch so)."""
+
+    def __init__(self, transforms: Sequence[Any], p: Sequence[float] | None = None) -> None:
+        if not transforms:
+            raise ValueError("RandomChoice needs at least one transform")
+        if p is not None and len(p) != len(transforms):
+            raise ValueError(f"RandomChoice: {len(p)} probabilities for {len(transforms)} transforms")
+        self.transforms = list(transforms)
+        total = float(sum(p)) if p is not None else 0.0
+        self.p = [float(x) / total for x in p] if p is not None and total > 0 else None
+
+    def __call__(self, *args: Any) -> Any:
+        weights = torch.tensor(self.p) if self.p is not None else torch.ones(len(self.transforms))
+        return self.transforms[int(torch.multinomial(weights, 1))](*args)
+
+
+class RandomApply:
+    """torchvision's ``RandomApply(transforms, p=0.5)``: the transforms in turn, with probability ``p`` for each call."""
+
+    def __init__(self, transforms: Sequence[Any], p: float = 0.5) -> None:
+        self.transforms, self.p = list(transforms), float(p)
+
+    def __call__(self, x: Any) -> Any:
+        if float(torch.rand(())) >= self.p:
+            return x
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+
 class CenterCrop:
     def __init__(self, size: int | tuple[int, int]) -> None:
         self.size = (size, size) if isinstance(size, int) else tuple(size)
@@ -391,7 +423,7 @@ def _torchvision_stand_ins() -> Iterator[None]:
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
                          RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
-                         RandomResizedCrop=RandomResizedCrop,
+                         RandomResizedCrop=RandomResizedCrop, RandomChoice=RandomChoice, RandomApply=RandomApply,
                          InterpolationMode=InterpolationMode, functional=functional)
     vars(transforms)["transforms"] = transforms  # torchvision.transforms.transforms holds the same classes
     # transforms.v2 (imported by transformers' image processors whenever torchvision is found): the same stand-ins

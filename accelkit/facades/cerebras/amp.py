@@ -49,9 +49,11 @@ def set_half_dtype(value: Any) -> torch.dtype:
     and to backends made later; returns the torch dtype."""
     key = normalize(value)
     if key in ("cbfloat16", "cbf16"):
-        raise CerebrasError("cbfloat16, Cerebras' 16-bit format (6 exponent bits, 9 mantissa bits), has no "
-                            "emulation on this CPU", fix="use torch.bfloat16 (a wider range still) or torch.float16 "
-                                                         "with cstorch.amp.GradScaler(loss_scale='dynamic')")
+        raise CerebrasError(f"cstorch.amp.set_half_dtype({value!r}): cbfloat16, Cerebras' 16-bit format (6 exponent "
+                            "bits, 9 mantissa bits), has no emulation on this CPU",
+                            fix="use torch.bfloat16 (a wider range still) or torch.float16 with "
+                                "cstorch.amp.GradScaler(loss_scale='dynamic'); in a Model Zoo config, set "
+                                "trainer.init.precision.fp16_type to bfloat16 (its CPU path does so itself)")
     if key not in HALF_DTYPES:
         raise CerebrasError(f"{value!r} is not a half dtype", fix="use torch.float16 or torch.bfloat16")
     _half[:] = [key]

@@ -260,11 +260,38 @@ class _PrecisionSettings:
         object.__setattr__(self, name, value)
 
 
+_PERFORMANCE_SETTINGS = {
+    "micro_batch_size": "splits each batch into micro-batches the wafer runs one after another, accumulating their "
+                        "gradients (an int, 'auto', 'explore' or None); the simulated step computes the whole batch, "
+                        "with the same result",
+    "transfer_processes": "how many processes move weights and tensors between the appliance and the system; the "
+                          "simulated run has no appliance transfers",
+}
+
+
+class _PerformanceSettings:
+    """``cstorch.backends.csx.performance``: the system's performance knobs (``micro_batch_size``,
+    ``transfer_processes``), as the 2.x Model Zoo's ``ScopedTrainFlags`` / ``ScopedValidateFlags`` callbacks set
+    them for a training or validation loop and put them back (or delete them) after it. Setting one is accepted and
+    recorded; reading one gives back what was set; another name is refused."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _PERFORMANCE_SETTINGS:
+            raise CerebrasError(f"cstorch.backends.csx.performance.{name} is not a cstorch performance setting",
+                                fix=f"set one of {sorted(_PERFORMANCE_SETTINGS)}, or a debug setting under "
+                                    "cstorch.backends.csx.debug")
+        facade_log.accept("Cerebras", f"cstorch.backends.csx.performance.{name} = {value!r}",
+                          _PERFORMANCE_SETTINGS[name])
+        object.__setattr__(self, name, value)
+
+
 def _reset_precision() -> None:
     object.__setattr__(backends.csx.precision, "_level", 1)
+    vars(backends.csx.performance).clear()  # one script's micro-batch size does not carry over to the next
 
 
-backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings(), precision=_PrecisionSettings()))
+backends = SimpleNamespace(csx=SimpleNamespace(debug=_DebugSettings(), precision=_PrecisionSettings(),
+                                               performance=_PerformanceSettings()))
 facade_log.reset_with_each_run(_reset_precision)
 
 
