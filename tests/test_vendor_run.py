@@ -739,10 +739,12 @@ def test_cstorch_grad_scaler_skips_overflow_and_scales_exactly():
     for _ in range(2):
         cstorch.amp.optimizer_step(a(x).pow(2).mean(), opt_a, scaler)
     assert scaler.get_scale() == 1024.0  # two clean steps: doubled
+    capped = cstorch.amp.GradScaler(loss_scale="dynamic", init_scale=1024.0, steps_per_increase=1,
+                                    max_loss_scale=1024.0)
+    cstorch.amp.optimizer_step(a(x).pow(2).mean(), opt_a, capped)
+    assert capped.get_scale() == 1024.0 and capped.get_non_clamped_scale() == 2048.0  # doubled, then clamped
     with pytest.raises(cstorch.CerebrasError, match="not both"):
         cstorch.amp.optimizer_step(a(x).sum(), opt_a, scaler, max_gradient_norm=1.0, max_gradient_value=1.0)
-    with pytest.raises(cstorch.CerebrasError, match="cbfloat16"):
-        cstorch.amp.set_half_dtype("cbfloat16")
 
     accuracy = cstorch.metrics.AccuracyMetric("acc")
     accuracy(labels=torch.tensor([1, 2, 3, 4]), predictions=torch.tensor([1, 2, 0, 0]))

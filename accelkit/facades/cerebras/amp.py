@@ -17,7 +17,8 @@ Both change what is computed, so both are honoured: the half dtype is the precis
 compiled model runs in (``torch.autocast`` on this CPU, as :class:`accelkit.Session` emulates every
 16-bit chip) and the wafer's modelled clock uses; the scaler multiplies the loss, divides the gradients
 back, skips a step whose gradients overflowed and moves a dynamic scale as its parameters say.
-Cerebras' own 16-bit format, ``cbfloat16`` (6 exponent bits), has no CPU emulation and is refused.
+Cerebras' own 16-bit format, ``cbfloat16`` (6 exponent bits, 9 mantissa bits), runs as bfloat16 (as the Model
+Zoo's own runs off the system do), and the run says so.
 """
 
 from __future__ import annotations
@@ -45,15 +46,18 @@ def on_half_dtype(callback: Callable[[str], None]) -> None:
 
 def set_half_dtype(value: Any) -> torch.dtype:
     """``cstorch.amp.set_half_dtype(value)``: the 16-bit type of the run's mixed precision, ``torch.float16`` /
-    ``"float16"`` or ``torch.bfloat16`` / ``"bfloat16"``. Applies to the current backend (before its first step)
-    and to backends made later; returns the torch dtype."""
+    ``"float16"`` or ``torch.bfloat16`` / ``"bfloat16"`` (``"cbfloat16"`` runs as bfloat16, and says so). Applies to
+    the current backend (before its first step) and to backends made later; returns the torch dtype."""
     key = normalize(value)
     if key in ("cbfloat16", "cbf16"):
-        raise CerebrasError(f"cstorch.amp.set_half_dtype({value!r}): cbfloat16, Cerebras' 16-bit format (6 exponent "
-                            "bits, 9 mantissa bits), has no emulation on this CPU",
-                            fix="use torch.bfloat16 (a wider range still) or torch.float16 with "
-                                "cstorch.amp.GradScaler(loss_scale='dynamic'); in a Model Zoo config, set "
-                                "trainer.init.precision.fp16_type to bfloat16 (its CPU path does so itself)")
+        # the Model Zoo itself runs cbfloat16 as bfloat16 wherever the system is not there ("cbfloat16 is only
+        # supported on CSX. Setting half dtype to bfloat16.": modelzoo/trainer/callbacks/precision.py)
+        facade_log.accept("Cerebras", f"cstorch.amp.set_half_dtype({value!r})",
+                          "cbfloat16, Cerebras' 16-bit format (6 exponent bits, 9 mantissa bits), runs as bfloat16 on "
+                          "this CPU, as the Model Zoo's own runs off the system do: the same 16 bits a value (the "
+                          "modelled time is the same), two mantissa bits fewer and a wider range, so the losses "
+                          "differ from the system's in their later digits", emulated=True)
+        key = "bf16"
     if key not in HALF_DTYPES:
         raise CerebrasError(f"{value!r} is not a half dtype", fix="use torch.float16 or torch.bfloat16")
     _half[:] = [key]
@@ -101,7 +105,7 @@ def get_floating_point_dtype(default: torch.dtype = torch.float32) -> torch.dtyp
 
 def get_half_dtype_str() -> str:
     """``cstorch.amp.get_half_dtype_str()``: the half dtype's name, ``"float16"`` or ``"bfloat16"`` (never
-    ``"cbfloat16"``, which :func:`set_half_dtype` refuses)."""
+    ``"cbfloat16"``, which :func:`set_half_dtype` runs as bfloat16)."""
     return str(get_half_dtype()).removeprefix("torch.")
 
 
@@ -112,7 +116,7 @@ def get_floating_point_dtype_str() -> str:
 
 
 def is_cbfloat16_tensor(tensor: torch.Tensor) -> bool:
-    """False: cbfloat16 is refused here (:func:`set_half_dtype`), so no tensor is one."""
+    """False: cbfloat16 runs as bfloat16 here (:func:`set_half_dtype`), so no tensor is one."""
     return False
 
 
@@ -212,15 +216,18 @@ class GradScaler:
         """End the step: a dynamic scale halves after an overflow and doubles after ``steps_per_increase`` clean
         steps; ``new_scale`` sets it outright."""
         if new_scale is not None:
-            self.scale_value = float(new_scale)
+            self.scale_value = self._non_clamped = float(new_scale)
         elif self.dynamic:
             if self._overflow:
-                self.scale_value = max(self.scale_value / 2, self.min_loss_scale)
+                self._non_clamped = self.scale_value / 2
+                self.scale_value = max(self._non_clamped, self.min_loss_scale)
                 self.clean_steps = 0
             else:
                 self.clean_steps += 1
+                self._non_clamped = self.scale_value
                 if self.clean_steps % self.steps_per_increase == 0:
-                    self.scale_value = min(self.scale_value * 2, self.max_loss_scale)
+                    self._non_clamped = self.scale_value * 2
+                    self.scale_value = min(self._non_clamped, self.max_loss_scale)
         self._overflow = False
         self._unscaled.clear()
 
@@ -228,13 +235,18 @@ class GradScaler:
         """The current loss scale."""
         return self.scale_value
 
+    def get_non_clamped_scale(self) -> float:
+        """The scale the last update computed before ``min_loss_scale`` / ``max_loss_scale`` clamped it (the Model
+        Zoo's mixed-precision callback logs both)."""
+        return getattr(self, "_non_clamped", self.scale_value)
+
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint keeps of the scaler (numbers only: ``cstorch.save`` / ``load`` read it back)."""
         return {"loss_scale": self.scale_value, "clean_steps": self.clean_steps, "skipped_steps": self.skipped_steps,
                 "dynamic": self.dynamic, "enabled": self.enabled}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.scale_value = float(state["loss_scale"])
+        self.scale_value = self._non_clamped = float(state["loss_scale"])
         self.clean_steps = int(state.get("clean_steps", 0))
         self.skipped_steps = int(state.get("skipped_steps", 0))
 
