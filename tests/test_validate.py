@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,33 @@ def test_an_activation_shaped_like_a_parameter_at_batch_1_still_grows_with_the_b
     if training:  # the embedding's own gradient is still as large at any batch
         store = next(n for n in one.graph.nodes if n.kind == "copy_" and tuple(n.outputs[0].shape) == (1, 64, 256))
         assert shapes.fixed((1, 64, 256), store.name)
+
+def test_a_packed_run_is_compared_in_the_sequences_its_row_counts(monkeypatch):
+    """Graphcore's packed BERT-Large row counts sequences, its run trains on packs of up to 3 (1.17 a pack at 128
+    tokens, the application's own packing factor): the modelled packs/s is scaled by it before the comparison,
+    and only there (a step still trains one pack per sample)."""
+    assert v.CASES["bow16-bert-large-ph1"].items_per_sample == pytest.approx(1.17)
+    assert all(c.items_per_sample == 1.0 for n, c in v.CASES.items() if n != "bow16-bert-large-ph1")
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    with torch.device("meta"):
+        gpt = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=64, n_head=2, vocab_size=128, use_cache=False))
+    kw = {"target": "gc200", "precision": "fp16", "batch_size": 8, "micro_batch": 4}
+    plain = v.Case("tiny-gpt", "train", kw, inputs=(4, 16))
+    packed = replace(plain, items_per_sample=1.5)
+    row = {"case": "x", "use": "validate", "system": "s", "chips": "1", "model": "m", "precision": "fp16",
+           "mode": "train", "batch": "8", "prompt_tokens": "", "output_tokens": "", "metric": "sequences_per_s",
+           "value": "1000", "source": "a test", "confidence": "vendor"}
+    monkeypatch.setitem(v.MODELS, "tiny-gpt", lambda: gpt)
+    monkeypatch.setattr(v, "check_cases", lambda rows=None: [])
+    monkeypatch.setattr(v, "reference_rows", lambda use=None, path=None: [row])
+    got = {}
+    for name, case in (("plain", plain), ("packed", packed)):
+        monkeypatch.setitem(v.CASES, "x", case)
+        got[name] = v.validate(["x"], progress=False, bench=False, gpu=False).rows[0]
+    assert got["packed"].predicted == pytest.approx(1.5 * got["plain"].predicted, rel=1e-6)
+    assert got["plain"].predicted == pytest.approx(v.run_case(plain, gpt).throughput, rel=1e-6)
+
 
 @pytest.fixture(scope="module")
 def result() -> v.ValidationResult:
