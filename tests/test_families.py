@@ -287,6 +287,24 @@ def test_an_ipu_runs_elementwise_work_on_its_vector_units_even_beside_a_matmul(t
     assert back.report.step_time_s == pytest.approx(att.report.step_time_s)
 
 
+def test_no_ipu_kernel_is_shorter_than_its_ops_program_and_a_large_one_covers_it() -> None:
+    """However little a kernel computes, its op's Poplar program (compute sets, exchanges, a sync each, the
+    layout copies) takes IPU_OP_FLOOR_S; a kernel whose own compute and exchange take longer pays only its
+    superstep's sync on top, so the floor changes small models' steps and leaves large kernels as they were."""
+    from accelkit.constants import value
+
+    floor, sync = value("IPU_OP_FLOOR_S"), value("IPU_SUPERSTEP_SYNC_S")
+    assert sync < floor
+    tiny = ak.compile(nn.Sequential(nn.Linear(10, 5), nn.ReLU()), (torch.randn(4, 10),), target="gc200",
+                      precision="fp32")
+    assert tiny.report.kernels and all(k.time_s == pytest.approx(floor) and k.bound == "latency"
+                                       for k in tiny.report.kernels)
+    big = ak.compile(nn.Linear(4096, 4096), (torch.randn(2048, 4096),), target="gc200", precision="fp16")
+    k = big.report.kernels[0]
+    assert k.time_s > 2 * floor and k.overhead_s == pytest.approx(sync)
+    assert k.time_s == pytest.approx(max(k.compute_s, k.memory_s) + k.comm_s + sync)
+
+
 def test_an_ipu_pipeline_waits_for_its_busiest_stage() -> None:
     """Pipelined training runs at the pace of the stage the placement gave the most work, not of an even split."""
     import torch
@@ -298,8 +316,8 @@ def test_an_ipu_pipeline_waits_for_its_busiest_stage() -> None:
     uneven = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 16384), nn.Linear(16384, 8))  # one layer ~ 9/10 of it
     x = torch.randn(8, 64)
     prog = ak.compile(uneven, (x,), target="gc200", precision="fp16", training=True, chips=2,
-                      parallel=ak.Parallel(pipeline=2), batch_size=4096, micro_batch=512)
-    rep = prog.report
+                      parallel=ak.Parallel(pipeline=2), batch_size=32768, micro_batch=4096)
+    rep = prog.report  # (micro-batches large enough for the big layer's kernels to outlast IPU_OP_FLOOR_S)
     assert len(prog.placement.stages) == 2
     note = next(n for n in rep.notes if "busiest stage holds" in n)
     share = float(note.split("busiest stage holds ")[1].split("%")[0]) / 100
@@ -324,7 +342,8 @@ def test_an_ipu_pipeline_keeps_each_layer_on_one_ipu_and_follows_the_models_bloc
     net = nn.Sequential(nn.Linear(64, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024),
                         nn.ReLU(), nn.Linear(1024, 64))
     x = torch.randn(8, 64)
-    kw = dict(target="gc200", precision="fp16", training=True, chips=2, batch_size=4096, micro_batch=512)
+    # micro-batches large enough for the 1024-wide layers' kernels to outlast IPU_OP_FLOOR_S
+    kw = dict(target="gc200", precision="fp16", training=True, chips=2, batch_size=65536, micro_batch=8192)
 
     def chips_of(prog: ak.CompiledProgram) -> dict[tuple[str, str], set[int]]:
         chip = {name: r.chip for r in prog.placement.regions for name in r.kernels}
