@@ -305,19 +305,20 @@ def _zoo_pydantic(exc: BaseException, script: str) -> str | None:
 
 
 def _pyg_extension(exc: ImportError, script: str) -> str | None:
-    """PyTorch Geometric asks for its compiled sampling extensions (``NeighborLoader``, ``ClusterData``: pyg-lib or
-    torch-sparse), which no registry this machine reaches provides: what they are and what runs instead; None for
-    any other ImportError."""
+    """PyTorch Geometric asks for one of its compiled extensions (pyg-lib or torch-sparse), which no registry this
+    machine reaches provides, for a feature accelkit's stand-ins (:mod:`accelkit.vendor.pyg_sampling`: uniform
+    neighbour sampling, ClusterData's partition) do not answer: what they are and what runs instead; None for any
+    other ImportError."""
     if "pyg-lib" not in str(exc) and "torch-sparse" not in str(exc):
         return None
     where = _script_line(exc, script)
     return (f"accelkit vendor-run: error at {where}\n{type(exc).__name__}: {exc}\n"
-            "  why:   PyTorch Geometric samples neighbourhoods and partitions graphs (NeighborLoader, ClusterData) "
-            "with compiled extensions, pyg-lib or torch-sparse, whose wheels come from data.pyg.org for each PyTorch "
-            "build, not from PyPI: they cannot be installed here, and the real script needs them on an IPU system too\n"
+            "  why:   PyTorch Geometric does this with a compiled extension, pyg-lib or torch-sparse, whose wheels come "
+            "from data.pyg.org for each PyTorch build, not from PyPI: they cannot be installed here. accelkit answers "
+            "NeighborLoader's uniform sampling and ClusterData's partition in PyTorch for the run, not this\n"
             "  fix:   run it where they install (pip install pyg-lib -f https://data.pyg.org/whl/torch-<version>+cpu.html); "
-            "here, train on the whole graph (poptorch_geometric.dataloader.DataLoader) or on small graphs "
-            "(poptorch_geometric.FixedSizeDataLoader)")
+            "here, sample uniformly with NeighborLoader (no weights, times or disjoint subgraphs), train on the whole "
+            "graph (poptorch_geometric.dataloader.DataLoader) or on small graphs (poptorch_geometric.FixedSizeDataLoader)")
 
 
 def _missing_idx(exc: FileNotFoundError, script: str) -> str | None:
@@ -440,7 +441,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     dataset shows its first calls and their modelled reports in seconds (``--max-calls``). ``summary_file``: write
     the end-of-run summary there instead of printing it (a child process's, for its parent run to print, so that the
     child's own output stays the script's)."""
-    from accelkit.vendor import aliases, hf_compat, synthetic, torch_compat
+    from accelkit.vendor import aliases, hf_compat, pyg_sampling, synthetic, torch_compat
 
     path = os.path.abspath(script)
     if not Path(path).is_file():
@@ -481,6 +482,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     wants_audio = any("torchaudio" in text for text in sources)
     wants_wget = any(re.search(r"^\s*import wget\b", text, re.M) for text in sources)
     wants_graphs = any("torch_geometric" in text for text in sources)
+    # PyTorch Geometric's compiled neighbour sampling and METIS partitioning (pyg-lib, torch-sparse: not on PyPI)
+    # answered in PyTorch where they are not installed, with or without --synthetic-data (pyg_sampling.installed)
+    wants_pyg = any("torch_geometric" in text for text in (sources or [Path(path).read_text(errors="replace"), *own]))
     # Hugging Face datasets, unless the script's folder (or the folder above, which a helper of the script's puts
     # on the path: Graphcore's applications) has a datasets module of its own
     folders = [Path(path).parent] + ([Path(path).parent.parent] if _lifts_path(Path(path).parent) else [])
@@ -508,7 +512,7 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                 synthetic.installed(hf=wants_hub, vision=wants_vision, tiktoken=wants_tiktoken,
                                     datasets=wants_datasets, audio=wants_audio, wget=wants_wget,
                                     graphs=wants_graphs) if synthetic_data
-                else contextlib.nullcontext()), (
+                else contextlib.nullcontext()), (pyg_sampling.installed() if wants_pyg else contextlib.nullcontext()), (
                 contextlib.redirect_stdout(captured) if quiet else contextlib.nullcontext()):
             for note in compat:
                 print(f"accelkit vendor-run: {note}")

@@ -1,6 +1,6 @@
 """PyTorch Geometric's downloaded graph sets for ``accelkit vendor-run --synthetic-data``: ``Planetoid`` (Cora,
-CiteSeer, PubMed), ``TUDataset`` (MUTAG, PROTEINS, ENZYMES, NCI1) and ``QM9``, generated here at the real sets'
-sizes.
+CiteSeer, PubMed), ``TUDataset`` (MUTAG, PROTEINS, ENZYMES, NCI1), ``QM9`` and ``IMDB`` (heterogeneous), generated
+here at the real sets' sizes.
 
 Graphcore's PyTorch Geometric tutorials (graphcore/examples, ``tutorials/tutorials/pytorch_geometric``) download
 Cora (Sen et al., AI Magazine 2008, as split by Yang, Cohen and Salakhutdinov, ICML 2016) and MUTAG (Debnath et
@@ -17,6 +17,9 @@ indexing, ``shuffle``, ``num_features`` and ``num_classes`` are PyG's own) over 
   its class.
 - **QM9**: 130,831 small molecules of up to 9 heavy atoms with their hydrogens, PyG's fields (atom and bond
   features, atomic numbers, positions, 19 targets); the targets are standardized sums over the atoms.
+- **IMDB** (Graphcore's heterogeneous-graph tutorial): PyG's ``HeteroData`` layout of MAGNN's IMDB subset (movies,
+  directors, actors and the links both ways), at its sizes (:data:`IMDB_SIZES`); each movie's genre shows in its
+  plot keywords and in its director's and actors' other movies, so a GNN learns it.
 
 The counts are the published ones (PyG's dataset table, ``torch_geometric.datasets`` docs); the graphs are not
 the real ones: accuracies are not the papers'. The run says so once, and writes nothing to the script's folder.
@@ -255,9 +258,102 @@ def small_molecules(count: int = QM9_MOLECULES) -> list[dict[str, Any]]:
     return out
 
 
-def _classes() -> tuple[type, type, type]:
-    """The two dataset classes, made on first use (they subclass PyG's InMemoryDataset)."""
-    from torch_geometric.data import Data, InMemoryDataset
+@dataclass(frozen=True)
+class MovieSizes:
+    """MAGNN's IMDB subset as PyG serves it (``torch_geometric.datasets.IMDB``)."""
+
+    movies: int
+    directors: int
+    actors: int
+    features: int  # bag-of-words plot keywords, on every node type
+    movie_director: int  # links, each stored both ways
+    movie_actor: int
+    split: tuple[int, int, int]  # train, validation, test movies
+    classes: int  # genres: action, comedy, drama
+
+
+IMDB_SIZES = MovieSizes(4278, 2081, 5257, 3066, 4278, 12828, (400, 400, 3478), 3)
+"""Node counts and genres from PyG's ``IMDB`` docstring (4,278 movies, 5,257 actors, 2,081 directors; action,
+comedy, drama); 3,066 features and 34,212 directed edges from PyG's heterogeneous dataset table (``torch_geometric
+.datasets`` docs: IMDB, 11,616 nodes, 34,212 edges): one director a movie (4,278 links) and the remaining 12,828
+movie-actor links (34,212 / 2 - 4,278), about three actors a movie; the 400 / 400 / 3,478 split of MAGNN (Fu et
+al., WWW 2020, table 2 and its data release, ``train_val_test_idx.npz``)."""
+
+IMDB_KEYWORDS = 8.0  # mean plot keywords a movie: chosen here (the real set's is not published with it)
+IMDB_LOYALTY = 0.7  # how often a director or actor takes a movie of their own favourite genre: chosen here
+
+
+def _people(movie_genre: np.ndarray, people: int, links: int, rng: np.random.Generator) -> np.ndarray:
+    """``links`` distinct (movie, person) pairs: every person in at least one movie, every movie given its share
+    of the links (one each, then the rest round-robin), a person's movies mostly of the genre of their first."""
+    movies = len(movie_genre)
+    per_movie = np.full(movies, links // movies)
+    per_movie[rng.permutation(movies)[:links % movies]] += 1
+    slots = np.repeat(np.arange(movies), per_movie)
+    rng.shuffle(slots)
+    who = np.full(links, -1)
+    who[:people] = np.arange(people)  # everyone once
+    favourite = movie_genre[slots[:people]]
+    by_genre = [np.flatnonzero(favourite == g) for g in range(int(movie_genre.max()) + 1)]
+    loyal = rng.random(links) < IMDB_LOYALTY
+    for i in range(people, links):
+        pool = by_genre[movie_genre[slots[i]]]
+        who[i] = pool[rng.integers(0, len(pool))] if loyal[i] and len(pool) else rng.integers(0, people)
+    pairs = np.unique(slots * people + who)  # a person listed twice for one movie counts once
+    while pairs.size < links:  # top up with new pairs (rare)
+        m, p = rng.integers(0, movies), rng.integers(0, people)
+        pairs = np.unique(np.r_[pairs, m * people + p])
+    return np.stack([pairs // people, pairs % people])
+
+
+def movie_graph() -> dict[str, Any]:
+    """The generated IMDB (see :data:`IMDB_SIZES`): ``{"x": {type: features}, "y", "masks": {split: mask},
+    "edges": {(src, dst): edge_index}}``. Each movie has one director; keywords are 0/1 bag-of-words, a third of a
+    movie's from its genre's share of the vocabulary, and a director's or actor's features are the keywords of
+    their movies (as MAGNN builds them)."""
+    spec = IMDB_SIZES
+    rng = _rng("imdb")
+    y = rng.permutation(np.arange(spec.movies) % spec.classes)
+    # movie keywords: as the citation sets' words, a third from the genre's share of the vocabulary
+    x_movie = np.zeros((spec.movies, spec.features), dtype=np.float32)
+    counts = np.maximum(1, rng.poisson(IMDB_KEYWORDS, spec.movies))
+    span = spec.features // spec.classes
+    for i in range(spec.movies):
+        k = counts[i]
+        own = rng.random(k) < 1 / 3
+        x_movie[i, np.where(own, y[i] * span + rng.integers(0, span, k), rng.integers(0, spec.features, k))] = 1.0
+    # one director a movie: every director in at least one, loyal to a genre
+    directed = _people(y, spec.directors, spec.movie_director, rng)
+    acted = _people(y, spec.actors, spec.movie_actor, rng)
+
+    def pooled(edges: np.ndarray, n: int) -> torch.Tensor:
+        x = torch.zeros((n, spec.features)).index_add_(0, torch.from_numpy(edges[1]),
+                                                       torch.from_numpy(x_movie)[torch.from_numpy(edges[0])])
+        return x.clamp_(max=1.0)
+
+    train, val, _ = spec.split
+    order = rng.permutation(spec.movies)
+    masks = {name: np.zeros(spec.movies, dtype=bool) for name in ("train", "val", "test")}
+    masks["train"][order[:train]] = True
+    masks["val"][order[train:train + val]] = True
+    masks["test"][order[train + val:]] = True
+    to_t = (lambda a: torch.from_numpy(np.ascontiguousarray(a)).long())  # noqa: E731
+    return {"x": {"movie": torch.from_numpy(x_movie), "director": pooled(directed, spec.directors),
+                  "actor": pooled(acted, spec.actors)},
+            "y": torch.from_numpy(y).long(), "masks": {k: torch.from_numpy(v) for k, v in masks.items()},
+            "edges": {("movie", "director"): to_t(directed), ("movie", "actor"): to_t(acted),
+                      ("director", "movie"): to_t(_sorted(directed[::-1])), ("actor", "movie"): to_t(_sorted(acted[::-1]))}}
+
+
+def _sorted(edges: np.ndarray) -> np.ndarray:
+    """Edges in row-major order, as PyG's IMDB reads them from a sparse matrix (COO of a CSR)."""
+    order = np.lexsort((edges[1], edges[0]))
+    return edges[:, order]
+
+
+def _classes() -> tuple[type, type, type, type]:
+    """The dataset classes, made on first use (they subclass PyG's InMemoryDataset)."""
+    from torch_geometric.data import Data, HeteroData, InMemoryDataset
 
     class Planetoid(InMemoryDataset):
         """``torch_geometric.datasets.Planetoid(root, name, split="public", num_train_per_class=20, num_val=500,
@@ -358,7 +454,36 @@ def _classes() -> tuple[type, type, type]:
         def __repr__(self) -> str:
             return f"QM9({len(self)})"
 
-    return Planetoid, TUDataset, QM9
+    class IMDB(InMemoryDataset):
+        """``torch_geometric.datasets.IMDB(root, transform=None, pre_transform=None, force_reload=False)`` over
+        :func:`movie_graph`, in PyG's ``HeteroData`` layout (node types movie, director, actor; edge types
+        (movie, to, director), (movie, to, actor) and their reverses). Nothing is read from or written to ``root``."""
+
+        def __init__(self, root: Any = None, transform: Any = None, pre_transform: Any = None,
+                     force_reload: bool = False) -> None:
+            super().__init__(None, transform, pre_transform)
+            g = movie_graph()
+            data = HeteroData()
+            for node_type in ("movie", "director", "actor"):  # PyG's order
+                data[node_type].x = g["x"][node_type]
+            data["movie"].y = g["y"]
+            for name, mask in g["masks"].items():
+                data["movie"][f"{name}_mask"] = mask
+            for (src, dst), edge_index in g["edges"].items():
+                data[src, dst].edge_index = edge_index
+            if pre_transform is not None:
+                data = pre_transform(data)
+            self._data, self.slices = self.collate([data])
+            spec = IMDB_SIZES
+            say(f"torch_geometric.datasets.IMDB is a generated movie graph at IMDB's sizes ({spec.movies:,} movies, "
+                f"{spec.directors:,} directors, {spec.actors:,} actors, {spec.features:,} keyword features, 3 genres, "
+                f"the {'/'.join(map(str, spec.split))} split), nothing downloaded: a movie's genre shows in its "
+                "keywords, director and actors, so a GNN learns it, but the accuracies are not the papers'")
+
+        def __repr__(self) -> str:
+            return "IMDB()"
+
+    return Planetoid, TUDataset, QM9, IMDB
 
 
 def refuse_download(url: str, folder: str, *args: Any, **kwargs: Any) -> str:
@@ -367,7 +492,8 @@ def refuse_download(url: str, folder: str, *args: Any, **kwargs: Any) -> str:
     from accelkit.errors import AccelkitError
 
     raise AccelkitError(f"PyTorch Geometric would download {url} into {folder}: --synthetic-data makes Planetoid "
-                        f"(Cora, CiteSeer, PubMed), TUDataset ({', '.join(TU)}) and QM9 on this machine, not this set, "
+                        f"(Cora, CiteSeer, PubMed), TUDataset ({', '.join(TU)}), QM9 and IMDB on this machine, not "
+                        "this set, "
                         "and nothing is downloaded here",
                         fix=f"put the set's raw files in {folder} (PyG reads them there instead of downloading), or "
                             "use one of the sets made here")
@@ -377,11 +503,11 @@ _made: dict[str, type] = {}
 
 
 def stand_ins() -> dict[str, type]:
-    """``{"Planetoid": ..., "TUDataset": ..., "QM9": ...}``: the classes above (made once)."""
+    """``{"Planetoid": ..., "TUDataset": ..., "QM9": ..., "IMDB": ...}``: the classes above (made once)."""
     if not _made:
-        _made["Planetoid"], _made["TUDataset"], _made["QM9"] = _classes()
+        _made["Planetoid"], _made["TUDataset"], _made["QM9"], _made["IMDB"] = _classes()
     return dict(_made)
 
 
-__all__ = ["PLANETOID", "QM9_MOLECULES", "TU", "citation_graph", "molecules", "refuse_download", "small_molecules",
-           "stand_ins"]
+__all__ = ["IMDB_SIZES", "PLANETOID", "QM9_MOLECULES", "TU", "citation_graph", "molecules", "movie_graph",
+           "refuse_download", "small_molecules", "stand_ins"]

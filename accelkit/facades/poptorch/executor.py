@@ -78,6 +78,14 @@ def _chunks(args: tuple[Any, ...], n: int) -> list[tuple[Any, ...]]:
     return [tuple(torch.utils._pytree.tree_unflatten([p[i] for p in parts], spec)) for i in range(n)]
 
 
+def _holds_tensors(value: Any) -> bool:
+    """A tensor, or a container (dict, list, tuple) with a tensor among its leaves."""
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (dict, list, tuple)):
+        return any(isinstance(t, torch.Tensor) for t in torch.utils._pytree.tree_flatten(value)[0])
+    return False
+
 class _Constants:
     """The tensors a model holds as plain attributes (``self.i = torch.tensor([0.])``, not a parameter nor a
     buffer), which PopTorch bakes into the IPU program as constants when it first traces the model: every call
@@ -371,8 +379,10 @@ class PoplarExecutor:
                                     "arguments", fix="call the model positionally, or give forward named arguments")
             else:
                 given[k] = v
-        names = tuple(k for k, v in given.items() if isinstance(v, torch.Tensor))
-        constants = {k: v for k, v in given.items() if not isinstance(v, torch.Tensor)}
+        # a tensor, or a dict / list / tuple of them (PyG's x_dict and edge_index_dict), is an input, streamed to
+        # the IPU every call as PopTorch flattens it; anything else is a setting the program fixes
+        names = tuple(k for k, v in given.items() if _holds_tensors(v))
+        constants = {k: v for k, v in given.items() if k not in names}
         if self._bound is None:
             self._bound = BoundKeywords(self.model, names, constants)
         elif (names, constants) != (self._bound.names, self._bound.constants):
