@@ -316,3 +316,14 @@ def test_zero_flop_time_names_each_mistake():
     assert "DO have counted FLOPs" in first_line(0.65).text
     assert "counts ops, not their time" in first_line(0.5).text
     assert "wall time" in first_line(3.5e-3 / 20e-3).text
+
+
+def test_prose_helpers_read_well_for_any_list_and_gap():
+    from accelkit.teach.prose import and_list, gap_text, ordinal, times_text
+
+    assert and_list([]) == "" and and_list(["a"]) == "a" and and_list(["a", "b"]) == "a and b"
+    assert and_list(["a", "b", "c"]) == "a, b and c" and and_list(["a", "b"], conj="or") == "a or b"
+    assert gap_text(1.0) == "the same" and gap_text(1.004) == "within 1%" and gap_text(1 / 1.004) == "within 1%"
+    assert gap_text(1.12) == "within 12%"
+    assert ordinal(2) == "second" and ordinal(11) == "11th" and ordinal(22) == "22nd"
+    assert times_text(1.02) == "about the same" and times_text(3.42) == "3.4x" and times_text(24.4) == "24x"

@@ -18,7 +18,8 @@ from typing import Any
 
 from accelkit.families import model_for
 
-JIT = "nothing ahead of time: eager kernels are precompiled in the library"
+JIT = ("nothing ahead of time: eager PyTorch runs kernels precompiled in the library; torch.compile, the default "
+       "stack on a GPU, compiles just in time during the first steps, a wait accelkit does not model")
 
 ALCF_SOURCE = ("ALCF AI Testbed user guide, SambaNova example programs (UNet compile times 358-1,844 s), "
                "docs.alcf.anl.gov/ai-testbed/sambanova/ (figures as the guide quoted them; the page changes with each SDK release)")

@@ -167,12 +167,13 @@ def fits_table(param_counts: dict[str, float], bytes_per_param: dict[str, float]
 def catalog_table(names: Sequence[str | AcceleratorSpec] | None = None) -> str:
     """The catalog side by side as text: family, 16-bit peak, on-chip memory, bandwidth."""
     specs = catalog(names)
-    head = (f"{'name':<6} {'family':<24} {'bf16 TFLOP/s':>12} {'16-bit TFLOP/s':>14} "
+    w = max([len("name"), *(len(s.name) for s in specs)])  # the longest name sets the column ("a100-40gb")
+    head = (f"{'name':<{w}} {'family':<24} {'bf16 TFLOP/s':>12} {'16-bit TFLOP/s':>14} "
             f"{'on-chip MB':>10} {'on-chip TB/s':>12}")
     rows = [head, "-" * len(head)]
     for s in specs:
         bf16 = f"{s.peak_flops['bf16'] / 1e12:,.0f}" if "bf16" in s.peak_flops else "-"
         prec, p16 = s.peak_16bit()
-        rows.append(f"{s.name:<6} {s.family:<24} {bf16:>12} {f'{p16 / 1e12:,.0f} {prec}':>14} "
+        rows.append(f"{s.name:<{w}} {s.family:<24} {bf16:>12} {f'{p16 / 1e12:,.0f} {prec}':>14} "
                     f"{s.on_chip_memory_bytes / 1e6:>10,.0f} {s.on_chip_bandwidth_Bps / 1e12:>12,.1f}")
     return "\n".join(rows)

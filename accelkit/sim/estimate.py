@@ -312,7 +312,8 @@ def _fallback_note(prog: CompiledProgram, kernels: list[Kernel], n_parts: int, h
                    link_Bps: float) -> str:
     """What ``fallback="host"`` costs: the host partitions' seconds and the transfers over the host link."""
     spec = prog.spec
-    link_source = spec.source("host_link_Bps") if spec.host_link_Bps else "HOST_LINK_BPS, illustrative"
+    link_source = spec.source("host_link_Bps") if spec.host_link_Bps else (
+        "an illustrative figure: the chip publishes none; HOST_LINK_BPS in accelkit.constants")
     n_host = sum(1 for k in kernels if k.runs_on == "host")
     n_link = sum(1 for k in kernels if k.runs_on == "link")
     host_name = prog.host_spec.full_name if prog.host_spec is not None else "the host"

@@ -55,7 +55,7 @@ SAMBANOVA = Vendor(
      "SambaNova, Run example applications (compile / run with --pef): "
      "https://docs.sambanova.ai/developer/1.15/run-examples.html",
      "ALCF AI Testbed user guide, SambaNova: jobs via srun/sbatch, UNet compile times 358-1,844 s: "
-     "https://docs.alcf.anl.gov/ai-testbed/sambanova/ (unconfirmed: not re-read for this table)"),
+     "https://docs.alcf.anl.gov/ai-testbed/sambanova/ (as the guide stood when this table was written; the page changes with each SDK release)"),
     "srun python app.py compile ... (interactive) or sbatch --output=run.log job.sh (batch), as on ALCF's SN30",
 )
 
@@ -80,7 +80,7 @@ CEREBRAS = Vendor(
     ),
     ("Cerebras Model Zoo README and CLI overview: https://github.com/Cerebras/modelzoo",
      "ALCF AI Testbed user guide, Cerebras: run.py with --compile_only / --validate_only and a params YAML: "
-     "https://docs.alcf.anl.gov/ai-testbed/cerebras/ (unconfirmed: not re-read for this table)"),
+     "https://docs.alcf.anl.gov/ai-testbed/cerebras/ (as the guide stood when this table was written; the page changes with each SDK release)"),
     "run from a login node: run.py submits to the Wafer-Scale Cluster itself",
 )
 

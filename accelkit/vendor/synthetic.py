@@ -105,8 +105,18 @@ def at_real_sizes(who: str) -> None:
 # ---- torchvision ----------------------------------------------------------------------------------
 _digit_images = digit_images  # the name accelkit.vendor.idx imports
 
+_STAND_IN_SAID: list[bool] = []
 
-# ---- torchvision ----------------------------------------------------------------------------------
+
+def _stand_in_note() -> str:
+    """Why a torchvision dataset is a stand-in, said with the first one a process makes only (a notebook that runs
+    four vendor scripts would otherwise repeat it under every dataset of every script)."""
+    if _STAND_IN_SAID:
+        return ""
+    _STAND_IN_SAID.append(True)
+    return " (torchvision is not installed: its datasets and transforms are accelkit's stand-ins)"
+
+
 class _StandInDataset(DigitImages):
     """A torchvision vision dataset's interface over generated digits (see the module docstring)."""
 
@@ -118,10 +128,10 @@ class _StandInDataset(DigitImages):
     def __init__(self, root: Any = None, train: bool = True, transform: Callable[[Any], Any] | None = None,
                  target_transform: Callable[[Any], Any] | None = None, download: bool = False) -> None:
         name = type(self).__name__
+        stand_in = "__accelkit_facade__" in vars(sys.modules.get("torchvision", sys))
         _say(f"torchvision.datasets.{name}(root={str(root)!r}, train={train}) is {TRAIN_SAMPLES if train else TEST_SAMPLES}"
              f" generated handwriting-like digits (accelkit.data.digits, {self.side}x{self.side}); nothing downloaded"
-             + ("" if "__accelkit_facade__" not in vars(sys.modules.get("torchvision", sys)) else
-                " (torchvision is not installed: its datasets and transforms are accelkit's stand-ins)"))
+             + (_stand_in_note() if stand_in else ""))
         super().__init__(TRAIN_SAMPLES if train else TEST_SAMPLES, 0 if train else 1, side=self.side,
                          colour=self.colour, transform=transform, target_transform=target_transform)
         self.root, self.train = root, train

@@ -42,6 +42,12 @@ class Metric:
         return self.unit.split(" per ")[0]
 
 
+def titled(label: str, unit: str) -> str:
+    """A metric's label with its unit: "memory (B)"; a label that ends in a parenthesis takes the unit inside it,
+    "peak 16-bit (bf16, else fp16; FLOP/s)", never a second pair beside it."""
+    return f"{label[:-1]}; {unit})" if label.endswith(")") else f"{label} ({unit})"
+
+
 def _field(name: str) -> Callable[[AcceleratorSpec], tuple[float, str] | None]:
     def read(s: AcceleratorSpec) -> tuple[float, str] | None:
         v = getattr(s, name)
@@ -152,7 +158,7 @@ def catalog_bars(metric: str, names: Sequence[str | AcceleratorSpec] | None = No
     if missing:
         subtitle += f"; not on {', '.join(missing)}"
     fig.update_layout(
-        title={"text": f"{m.label} ({m.unit})", "subtitle": {"text": subtitle}},
+        title={"text": titled(m.label, m.unit), "subtitle": {"text": subtitle}},
         yaxis=_headroom(log_axis([r[0] for _, r in rows], m.short_unit, title=m.unit, pad=0.3), decades=1.8),
         xaxis={"categoryorder": "array", "categoryarray": [s.name for s, _ in rows], "tickangle": -90},
         legend={"groupclick": "togglegroup", "title": {"text": "family"}}, bargap=0.25, margin={"t": 80},
@@ -167,8 +173,8 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
     """Chips as points, ``x`` against ``y`` (metrics by name), log-log, one colour per family."""
     mx, my = _metric(x), _metric(y)
     pts = [(s, a, b) for s in _specs(names) if (a := mx.read(s)) is not None and (b := my.read(s)) is not None]
-    xaxis = log_axis([a[0] for _, a, _ in pts], mx.short_unit, title=f"{mx.label} ({mx.unit})", pad=0.35)
-    yaxis = log_axis([b[0] for _, _, b in pts], my.short_unit, title=f"{my.label} ({my.unit})", pad=0.45)
+    xaxis = log_axis([a[0] for _, a, _ in pts], mx.short_unit, title=titled(mx.label, mx.unit), pad=0.35)
+    yaxis = log_axis([b[0] for _, _, b in pts], my.short_unit, title=titled(my.label, my.unit), pad=0.45)
     # chips at the same point (an H100 and a GH200 share peak and L2) share one label: "gh200 / h100"
     together: dict[tuple[float, float], list[str]] = {}
     for s, a, b in pts:

@@ -25,7 +25,7 @@ from plotly.colors import qualitative
 from accelkit.hardware import AcceleratorSpec, fmt_si, fmt_sig, get
 from accelkit.sim.estimate import rates
 from accelkit.sim.report import PerfReport, TimelineEvent, fmt_s
-from accelkit.viz.style import chip_color, label_positions, log_axis
+from accelkit.viz.style import chip_color, label_positions, log_axis, readable_layer
 
 MAX_MARKS = 1500
 """Most bars or points one figure draws."""
@@ -113,16 +113,16 @@ def timeline(report: PerfReport, *, max_marks: int = MAX_MARKS) -> go.Figure:
     marks, run = _merge(list(report.events), max_marks)
     end = max((e.start_s + e.duration_s for e, _, _ in marks), default=report.step_time_s)
     scale, unit = _unit(max(end, report.step_time_s))
-    lanes = list(dict.fromkeys(e.lane for e, _, _ in marks))
+    lanes = list(dict.fromkeys(readable_layer(e.lane) for e, _, _ in marks))
     fig = go.Figure()
     for section in dict.fromkeys(e.section for e, _, _ in marks):
         mine = [(e, n, h) for e, n, h in marks if e.section == section]
         fig.add_trace(go.Bar(
             name=SECTION_LABELS.get(section, section), orientation="h",
-            y=[e.lane for e, _, _ in mine], x=[e.duration_s * scale for e, _, _ in mine],
+            y=[readable_layer(e.lane) for e, _, _ in mine], x=[e.duration_s * scale for e, _, _ in mine],
             base=[e.start_s * scale for e, _, _ in mine],
             marker_color=SECTION_COLORS.get(section, "#8c564b"),
-            hovertext=[f"{h}<br>start {fmt_s(e.start_s)}, {fmt_s(e.duration_s)}" for e, _, h in mine],
+            hovertext=[f"{readable_layer(h)}<br>start {fmt_s(e.start_s)}, {fmt_s(e.duration_s)}" for e, _, h in mine],
             hoverinfo="text"))
     note = f"; runs of up to {run} kernels merged per bar" if run > 1 else ""
     fig.update_layout(
@@ -234,7 +234,7 @@ def serving_roofline(estimates: Any) -> go.Figure:
         title=f"{first.model} on {first.chips} x {spec.name}, {first.precision}: prefill and decode on the roofline "
               "(MODELLED)",
         title_subtitle_text=f"{first.prompt_tokens} prompt tokens, {first.output_tokens} out; per chip; decode includes "
-                            "reading the KV cache",
+                            "reading the KV cache; roofs are peak x the model's efficiency",
         xaxis=xaxis, yaxis=yaxis, height=480, margin={"t": 90}, legend_title_text="roofs and phases")
     return fig
 

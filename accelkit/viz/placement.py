@@ -21,13 +21,13 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative, sample_colorscale
 from plotly.subplots import make_subplots
 
-from accelkit.compiler.memory import capacity_text
+from accelkit.compiler.memory import MemoryPlan, capacity_text
 from accelkit.compiler.passes import Kernel, layer_of
 from accelkit.compiler.placement import Region
 from accelkit.compiler.program import CompiledProgram
 from accelkit.families import model_for
 from accelkit.hardware import fmt_bytes, fmt_si
-from accelkit.viz.style import log_axis
+from accelkit.viz.style import ROOT, TOP_LEVEL, log_axis, readable_layer
 
 MAX_MARKS = 400
 """Most bars, rectangles and points a placement figure draws (the wafer has 850,000 cores)."""
@@ -73,9 +73,24 @@ def _layer(region: Region, kernels: dict[str, Kernel], prefix: str = "") -> str:
     if k is None:
         return region.name
     layer = layer_of(k.module)
-    if prefix and (prefix.startswith(layer + ".") or layer == "<root>"):
-        return "<root>"  # a wrapper's own op, or the user's model itself
-    return layer.removeprefix(prefix) if prefix else layer
+    if prefix and (prefix.startswith(layer + ".") or layer == ROOT):
+        return TOP_LEVEL  # a wrapper's own op, or the user's model itself
+    return readable_layer(layer.removeprefix(prefix) if prefix else layer)
+
+
+_MINOR_OPS = frozenset({"to", "_to_copy", "view", "reshape", "expand", "unsqueeze", "squeeze", "contiguous", "clone",
+                        "getitem", "type_as", "float", "half", "bfloat16", "permute", "transpose", "t"})
+"""Casts and views: a kernel's first op when a cast leads it (RMSNorm's ``.to(float32)``), never what it does."""
+
+
+def _main_op(k: Kernel) -> str:
+    """What a kernel's bar is labelled with: its first op (``linear``); where that is a cast or a view (an RMSNorm
+    starts with ``.to(float32)``), the name of its module (``norm``), else its first op that is neither."""
+    if k.ops and k.ops[0] not in _MINOR_OPS:
+        return k.ops[0]
+    if k.module:
+        return k.module.rsplit(".", 1)[-1]
+    return next((op for op in k.ops if op not in _MINOR_OPS), k.ops[0] if k.ops else "")
 
 
 def _ops(kernels: Sequence[Kernel], limit: int = 6) -> str:
@@ -121,8 +136,25 @@ def _runs(marks: list[_Mark], budget: int) -> list[_Mark]:
 
 def _title(prog: CompiledProgram, what: str, note: str) -> dict[str, object]:
     chips = f"{prog.chips} x " if prog.chips > 1 else ""
-    return {"text": f"{prog.graph.model_name} on {chips}{prog.spec.name} ({prog.mode}): {what}",
+    partial = ", in part" if prog.memory_plan.partial else ""
+    return {"text": f"{prog.graph.model_name} on {chips}{prog.spec.name} ({prog.mode}{partial}): {what}",
             "subtitle": {"text": note}}
+
+
+def _modes_note(plan: MemoryPlan) -> str:
+    """Every execution mode the compiler weighed and what became of it: ``modes: on-chip (chosen, in part: 3% of
+    the weights in sram, the rest streams from hbm); hbm fits``. A mode chosen in part does not hold everything,
+    so it never reads "does not fit" beside a title that names it."""
+    notes = []
+    for m, why in plan.candidates.items():
+        if m == plan.mode and plan.partial:
+            notes.append(f"{m} (chosen, in part: {plan.resident:.0%} of the {' and '.join(plan.spilled_kinds)} in "
+                         f"{plan.resident_tier}, the rest streams from {plan.spill_tier})")
+        elif m == plan.mode:
+            notes.append(f"{m} fits (chosen)")
+        else:
+            notes.append(f"{m} {'fits' if why == 'fits' else 'does not fit'}")
+    return "modes: " + "; ".join(notes)
 
 
 def _span(first: str, last_index: int, labels: list[str]) -> str:
@@ -277,7 +309,7 @@ def _rdu(prog: CompiledProgram, max_marks: int) -> go.Figure:
             b = bars.setdefault(_layer(r, kmap, prog.graph.wrapper_prefix),
                                 {key: [] for key in ("y", "pcu", "pcu0", "pmu", "pmu0", "text",
                                                                       "op")})
-            b["op"].append(k.ops[0] if k.ops else r.name)
+            b["op"].append(_main_op(k) or r.name)
             b["y"].append(label)
             b["pcu"].append(r.units)
             b["pcu0"].append(pcu0)
@@ -455,9 +487,8 @@ def memory_plan_bars(prog: CompiledProgram) -> go.Figure:
     fig.add_bar(y=tiers, x=used, orientation="h", name="used", marker={"color": "#1f77b4"},
                 text=[f"{fmt_bytes(u)} ({_pct(u, c)})" for u, c in zip(used, cap, strict=True)],
                 textposition="outside", hovertext=texts, hoverinfo="text")
-    modes = ", ".join(f"{m} {'fits' if why == 'fits' else 'does not fit'}" for m, why in plan.candidates.items())
     fig.update_layout(
-        title=_title(prog, "bytes per chip by memory tier", f"modes: {modes}"),
+        title=_title(prog, "bytes per chip by memory tier", _modes_note(plan)),
         barmode="group", legend_title_text=None, margin={"t": 90}, height=max(260, 70 * len(tiers) + 160),
         xaxis=log_axis(used + cap, "B", title="bytes per chip (log); grey: what the compiler may use", pad=0.3),
         yaxis={"categoryorder": "array", "categoryarray": tiers[::-1]},

@@ -64,6 +64,18 @@ def log_axis(values: Sequence[float], unit: str, *, title: str | None = None, pa
     return axis
 
 
+ROOT = "<root>"
+"""What the compiler calls the model itself, for an op of no submodule (its own forward's code)."""
+TOP_LEVEL = "model (top level)"
+"""How a figure names :data:`ROOT` to a reader."""
+
+
+def readable_layer(name: str) -> str:
+    """A layer or lane name as a figure shows it: ``<root>`` (the model's own ops) reads "model (top level)",
+    ``section <root>`` "section model (top level)"; every other name as it is."""
+    return name.replace(ROOT, TOP_LEVEL)
+
+
 _POSITIONS = ("top center", "bottom center", "middle right", "middle left", "top right", "bottom left",
               "top left", "bottom right")
 
@@ -113,4 +125,5 @@ def label_positions(xs: Sequence[float], ys: Sequence[float], labels: Sequence[s
     return out
 
 
-__all__ = ["FAMILY_COLORS", "FAMILY_SHADES", "chip_color", "label_positions", "log_axis", "log_ticks"]
+__all__ = ["FAMILY_COLORS", "FAMILY_SHADES", "ROOT", "TOP_LEVEL", "chip_color", "label_positions", "log_axis",
+           "log_ticks", "readable_layer"]
