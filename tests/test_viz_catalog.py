@@ -132,18 +132,27 @@ def test_memory_tiers_chart_draws_a_panel_per_family_for_the_whole_catalog() -> 
     assert len(names) > viz.catalog.FACET_OVER  # nineteen crossing lines on one chart could not be followed
     fig = viz.memory_tiers_chart(names)
     families = {hw.get(n).family for n in names}
-    titles = [a.text for a in fig.layout.annotations]
+    crowded = {f for f in families if sum(hw.get(n).family == f for n in names) > viz.catalog.CROWDED_PANEL}
+    assert crowded == {"gpu"}  # its chips' names piled onto each other's points and lines
+    lists = [a for a in fig.layout.annotations if "hover a line" in a.text]
+    titles = [a.text for a in fig.layout.annotations if a not in lists]
     assert sorted(titles) == sorted(families)  # one titled panel per family
     panel = {t.name: (t.xaxis, t.yaxis) for t in fig.data}
     for family in families:  # a family's chips share its panel, and no other family is in it
         axes = {panel[n] for n in names if hw.get(n).family == family}
         others = {panel[n] for n in names if hw.get(n).family != family}
         assert len(axes) == 1 and not axes & others, family
-    # every chip is named once, on its on-chip tier, in a text trace drawn after every line (no line crosses a
-    # name); chips at the same spot share a label ("inf2 / trn1")
+    # every chip is named once: on its on-chip tier, in a text trace drawn after every line (no line crosses a
+    # name), chips at the same spot sharing a label ("inf2 / trn1"); a crowded panel's chips in one list in the
+    # panel's empty lower corner
     texts = [t for t in fig.data if t.name.endswith(" (label)")]
     labels = [lab for t in texts for lab in t.text if lab]
-    assert sorted(n for lab in labels for n in re.split(" / |<br>", lab)) == sorted(names)
+    listed = [n for a in lists for n in re.split(", |<br>", a.text.split(":<br>", 1)[1])]
+    assert len(lists) == len(crowded) and all((a.x, a.y, a.xanchor, a.yanchor) == (0.02, 0.02, "left", "bottom")
+                                              for a in lists)
+    assert sorted(n for lab in labels for n in re.split(" / |<br>", lab)) + sorted(listed) == \
+        sorted(n for n in names if hw.get(n).family not in crowded) + sorted(
+            n for n in names if hw.get(n).family in crowded)
     assert "inf2 / trn1" in labels and not any(t.text for t in fig.data if t not in texts)
     assert fig.data[-len(texts):] == tuple(texts)  # drawn last
     for t in texts:

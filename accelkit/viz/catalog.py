@@ -261,6 +261,9 @@ _TIER_SYMBOLS = ("circle", "square", "diamond", "triangle-up")
 FACET_OVER = 8
 """``memory_tiers_chart`` draws one panel per family when it shows more chips than this."""
 
+CROWDED_PANEL = 4
+"""A family panel of more chips than this lists their names in a corner instead of beside each point."""
+
 
 def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
                        by_family: bool | None = None) -> go.Figure:
@@ -285,9 +288,14 @@ def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
         fig = go.Figure()
     caps = [t.capacity_bytes for s in specs for t in s.memory_tiers]
     bws = [t.bandwidth_Bps for s in specs for t in s.memory_tiers]
-    xaxis = log_axis(caps, "B", title=None if facet else "capacity per chip")
-    yaxis = log_axis(bws, "B/s", title=None if facet else "bandwidth")
-    labels = _on_chip_labels(specs, xaxis, yaxis, 1100 / cols, 260) if facet else {}
+    # half a decade of room at each end: a small panel spans ~8 decades, and a marker at the edge was cut in half
+    xaxis = log_axis(caps, "B", title=None if facet else "capacity per chip", pad=0.5 if facet else 0.25)
+    yaxis = log_axis(bws, "B/s", title=None if facet else "bandwidth", pad=0.5 if facet else 0.25)
+    # a panel of more chips than can be named beside their points (the GPUs' lines crowd) lists them in its
+    # empty lower corner instead; hover names each line
+    crowded = {f for f in families if sum(s.family == f for s in specs) > CROWDED_PANEL} if facet else set()
+    labels = _on_chip_labels([s for s in specs if s.family not in crowded], xaxis, yaxis, 1100 / cols, 260) \
+        if facet else {}
     for s in specs:
         tiers = s.memory_tiers
         where = {}
@@ -316,6 +324,14 @@ def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
                         y=[s.memory_tiers[0].bandwidth_Bps], text=[text], textposition=side, cliponaxis=False,
                         textfont={"size": 10, "shadow": "0 0 2px white, 0 0 2px white, 0 0 3px white"},
                         showlegend=False, hoverinfo="skip", row=i // cols + 1, col=i % cols + 1)
+    for family in crowded:
+        i = families.index(family)
+        names = [s.name for s in specs if s.family == family]
+        rows_of = ["<br>".join(", ".join(names[j:j + 3]) for j in range(0, len(names), 3))]
+        fig.add_annotation(text=f"{len(names)} chips (hover a line):<br>{rows_of[0]}", showarrow=False,
+                           xref="x domain", yref="y domain", x=0.02, y=0.02, xanchor="left", yanchor="bottom",
+                           align="left", font={"size": 9}, bgcolor="rgba(255,255,255,0.8)",
+                           row=i // cols + 1, col=i % cols + 1)
     subtitle = ("circle: on chip; square: first tier off chip; diamond: the next;"
                 + (" x: capacity per chip, y: bandwidth; one panel per family;" if facet else "")
                 + " hover a marker for the tier")
