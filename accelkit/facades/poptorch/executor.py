@@ -86,6 +86,7 @@ def _holds_tensors(value: Any) -> bool:
         return any(isinstance(t, torch.Tensor) for t in torch.utils._pytree.tree_flatten(value)[0])
     return False
 
+
 class _Constants:
     """The tensors a model holds as plain attributes (``self.i = torch.tensor([0.])``, not a parameter nor a
     buffer), which PopTorch bakes into the IPU program as constants when it first traces the model: every call
