@@ -106,6 +106,16 @@ def test_bound_by_agrees_with_a_tiny_utilization():
     assert "bound by:" not in summary and "what limits each kernel" in summary
 
 
+def test_a_step_of_fixed_costs_says_a_bigger_batch_would_cost_about_the_same():
+    """A tiny model on an IPU: every kernel is shorter than its op's program (IPU_OP_FLOOR_S), so the step is its
+    kernels' fixed costs, and the summary says what that means; a large matmul's step does not say it."""
+    tiny = ak.compile(nn.Sequential(nn.Linear(8, 8), nn.ReLU()), (torch.randn(2, 8),), target="gc200",
+                      precision="fp16", synthetic_data=True, device_iterations=50).report  # no host link
+    assert tiny.bound_by["latency"] >= 0.5 and "a bigger batch would do more work" in tiny.summary()
+    big = ak.compile(nn.Linear(2048, 2048), (torch.randn(4096, 2048),), target="gc200", precision="fp16").report
+    assert big.bound_by.get("latency", 0.0) < 0.5 and "a bigger batch would do more work" not in big.summary()
+
+
 def test_a_model_too_big_for_the_wafer_streams_its_weights_as_cerebras_does():
     with torch.device("meta"):
         model = nn.Sequential(*[nn.Linear(40_000, 40_000, bias=False) for _ in range(16)])  # 25.6 B weights

@@ -333,6 +333,9 @@ def bound_text(bound_by: dict[str, float], compute_utilization: float) -> list[s
     if bound_by.get("compute", 0.0) >= 0.5 and compute_utilization < 0.5:
         line += (f"; compute-bound kernels are limited by the compute units their shapes can fill, which reach "
                  f"{fmt_pct(compute_utilization)} of the chip's peak here, not by the chip's full speed")
+    if bound_by.get("latency", 0.0) >= 0.5:
+        line += ("; latency-bound kernels take their fixed cost however little they compute (a launch, a sync, an "
+                 "IPU op's program length): a bigger batch would do more work in about the same time")
     return [line]
 
 
