@@ -326,9 +326,9 @@ def memory_tiers_chart(names: Sequence[str | AcceleratorSpec] | None = None, *,
                         showlegend=False, hoverinfo="skip", row=i // cols + 1, col=i % cols + 1)
     for family in crowded:
         i = families.index(family)
-        names = [s.name for s in specs if s.family == family]
-        rows_of = ["<br>".join(", ".join(names[j:j + 3]) for j in range(0, len(names), 3))]
-        fig.add_annotation(text=f"{len(names)} chips (hover a line):<br>{rows_of[0]}", showarrow=False,
+        chips = [s.name for s in specs if s.family == family]
+        listed = "<br>".join(", ".join(chips[j:j + 3]) for j in range(0, len(chips), 3))  # three names a line
+        fig.add_annotation(text=f"{len(chips)} chips (hover a line):<br>{listed}", showarrow=False,
                            xref="x domain", yref="y domain", x=0.02, y=0.02, xanchor="left", yanchor="bottom",
                            align="left", font={"size": 9}, bgcolor="rgba(255,255,255,0.8)",
                            row=i // cols + 1, col=i % cols + 1)
