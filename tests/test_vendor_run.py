@@ -2127,3 +2127,20 @@ def test_image_folder_stand_in_reads_the_users_class_folders_as_torchvision_does
         from torchvision.datasets.folder import IMG_EXTENSIONS, default_loader
 
         assert ".png" in IMG_EXTENSIONS and default_loader(folder.samples[0][0]).mode == "RGB"
+
+
+def test_a_run_without_synthetic_data_reports_no_earlier_runs_substitutions(tmp_path):
+    """A notebook runs several vendor scripts in one process: a run without ``--synthetic-data`` stood nothing in,
+    so its summary lists no substitutions, whatever the run before it (with the stand-ins) said."""
+    from accelkit.vendor import run_script
+
+    with_data = tmp_path / "with_data.py"
+    with_data.write_text("from torchvision import datasets\nprint(len(datasets.MNIST('mnist_data', train=False)))\n")
+    plain = tmp_path / "plain.py"
+    plain.write_text("print('no data here')\n")
+    first = run_script(with_data, synthetic_data=True, quiet=True, cwd=tmp_path)
+    assert first.exit_code == 0, first.error
+    assert any("torchvision.datasets.MNIST" in s for s in first.substitutions)
+    second = run_script(plain, quiet=True, cwd=tmp_path)
+    assert second.exit_code == 0, second.error
+    assert second.substitutions == [] and "synthetic data" not in second.summary()

@@ -555,7 +555,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                              or _script_traceback(exc, path))
                 print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             run.served = list(dict.fromkeys(finder.served))
-            run.substitutions = synthetic.substitutions()
+            # only this run's own: without --synthetic-data nothing was stood in, whatever an earlier run in this
+            # process (a notebook's previous cell) said
+            run.substitutions = synthetic.substitutions() if synthetic_data else []
             for label, report in facade_log.runs():
                 try:
                     rep = report()
