@@ -109,6 +109,15 @@ def test_chips_at_the_same_point_share_one_label() -> None:
     assert all(sum(n in t.split(" / ") for t in texts) == 1 for n in ("h100", "gh200", "a100"))
 
 
+
+def test_a_long_shared_label_stands_in_two_lines() -> None:
+    """"a100 / a100-40gb" on one line reached past the MI250's point beside it and read as its label: a shared label
+    longer than a short pair ("gh200 / h100") breaks after each name's slash."""
+    fig = viz.catalog_scatter(names=["a100", "a100-40gb", "mi250", "h100", "gh200"])
+    texts = sorted(t.text[0] for t in fig.data if t.text[0])
+    assert "a100 /<br>a100-40gb" in texts and "mi250" in texts
+    assert "gh200 / h100" in texts  # short enough for one line
+
 def test_label_positions_keep_labels_apart() -> None:
     from accelkit.viz.style import label_positions
 

@@ -180,8 +180,12 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
     for s, a, b in pts:
         together.setdefault((a[0], b[0]), []).append(s.name)
     spots = list(together)
+    # a label naming several chips stands in two lines: a long one-line label reached past a neighbour's point
+    # ("a100 / a100-40gb" read as the MI250's)
+    text = {p: " /<br>".join(together[p]) if len(" / ".join(together[p])) > 12 else " / ".join(together[p])
+            for p in spots}
     sides = dict(zip(spots, label_positions([x for x, _ in spots], [y for _, y in spots],
-                                            [" / ".join(together[p]) for p in spots],
+                                            [text[p] for p in spots],
                                             x_range=tuple(xaxis["range"]),  # type: ignore[arg-type]
                                             y_range=tuple(yaxis["range"]),  # type: ignore[arg-type]
                                             width_px=680, height_px=SCATTER_HEIGHT_PX - 170), strict=True))
@@ -194,7 +198,7 @@ def catalog_scatter(x: str = "on_chip_memory_bytes", y: str = "peak_flops_16bit"
         fig.add_scatter(
             name=s.family if first else s.name, meta=s.name, legendgroup=s.family, showlegend=first,
             mode="markers+text",
-            x=[a[0]], y=[b[0]], text=[" / ".join(names_here) if names_here[0] == s.name else ""],
+            x=[a[0]], y=[b[0]], text=[text[(a[0], b[0])] if names_here[0] == s.name else ""],
             textposition=sides[(a[0], b[0])], cliponaxis=False,
             marker={"size": 12, "color": chip_color(s), "line": {"color": "white", "width": 1}},
             customdata=[[s.full_name, mx.fmt(a[0]), a[1], my.fmt(b[0]), b[1]]],
