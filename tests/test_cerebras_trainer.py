@@ -673,3 +673,46 @@ def test_cbfloat16_runs_as_bfloat16_as_the_model_zoo_runs_it_off_the_system(tmp_
     assert "dtype torch.bfloat16 bfloat16" in out
     said = [a for a in run.accepted if "set_half_dtype('cbfloat16')" in a]
     assert said and "runs as bfloat16" in said[0] and "9 mantissa bits" in said[0]
+
+
+JOB_LABELLED = '''
+import sys
+import cerebras.pytorch as cstorch
+import torch
+
+# ALCF's commands add `--job_labels name=gptj` to `cszoo fit`: the runner puts the CLI's cluster settings into
+# the config's trainer.init.backend.cluster_config and builds the ClusterConfig from that dict.
+backend_params = {"backend_type": "CSX", "cluster_config": {"num_csx": 1, "job_labels": ["name=gptj"],
+                                                            "job_priority": "p2", "cbcore_image": None,
+                                                            "mount_dirs": ["/home/", "/software"]}}
+cluster_config = cstorch.distributed.ClusterConfig(**backend_params.pop("cluster_config"))
+assert cluster_config.job_labels == ["name=gptj"] and cluster_config.job_priority == "p2"
+backend = cstorch.backend(backend_params["backend_type"], cluster_config=cluster_config)
+model = torch.nn.Linear(4, 2)
+compiled = cstorch.compile(model, backend)
+optimizer = cstorch.optim.SGD(model.parameters(), lr=0.1)
+
+@cstorch.trace
+def step(x):
+    loss = compiled(x).square().mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+print("loss", step(torch.ones(8, 4)).item())
+'''
+
+
+def test_cluster_config_takes_the_job_labels_alcfs_cszoo_commands_pass(tmp_path, monkeypatch, capsys):
+    from accelkit.vendor import run_script
+
+    (tmp_path / "job_labelled.py").write_text(JOB_LABELLED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "job_labelled.py", [])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    assert "loss " in out
+    recorded = next(line for line in out.splitlines() if "cstorch.backend(cluster_config=" in line)
+    assert "job_labels=['name=gptj']" in recorded and "job_priority='p2'" in recorded
+    assert "accepted, not simulated" in recorded

@@ -1336,6 +1336,90 @@ def test_optimum_graphcore_is_refused_at_its_import_line_with_the_poptorch_loop_
     assert "optimum" not in sys.modules and "optimum.graphcore" not in sys.modules  # gone after the run
 
 
+IPU_KERAS = """import tensorflow as tf
+from tensorflow import keras
+from tensorflow.python import ipu
+
+cfg = ipu.config.IPUConfig()
+cfg.auto_select_ipus = 1
+cfg.configure_ipu_system()
+print('after the import')
+"""
+
+
+@pytest.mark.parametrize("tensorflow", ["absent", "installed"])
+def test_graphcores_tensorflow_for_the_ipu_is_refused_with_the_poptorch_script_to_run(tensorflow, tmp_path,
+                                                                                     monkeypatch):
+    """Graphcore's TensorFlow 2 tutorials (ALCF's 'MNIST - Tensorflow2') import tensorflow.python.ipu: not
+    simulated, so the script stops at its import, where TensorFlow is installed (a stock TensorFlow has no ipu
+    module) and where it is not (at `import tensorflow`), naming the PopTorch example to run instead."""
+    from accelkit.vendor import run_script
+
+    if tensorflow == "installed":  # a stock TensorFlow: a tensorflow.python package, without Graphcore's ipu
+        pkg = tmp_path / "site" / "tensorflow"
+        (pkg / "python").mkdir(parents=True)
+        (pkg / "__init__.py").write_text("keras = None\n__version__ = '2.16.1'\n")
+        (pkg / "python" / "__init__.py").write_text("")
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    script = tmp_path / "keras_mnist.py"
+    script.write_text(IPU_KERAS)
+    run = run_script(script, [], synthetic_data=True, quiet=True)
+    line = "keras_mnist.py:1" if tensorflow == "absent" else "keras_mnist.py:3"
+    assert run.exit_code == 1 and line in (run.error or ""), run.error
+    assert "tensorflow.python.ipu (Graphcore's TensorFlow 2 for the IPU" in (run.error or "")
+    assert "mnist_poptorch.py" in (run.error or "") and "poptorch.trainingModel" in (run.error or "")
+    assert "after the import" not in (run.output or "")
+    assert "tensorflow.python.ipu" not in sys.modules  # gone after the run
+    for name in [n for n in sys.modules if n == "tensorflow" or n.startswith("tensorflow.")]:
+        del sys.modules[name]  # the stock stand-in of this test
+
+
+class _EditableFinder:
+    """What `pip install -e demo_helpers` writes with setuptools 64 or later: an import hook mapping the package's
+    name to the clone's folder, which is itself not put on the path."""
+
+    def __init__(self, name, folder):
+        self.name, self.folder = name, folder
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.util
+
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_file_location(fullname, self.folder / "__init__.py",
+                                                      submodule_search_locations=[str(self.folder)])
+
+
+def test_a_helpers_package_installed_editable_gets_the_stand_ins_its_modules_import(tmp_path, monkeypatch, capsys):
+    """GroqFlow's proof points (ALCF's `python minilmv2.py`) import demo_helpers, installed with `pip install -e`:
+    its modules import Hugging Face's datasets, which --synthetic-data stands in for only where the script's own
+    code imports it, so the launcher must find the package through the editable install's import hook."""
+    from accelkit.vendor import _user_module_files, run_script
+
+    helpers = tmp_path / "clone" / "tutorial_helpers" / "tutorial_helpers"
+    helpers.mkdir(parents=True)
+    (helpers / "__init__.py").write_text("")
+    (helpers / "data.py").write_text("from datasets import load_dataset\n\n\ndef rows():\n"
+                                      "    return len(load_dataset('glue', 'sst2')['validation'])\n")
+    finder = _EditableFinder("tutorial_helpers", helpers)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, finder])
+    proof = tmp_path / "proof_points" / "sst"
+    proof.mkdir(parents=True)
+    (proof / "sst_point.py").write_text("from tutorial_helpers.data import rows\nprint('rows', rows())\n")
+    run = run_script(proof / "sst_point.py", [], synthetic_data=True)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    assert "rows 128" in out  # the stand-in's validation split
+    for name in [n for n in sys.modules if n.startswith("tutorial_helpers")]:
+        del sys.modules[name]
+    # a package pip installed elsewhere (pip's --user site on the path) is not the script's own code
+    user_site = tmp_path / "home" / ".local" / "lib" / "python3.11" / "site-packages"
+    (user_site / "someones_lib").mkdir(parents=True)
+    (user_site / "someones_lib" / "__init__.py").write_text("import torchvision\n")
+    monkeypatch.syspath_prepend(str(user_site))
+    assert _user_module_files("someones_lib", proof) == []
+
+
 def test_groqflow_proof_point_with_its_helpers_on_the_path_runs_sst_on_chip_and_cpu(tmp_path, monkeypatch, capsys):
     """The shape of Groq's NLP proof points: helpers from a package on the path (they import datasets.utils and
     torchvision.ops, so the stand-ins must see them), torchscript=True tuples, state.expected_input_shapes,

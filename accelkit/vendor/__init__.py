@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -172,6 +173,24 @@ def _missing_requirement(exc: ModuleNotFoundError, script: str) -> str | None:
                     f"({spec}).\n  fix:   pip install '{spec}' (its other requirements may pin versions of packages "
                     f"accelkit already has: install only what is missing)")
     return None
+
+
+_IPU_TENSORFLOW = re.compile(r"^\s*(from tensorflow\.python import [^#\n]*\bipu\b|(from|import) tensorflow\.python\.ipu\b)",
+                             re.M)
+"""The imports of Graphcore's TensorFlow 2 for the IPU (``from tensorflow.python import ipu``)."""
+
+
+def _ipu_tensorflow(exc: ModuleNotFoundError, script: str) -> str:
+    """A script written for Graphcore's TensorFlow (it imports ``tensorflow.python.ipu``) stopped at ``import
+    tensorflow``, which is not installed: the refusal ``tensorflow.python.ipu`` gives where TensorFlow is, said at
+    the script's import line (installing TensorFlow from PyPI would not give the IPU module either)."""
+    from accelkit.facades.poptorch.options import PopTorchError
+
+    try:
+        importlib.import_module("accelkit.facades.poptorch.tensorflow_ipu")  # raises its refusal, as on import
+    except PopTorchError as refusal:
+        return f"accelkit vendor-run: error at {_script_line(exc, script)}\n{type(refusal).__name__}: {refusal}"
+    raise AssertionError("accelkit.facades.poptorch.tensorflow_ipu always refuses")  # pragma: no cover
 
 
 def _listed_requirements(exc: BaseException, script: str) -> Iterator[tuple[str, str]]:
@@ -349,16 +368,38 @@ def _user_module_files(name: str, root: Path) -> list[Path]:
     if any(f.is_file() for f in beside):
         return beside
     top, _, rest = name.partition(".")
-    spec = importlib.machinery.PathFinder.find_spec(top)
+    spec = importlib.machinery.PathFinder.find_spec(top) or _editable_spec(top)
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return []
     installed = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    if any(Path(spec.origin).is_relative_to(p) for p in installed):
+    # an installed package: this environment's, or another's (pip's --user site, ~/.local/lib/.../site-packages)
+    if any(Path(spec.origin).is_relative_to(p) for p in installed) or \
+            {"site-packages", "dist-packages"} & set(Path(spec.origin).parts):
         return []
     if not rest:
         return [Path(spec.origin)]
     base = Path(spec.origin).parent.joinpath(*rest.split("."))
     return [base.with_suffix(".py"), base / "__init__.py"] if spec.submodule_search_locations else []
+
+
+def _editable_spec(top: str) -> Any:
+    """The spec of a top-level module that only an import hook on ``sys.meta_path`` finds: what ``pip install -e``
+    with setuptools 64 or later writes for a package whose folder is not itself put on the path (GroqFlow's
+    ``pip install -e demo_helpers``: an ``__editable__`` finder maps ``demo_helpers`` to the clone's folder). Only
+    the finders are asked: nothing is imported; None where none of them knows the name."""
+    import importlib.machinery
+
+    for finder in sys.meta_path:
+        if finder in (importlib.machinery.BuiltinImporter, importlib.machinery.FrozenImporter,
+                      importlib.machinery.PathFinder) or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            spec = finder.find_spec(top, None)
+        except Exception:  # noqa: BLE001 - a third-party hook that cannot answer is no answer
+            continue
+        if spec is not None:
+            return spec
+    return None
 
 
 def _lifts_path(folder: Path) -> bool:
@@ -533,7 +574,11 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                     traceback.print_exc()
                 print(run.error, file=sys.stderr)
             except ModuleNotFoundError as exc:
-                if not synthetic_data and (exc.name or "").split(".")[0] in STAND_INS:
+                if (exc.name or "").split(".")[0] == "tensorflow" and any(
+                        _IPU_TENSORFLOW.search(text) for text in own):
+                    run.exit_code, run.error = 1, _ipu_tensorflow(exc, path)
+                    print(run.error, file=sys.stderr)
+                elif not synthetic_data and (exc.name or "").split(".")[0] in STAND_INS:
                     run.exit_code, run.error = 1, _missing_stand_in(exc, path)
                     print(run.error, file=sys.stderr)
                 else:

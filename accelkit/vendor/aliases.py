@@ -59,6 +59,10 @@ ALIASES: dict[str, str | None] = {
     # what to write instead (accelkit.facades.poptorch.optimum); `optimum` itself only when it is not installed
     "optimum": None,
     "optimum.graphcore": "accelkit.facades.poptorch.optimum",
+    # Graphcore's TensorFlow 2 for the IPU (its TensorFlow tutorials, ALCF's MNIST - Tensorflow2): refused at its
+    # import, saying what to run instead (accelkit.facades.poptorch.tensorflow_ipu); where TensorFlow itself is not
+    # installed the launcher refuses at `import tensorflow` with the same words
+    "tensorflow.python.ipu": "accelkit.facades.poptorch.tensorflow_ipu",
     # SambaNova SambaFlow (github.com/sambanova/tutorials hello_world/logreg.py, lenet/lenet.py)
     "sambaflow": "accelkit.facades.samba.sdk",
     "sambaflow.samba": "accelkit.facades.samba",
@@ -169,8 +173,9 @@ ALIASES: dict[str, str | None] = {
 }
 
 # the name whose presence as a real package means the vendor's SDK is installed
-SDK_ROOTS = ("poptorch", "popart", "popdist", "libpvti", "pva", "optimum.graphcore", "sambaflow", "cerebras.pytorch",
-             "cerebras_pytorch", "cerebras.framework", "cerebras_appliance", "cerebras.appliance", "groqflow", "onnxflow")
+SDK_ROOTS = ("poptorch", "popart", "popdist", "libpvti", "pva", "optimum.graphcore", "tensorflow.python.ipu",
+             "sambaflow", "cerebras.pytorch", "cerebras_pytorch", "cerebras.framework", "cerebras_appliance",
+             "cerebras.appliance", "groqflow", "onnxflow")
 # names answered only while the simulated SDK named beside them is in use (they are not vendor SDKs themselves)
 # (any one of them)
 ONLY_WITH: dict[str, tuple[str, ...]] = {

@@ -26,6 +26,9 @@ class ClusterConfig:
     max_wgt_servers: int | None = None
     max_act_per_csx: int | None = None
     num_workers_per_csx: int | None = None
+    cbcore_image: str | None = None
+    job_labels: list[str] = field(default_factory=list)  # `cszoo fit ... --job_labels name=gptj` (ALCF's commands)
+    job_priority: str | None = None
     mount_dirs: list[str] = field(default_factory=list)
     python_paths: list[str] = field(default_factory=list)
     job_time_sec: int | None = None
