@@ -1322,17 +1322,22 @@ def test_poptorch_fp16_weights_with_fp16_adam_state_and_loss_scaling_train_inste
     assert accuracy > 0.6
 
 
-def test_optimum_graphcore_is_refused_at_its_import_line_with_the_poptorch_loop_to_write_instead(tmp_path):
-    """Graphcore's Hugging Face tutorials (ViT) train with optimum.graphcore's IPUTrainer: not simulated, so the
-    script stops at its import, naming the line and the PopTorch loop to write instead; nothing after it runs."""
+def test_optimum_graphcore_is_answered_and_its_other_modules_refused_at_their_import_line(tmp_path):
+    """Graphcore's Hugging Face tutorials (ViT) train with optimum.graphcore's IPUTrainer: its import is answered
+    (IPUConfig, IPUTrainingArguments, IPUTrainer on the PopTorch facade: tests/test_optimum_graphcore.py); a module of
+    optimum-graphcore accelkit does not simulate stops the script at its import line, naming the PopTorch loop to
+    write instead; nothing after it runs."""
     from accelkit.vendor import run_script
 
     script = tmp_path / "vit_walkthrough.py"
-    script.write_text("import torch\nimport optimum.graphcore as optimum_graphcore\nprint('after the import')\n")
+    script.write_text("import torch\nimport optimum.graphcore as optimum_graphcore\n"
+                      "print('after the import', optimum_graphcore.IPUConfig().ipus_per_replica)\n"
+                      "from optimum.graphcore.pipelines import pipeline\nprint('after the pipelines')\n")
     run = run_script(script, [], synthetic_data=True, quiet=True)
-    assert run.exit_code == 1 and "vit_walkthrough.py:2" in (run.error or "")
+    assert run.exit_code == 1 and "vit_walkthrough.py:4" in (run.error or "")
     assert "optimum.graphcore" in (run.error or "") and "poptorch.trainingModel" in (run.error or "")
-    assert "after the import" not in (run.output or "") and "optimum.graphcore" in run.served
+    assert "after the import 1" in (run.output or "") and "after the pipelines" not in (run.output or "")
+    assert "optimum.graphcore" in run.served
     assert "optimum" not in sys.modules and "optimum.graphcore" not in sys.modules  # gone after the run
 
 

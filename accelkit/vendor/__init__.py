@@ -586,7 +586,10 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
                     print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             except FileNotFoundError as exc:
                 run.exit_code = 1
-                run.error = _missing_idx(exc, path) or _script_traceback(exc, path)
+                from accelkit.vendor import chest_xray  # NIH's chest X-ray folder (Graphcore's ViT tutorial)
+
+                run.error = (_missing_idx(exc, path) or chest_xray.missing(exc, _script_line(exc, path))
+                             or _script_traceback(exc, path))
                 print(run.error, file=sys.stderr, end="" if run.error.endswith("\n") else "\n")
             except Exception as exc:  # the script's own bug (not in a vendor call): its traceback is the help
                 run.exit_code = 1

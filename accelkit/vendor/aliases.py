@@ -55,10 +55,16 @@ ALIASES: dict[str, str | None] = {
     "horovod.torch": "accelkit.facades.poptorch.horovod",
     "libpvti": "accelkit.facades.poptorch.pvti",
     "pva": "accelkit.facades.poptorch.pvti",
-    # Hugging Face's IPU trainer (Graphcore's ViT and other Hugging Face tutorials): refused at its import, saying
-    # what to write instead (accelkit.facades.poptorch.optimum); `optimum` itself only when it is not installed
+    # Hugging Face's IPU trainer (Graphcore's ViT tutorial): IPUConfig, IPUTrainingArguments and IPUTrainer on the
+    # PopTorch facade (accelkit.facades.poptorch.optimum); its other modules refused at their import, saying what to
+    # write instead; `optimum` itself only when it is not installed
     "optimum": None,
     "optimum.graphcore": "accelkit.facades.poptorch.optimum",
+    **{f"optimum.graphcore.{m}": "accelkit.facades.poptorch.optimum" for m in (
+        "ipu_configuration", "trainer", "training_args")},
+    **{f"optimum.graphcore.{m}": "accelkit.facades.poptorch.optimum_refused" for m in (
+        "pipelines", "modeling_utils", "models", "data", "generation", "diffusers", "trainer_seq2seq",
+        "training_args_seq2seq", "quantization", "custom_ops")},
     # Graphcore's TensorFlow 2 for the IPU (its TensorFlow tutorials, ALCF's MNIST - Tensorflow2): refused at its
     # import, saying what to run instead (accelkit.facades.poptorch.tensorflow_ipu); where TensorFlow itself is not
     # installed the launcher refuses at `import tensorflow` with the same words

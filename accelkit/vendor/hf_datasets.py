@@ -77,6 +77,7 @@ class Dataset:
         self.split = split
         self._format: str | None = None
         self._format_columns: list[str] | None = None
+        self._transform: Callable[[dict[str, list[Any]]], Any] | None = None
 
     @classmethod
     def from_dict(cls, mapping: dict[str, list[Any]]) -> Dataset:
@@ -120,7 +121,10 @@ class Dataset:
 
     def _row(self, i: int) -> dict[str, Any]:
         cols = self._format_columns or self.column_names
-        return {k: self._formatted(self._columns[k][i]) for k in cols}
+        if self._transform is not None:  # set_transform: the function sees a batch of one row, as in datasets
+            out = self._transform({k: [_loaded(self._columns[k][i])] for k in cols})
+            return {k: v[0] for k, v in dict(out).items()}
+        return {k: self._formatted(_loaded(self._columns[k][i])) for k in cols}
 
     def __getitem__(self, key: int | slice | str | Sequence[int]) -> Any:
         if isinstance(key, str):
@@ -136,7 +140,9 @@ class Dataset:
             return self._row(key % self.num_rows)
         idx = range(self.num_rows)[key] if isinstance(key, slice) else list(key)
         cols = self._format_columns or self.column_names
-        return {k: self._formatted([self._columns[k][i] for i in idx]) for k in cols}
+        if self._transform is not None:
+            return dict(self._transform({k: [_loaded(self._columns[k][i]) for i in idx] for k in cols}))
+        return {k: self._formatted([_loaded(self._columns[k][i]) for i in idx]) for k in cols}
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return (self._row(i) for i in range(self.num_rows))
@@ -144,7 +150,23 @@ class Dataset:
     def _new(self, columns: dict[str, list[Any]]) -> Dataset:
         out = Dataset(columns, self.split)
         out._format, out._format_columns = self._format, None
+        out._transform = self._transform
         return out
+
+    def set_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None,
+                      columns: list[str] | None = None, output_all_columns: bool = False) -> None:
+        """``Dataset.set_transform``: ``transform`` is applied to a batch (a dict of lists: one row's values for
+        ``dataset[i]``, several for a slice) each time rows are read, as in datasets; None removes it."""
+        self._transform, self._format_columns = transform, columns
+
+    def with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None,
+                       columns: list[str] | None = None, output_all_columns: bool = False) -> Dataset:
+        out = self._new(dict(self._columns))
+        out.set_transform(transform, columns, output_all_columns)
+        return out
+
+    def reset_format(self) -> None:
+        self._format, self._format_columns, self._transform = None, None, None
 
     def map(self, function: Callable[..., Any] | None = None, with_indices: bool = False, batched: bool = False,
             batch_size: int | None = 1000, remove_columns: str | list[str] | None = None, **_: Any) -> Dataset:
@@ -203,7 +225,7 @@ class Dataset:
         return self._new({column_mapping.get(k, k): v for k, v in self._columns.items()})
 
     def set_format(self, type: str | None = None, columns: list[str] | None = None, **_: Any) -> None:  # noqa: A002
-        self._format, self._format_columns = type, columns
+        self._format, self._format_columns, self._transform = type, columns, None
 
     def with_format(self, type: str | None = None, columns: list[str] | None = None, **_: Any) -> Dataset:  # noqa: A002
         out = self._new(dict(self._columns))
@@ -211,7 +233,31 @@ class Dataset:
         return out
 
     def to_dict(self) -> dict[str, list[Any]]:
-        return {k: list(v) for k, v in self._columns.items()}
+        return {k: [_loaded(x) for x in v] for k, v in self._columns.items()}
+
+
+class _ImageFile:
+    """An image of an ``imagefolder`` set, opened (as a PIL image) when a row is read, as datasets' ``Image``
+    feature decodes it."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def open(self) -> Any:
+        from PIL import Image
+
+        with Image.open(self.path) as img:
+            img.load()
+            return img
+
+    def __repr__(self) -> str:
+        return f"<image {self.path}>"
+
+
+def _loaded(value: Any) -> Any:
+    return value.open() if isinstance(value, _ImageFile) else value
 
 
 class DatasetDict(dict[str, Dataset]):
@@ -238,6 +284,10 @@ class DatasetDict(dict[str, Dataset]):
     def set_format(self, *args: Any, **kwargs: Any) -> None:
         for v in self.values():
             v.set_format(*args, **kwargs)
+
+    def set_transform(self, *args: Any, **kwargs: Any) -> None:
+        for v in self.values():
+            v.set_transform(*args, **kwargs)
 
     def with_format(self, *args: Any, **kwargs: Any) -> DatasetDict:
         return DatasetDict({k: v.with_format(*args, **kwargs) for k, v in self.items()})
@@ -394,8 +444,62 @@ SETS: dict[tuple[str, str | None], tuple[str, tuple[str, ...]]] = {
 }
 
 
-def load_dataset(path: str, name: str | None = None, split: str | None = None, **_: Any) -> Dataset | DatasetDict:
-    """``datasets.load_dataset``: the small local stand-in for ``path`` / ``name`` (see the module docstring)."""
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+
+
+def _imagefolder(data_dir: Any, split: str | None) -> Dataset | DatasetDict:
+    """``load_dataset("imagefolder", data_dir=...)``: the user's own folder, read as datasets reads it (nothing is
+    made here): an ``image`` column (opened when a row is read) and, where ``metadata.jsonl`` is beside the images,
+    its other columns, matched by ``file_name``; without metadata, a ``label`` column from the class folders' names
+    (sorted). One ``train`` split."""
+    import json
+    from pathlib import Path
+
+    if data_dir is None:
+        raise DatasetsError("load_dataset('imagefolder') needs data_dir (the folder of images)",
+                            fix="load_dataset('imagefolder', data_dir='path/to/images')")
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(2, f"load_dataset('imagefolder'): no folder {root}", str(root))
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    metadata = sorted(root.rglob("metadata.jsonl"))
+    columns: dict[str, list[Any]]
+    if metadata:
+        rows = []
+        for meta in metadata:
+            for line in meta.read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    if "file_name" not in row:
+                        raise DatasetsError(f"{meta}: a row without file_name ({line[:80]})",
+                                            fix="give every metadata.jsonl row the image's file_name")
+                    row["_path"] = meta.parent / row.pop("file_name")
+                    rows.append(row)
+        on_disk = {p.resolve() for p in files}
+        absent = [r["_path"] for r in rows if Path(r["_path"]).resolve() not in on_disk]
+        if absent:
+            raise DatasetsError(f"metadata.jsonl names {len(absent)} image(s) the folder does not have (the first: "
+                                f"{absent[0]})", fix="list only the images in the folder in metadata.jsonl")
+        columns = {"image": [_ImageFile(str(r["_path"])) for r in rows]}
+        for key in (k for k in rows[0] if k != "_path") if rows else ():
+            columns[key] = [r.get(key) for r in rows]
+    else:
+        classes = sorted({p.parent.name for p in files if p.parent != root})
+        columns = {"image": [_ImageFile(str(p)) for p in files]}
+        if classes:
+            columns["label"] = [classes.index(p.parent.name) if p.parent != root else -1 for p in files]
+    if split not in (None, "train"):
+        raise DatasetsError(f"load_dataset('imagefolder') of one folder has the split 'train', not {split!r}",
+                            fix="use split='train' (or none), then train_test_split")
+    ds = Dataset(columns, "train")
+    return ds if split else DatasetDict(train=ds)
+
+
+def load_dataset(path: str, name: str | None = None, split: str | None = None, **kwargs: Any) -> Dataset | DatasetDict:
+    """``datasets.load_dataset``: the small local stand-in for ``path`` / ``name`` (see the module docstring);
+    ``"imagefolder"`` reads the user's own folder (``data_dir``)."""
+    if str(path) == "imagefolder":
+        return _imagefolder(kwargs.get("data_dir") or kwargs.get("data_files"), split)
     key = (str(path), name)
     if key not in SETS:
         known = ", ".join(sorted(f"{p}/{n}" if n else p for p, n in SETS))
@@ -469,6 +573,8 @@ class Metric:
         self._references.append(reference)
 
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, float]:
+        if self.name == "roc_auc" and kwargs.get("prediction_scores") is not None:  # its input is named so
+            predictions = kwargs.pop("prediction_scores")
         if predictions is not None:
             self.add_batch(predictions=predictions, references=references)
         preds, refs = self._predictions, self._references
@@ -481,6 +587,8 @@ class Metric:
                 em += max(float(_normalize_answer(p["prediction_text"]) == _normalize_answer(t)) for t in truths)
                 f1 += max(_token_f1(p["prediction_text"], t) for t in truths)
             return {"exact_match": 100 * em / len(preds), "f1": 100 * f1 / len(preds)}
+        if self.name == "roc_auc":
+            return _roc_auc(self.config_name, refs, preds, **kwargs)
         if self.name == "glue":
             if self.config_name == "cola":
                 return _classification("matthews_correlation", preds, refs)
@@ -491,6 +599,24 @@ class Metric:
         return _classification(self.name, preds, refs, **kwargs)
 
 
+def _roc_auc(config: str | None, references: list[Any], scores: list[Any], average: str | None = "macro",
+             sample_weight: Any = None, max_fpr: float | None = None, multi_class: str = "raise",
+             labels: Any = None) -> dict[str, Any]:
+    """The ``roc_auc`` metric as evaluate's computes it, with scikit-learn's ``roc_auc_score``: ``multiclass``
+    passes ``multi_class`` and ``labels``; ``multilabel`` and binary do not (a multilabel ``multi_class`` is
+    ignored, as there)."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    y, s = np.asarray(references), np.asarray(scores)
+    if config == "multiclass":
+        value = roc_auc_score(y, s, labels=labels, average=average, sample_weight=sample_weight, max_fpr=max_fpr,
+                              multi_class=multi_class)
+    else:
+        value = roc_auc_score(y, s, average=average, sample_weight=sample_weight, max_fpr=max_fpr)
+    return {"roc_auc": value.tolist() if isinstance(value, np.ndarray) else float(value)}
+
+
 def _plain(values: Any) -> list[Any]:
     if values is None:
         return []
@@ -498,12 +624,15 @@ def _plain(values: Any) -> list[Any]:
     return list(tolist() if callable(tolist) else values)
 
 
-METRICS = ("accuracy", "f1", "precision", "recall", "matthews_correlation", "glue", "squad")
+METRICS = ("accuracy", "f1", "precision", "recall", "matthews_correlation", "glue", "squad", "roc_auc")
 
 
 def load_metric(path: str, config_name: str | None = None, **_: Any) -> Metric:
     """``datasets.load_metric`` (and ``evaluate.load``): a metric computed here (see the module docstring)."""
     name = str(path).rsplit("/", 1)[-1]
+    if name == "roc_auc" and config_name not in (None, "default", "binary", "multiclass", "multilabel"):
+        raise DatasetsError(f"load_metric('roc_auc', {config_name!r}): the metric's configurations are 'binary' (or "
+                            "none), 'multiclass' and 'multilabel'", fix="name one of them")
     if name not in METRICS:
         raise DatasetsError(f"--synthetic-data has no stand-in for the metric {path!r}",
                             fix=f"the metrics computed here: {', '.join(METRICS)}; or install evaluate")

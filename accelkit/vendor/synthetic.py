@@ -618,6 +618,16 @@ def _hf_hub() -> Iterator[None]:
                                else _config_class_for(name), name, kwargs)
         return (config, {}) if unused else config
 
+    def feature_extractor_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(name, (str, os.PathLike)) and os.path.isfile(os.path.join(name, "preprocessor_config.json")):
+            import json
+
+            with open(os.path.join(name, "preprocessor_config.json")) as f:
+                saved = json.load(f)
+            _say(f"from_pretrained({os.fspath(name)!r}) loads the feature extractor saved in that folder")
+            return FeatureExtractor(os.fspath(name), **saved)
+        return _feature_extractor(str(name), kwargs)
+
     def tokenizer_from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
         from accelkit.vendor.tokenizer import local_tokenizer
 
@@ -634,7 +644,12 @@ def _hf_hub() -> Iterator[None]:
         *((c, auto_from_pretrained) for c in autos), (transformers.PretrainedConfig, config_from_pretrained),
         (transformers.AutoConfig, config_from_pretrained), (transformers.PreTrainedTokenizerBase,
                                                             tokenizer_from_pretrained),
-        (transformers.AutoTokenizer, tokenizer_from_pretrained)]
+        (transformers.AutoTokenizer, tokenizer_from_pretrained),
+        # transformers 4's AutoFeatureExtractor of a vision checkpoint (Graphcore's ViT tutorial), and the image
+        # processors that replaced it
+        *((c, feature_extractor_from_pretrained) for c in (getattr(transformers, "AutoFeatureExtractor", None),
+                                                           getattr(transformers, "AutoImageProcessor", None))
+          if c is not None)]
     saved = [(cls, vars(cls).get("from_pretrained")) for cls, _ in patches]
     originals.update((cls, fn) for cls, fn in saved if fn is not None)
     for cls, fn in patches:
@@ -647,6 +662,72 @@ def _hf_hub() -> Iterator[None]:
                 delattr(cls, "from_pretrained")
             else:
                 cls.from_pretrained = original
+
+
+class FeatureExtractor:
+    """What transformers 4.20's ``AutoFeatureExtractor.from_pretrained`` gave for a vision checkpoint
+    (``ViTFeatureExtractor``, its ``preprocessor_config.json``): ``size`` a number (224; transformers 5's image
+    processors hold a dict, which ``transforms.Resize(feature_extractor.size)`` cannot take), ``image_mean`` /
+    ``image_std`` (0.5 for each channel, ``google/vit-base-patch16-224-in21k``'s), ``do_resize``, ``do_normalize``,
+    ``resample`` (2: bilinear). Calling it makes ``pixel_values`` as it did (resize, scale to [0, 1], normalise,
+    channels first); ``save_pretrained`` writes ``preprocessor_config.json``."""
+
+    model_input_names = ["pixel_values"]
+
+    def __init__(self, name: str, size: int = 224, image_mean: Sequence[float] = (0.5, 0.5, 0.5),
+                 image_std: Sequence[float] = (0.5, 0.5, 0.5), **kwargs: Any) -> None:
+        self.name_or_path = name
+        self.feature_extractor_type = kwargs.pop("feature_extractor_type", "ViTFeatureExtractor")
+        self.size, self.image_mean, self.image_std = size, list(image_mean), list(image_std)
+        self.do_resize, self.do_normalize, self.resample = kwargs.pop("do_resize", True), kwargs.pop(
+            "do_normalize", True), kwargs.pop("resample", 2)
+        vars(self).update(kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if k != "name_or_path"}
+
+    def __repr__(self) -> str:
+        import json
+
+        return f"{self.feature_extractor_type} {json.dumps(self.to_dict(), indent=2)}"
+
+    def save_pretrained(self, save_directory: str | os.PathLike[str], **_: Any) -> list[str]:
+        import json
+
+        os.makedirs(save_directory, exist_ok=True)
+        path = os.path.join(save_directory, "preprocessor_config.json")
+        with open(path, "w") as f:
+            json.dump(self.to_dict(), f, indent=2)
+        return [path]
+
+    def __call__(self, images: Any, return_tensors: str | None = None, **_: Any) -> dict[str, Any]:
+        from PIL import Image
+
+        many = images if isinstance(images, (list, tuple)) else [images]
+        out = []
+        for img in many:
+            if not isinstance(img, Image.Image):
+                arr = np.asarray(img.detach().cpu() if isinstance(img, torch.Tensor) else img)
+                img = Image.fromarray(arr.transpose(1, 2, 0) if arr.ndim == 3 and arr.shape[0] in (1, 3) else arr)
+            img = img.convert("RGB")
+            if self.do_resize:
+                img = img.resize((self.size, self.size), Image.Resampling.BILINEAR)
+            a: Any = np.asarray(img, dtype=np.float32) / 255.0
+            if self.do_normalize:
+                a = (a - np.asarray(self.image_mean, dtype=np.float32)) / np.asarray(self.image_std, dtype=np.float32)
+            out.append(a.transpose(2, 0, 1))
+        pixels: Any = np.stack(out) if return_tensors in ("np", "pt") else list(out)
+        return {"pixel_values": torch.from_numpy(pixels) if return_tensors == "pt" else pixels}
+
+
+def _feature_extractor(name: str, kwargs: dict[str, Any]) -> FeatureExtractor:
+    config = _config_class_for(name)()
+    size = int(getattr(config, "image_size", 224) or 224)
+    _say(f"AutoFeatureExtractor.from_pretrained({str(name)!r}) is the feature extractor transformers 4.20 gave for "
+         f"it (size={size}, image_mean and image_std 0.5 per channel, as google/vit-base-patch16-224-in21k's "
+         "preprocessor_config.json), made here; nothing downloaded")
+    return FeatureExtractor(str(name), size=size, **{k: v for k, v in kwargs.items()
+                                                     if k in ("image_mean", "image_std", "do_resize", "do_normalize")})
 
 
 # ---- tiktoken -------------------------------------------------------------------------------------
@@ -798,10 +879,20 @@ def installed(hf: bool = True, vision: bool = True, tiktoken: bool = False,
             _torchaudio() if audio else contextlib.nullcontext()), (
             _wget() if wget else contextlib.nullcontext()), (
             _pyg() if graphs else contextlib.nullcontext()):
+        _active.append(True)
         try:
             yield
         finally:
+            _active.pop()
             imagenette.cleanup()
+
+
+_active: list[bool] = []  # one entry while installed() is in force (a vendor run with --synthetic-data)
+
+
+def active() -> bool:
+    """Whether ``--synthetic-data``'s stand-ins are in force (facades answer downloads only then)."""
+    return bool(_active)
 
 
 __all__ = ["CIFAR10", "MNIST", "FashionMNIST", "installed", "substitutions"]
