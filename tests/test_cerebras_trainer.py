@@ -174,7 +174,7 @@ def test_nested_batches_scopes_and_batch_size(monkeypatch):
 
 def test_optimizers_and_schedules_have_cstorchs_classes_and_real_annotations():
     assert issubclass(optim.SGD, optim.Optimizer) and issubclass(optim.SGD, torch.optim.SGD)
-    assert [c.__name__ for c in zoo2.retrieve_all_subclasses(optim.Optimizer)] == ["SGD", "Adam", "AdamW"]
+    assert [c.__name__ for c in zoo2.retrieve_all_subclasses(optim.Optimizer)] == ["SGD", "Adam", "AdamW", "Adafactor"]
     sig = inspect.signature(optim.LinearLR.__init__)
     assert sig.parameters["optimizer"].annotation is torch.optim.Optimizer  # a type, as the Zoo's configs need
     assert sig.parameters["initial_learning_rate"].annotation is float
@@ -716,3 +716,138 @@ def test_cluster_config_takes_the_job_labels_alcfs_cszoo_commands_pass(tmp_path,
     recorded = next(line for line in out.splitlines() if "cstorch.backend(cluster_config=" in line)
     assert "job_labels=['name=gptj']" in recorded and "job_priority='p2'" in recorded
     assert "accepted, not simulated" in recorded
+
+
+MOE_SHAPED = '''
+import json, sys
+import torch
+import cerebras.pytorch as cstorch
+import cerebras.pytorch.nn.functional as F
+from cerebras.pytorch.distributed.cluster_resolver import ClusterSpec, TaskSpec
+from cerebras.pytorch.metrics import FBetaScoreMetric
+
+kind = sys.argv[1]
+backend = cstorch.backend(kind)
+cstorch.amp.enable_mixed_precision(True)
+cstorch.amp.set_half_dtype("bfloat16")
+logged = []
+
+@cstorch.step_closure
+def log_later(name, value):  # a logger that defers what it reads to the host, as a trainer does while tracing
+    logged.append((name, float(value)))
+
+def log(name, value):
+    if backend.is_tracing:
+        log_later(name, value)
+    else:
+        logged.append((name, float(value)))
+
+class TinyMoE(torch.nn.Module):  # two experts, one chosen per token, and a token-masked expert beside them
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 8)
+        self.gate = torch.nn.Linear(8, 2, bias=False)
+        self.experts = torch.nn.Parameter(torch.randn(8, 2, 8) * 0.3)  # (out, experts, in)
+        self.masked = torch.nn.Parameter(torch.randn(8, 8) * 0.3)
+        self.head = torch.nn.Linear(8, 3)
+        self.f1 = FBetaScoreMetric(num_classes=3, average_type="macro", ignore_labels=[2], name="eval/f1")
+    def forward(self, ids, labels=None):
+        x = self.emb(ids)
+        if cstorch.use_cs():  # the router's input in the half dtype on the system
+            x = x.to(cstorch.amp.get_half_dtype())
+        probs = self.gate(x).float().softmax(-1)
+        top, idx = probs.topk(1, dim=-1)
+        y = (F.sparse_matmul(x, idx, self.experts) * top[..., None].to(x.dtype)).sum(-2)
+        y = y + F.sparse_act_matmul(x, (idx[..., 0] == 0).to(torch.int16), self.masked, 4)
+        log("router/top_prob", top.mean())
+        logits = self.head(y.float()).mean(1)
+        if not self.training and labels is not None:  # the model scores itself, as the zoo's heads do
+            self.f1(labels=labels, predictions=logits.argmax(-1).int())
+        return logits
+
+torch.manual_seed(0)
+model = TinyMoE()
+compiled = cstorch.compile(model, backend)
+optimizer = cstorch.optim.Adafactor(model.parameters(), lr=0.0)
+schedule = cstorch.optim.lr_scheduler.InverseSquareRootDecayLR(optimizer, scale=0.1, warmup_steps=2)
+g = torch.Generator().manual_seed(1)
+ids, labels = torch.randint(0, 20, (8, 6), generator=g), torch.randint(0, 3, (8,), generator=g)
+
+@cstorch.trace
+def train_step(ids, labels):
+    loss = torch.nn.functional.cross_entropy(compiled(ids), labels)
+    loss.backward()
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return loss
+
+@cstorch.trace
+@torch.no_grad()
+def eval_step(ids, labels):
+    return compiled(ids, labels)
+
+losses, rates = [], []
+for _ in range(4):
+    losses.append(float(train_step(ids, labels)))
+    rates.append(optimizer.param_groups[0]["lr"])
+model.eval()
+eval_step(ids, labels)
+cluster = ClusterSpec([TaskSpec(rank=0, local_rank=0, wse_id=0, node_name="localhost")], rank=0, num_csx=1,
+                      num_workers_per_csx=1)
+json.dump({"losses": losses, "rates": rates, "logged": logged, "f1": float(model.f1), "num_tasks": cluster.num_tasks(),
+           "factored": sorted(optimizer.state[model.experts])}, open("result.json", "w"))
+'''
+
+
+@pytest.mark.parametrize("kind", ["CPU", "CSX"])
+def test_mixture_of_experts_shaped_script_trains_with_adafactor_and_scores_inside_the_compiled_step(
+        kind, tmp_path, monkeypatch, capsys):
+    """What the 2.10 Model Zoo's T5 and Mixtral configs and BERT fine-tuning heads read: Adafactor with the inverse
+    square-root schedule, the experts' sparse products, a value logged from inside the model (deferred to a step
+    closure while the step's program is captured on the CS-2, where the values do not exist: logged once a step),
+    an F-score updated inside the compiled eval step, and the cluster's task count."""
+    from accelkit.vendor import run_script
+
+    (tmp_path / "moe_shaped.py").write_text(MOE_SHAPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "moe_shaped.py", [kind])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert all(loss == loss for loss in result["losses"]) and result["losses"][-1] < result["losses"][0]
+    # 0.1 / sqrt(max(step, 2)) after steps 1..4: constant through the warm-up, then the inverse square root
+    assert result["rates"] == pytest.approx([0.1 / 2 ** 0.5, 0.1 / 2 ** 0.5, 0.1 / 3 ** 0.5, 0.1 / 2])
+    assert [name for name, _ in result["logged"]] == ["router/top_prob"] * 5  # 4 train steps, 1 eval step
+    assert 0.0 <= result["f1"] <= 1.0 and result["num_tasks"] == 1
+    assert result["factored"] == ["exp_avg_sq_col", "exp_avg_sq_row", "step"]
+    if kind == "CSX":
+        assert "sparse_act_matmul(dense_capacity=4)" in out
+
+
+def test_adafactor_and_the_experts_products_compute_what_they_say():
+    from accelkit.facades.cerebras import zoo2
+
+    p = torch.nn.Parameter(torch.tensor([0.5, -2.0, 1.0]))
+    opt = optim.Adafactor([p], lr=0.1)
+    p.grad = torch.tensor([0.3, -0.2, 0.0])
+    start = p.detach().clone()
+    opt.step()
+    # first step: the second moment is the squared gradient, so the update is the gradient's sign; the rate is
+    # relative to the parameter's RMS
+    rms = start.square().mean().sqrt()
+    assert torch.allclose(p.detach(), start - 0.1 * rms * torch.tensor([1.0, -1.0, 0.0]), atol=1e-5)
+    with pytest.raises(CerebrasError, match="relative_step"):
+        optim.Adafactor([p], lr=0.1, relative_step=True)
+    assert optim.configure_optimizer("Adafactor", [p], learning_rate=0.01).param_groups[0]["lr"] == 0.01
+
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(2, 3, 4, generator=g), torch.randn(5, 3, 4, generator=g)  # 3 experts, 4 -> 5
+    idx = torch.tensor([[[0, 2], [1, 1], [2, 0]], [[1, 0], [0, 1], [2, 2]]])
+    out = zoo2.sparse_matmul(x, idx, w)
+    expect = torch.stack([torch.stack([torch.stack([w[:, int(e)] @ x[b, s] for e in idx[b, s]])
+                                       for s in range(3)]) for b in range(2)])
+    assert out.shape == (2, 3, 2, 5) and torch.allclose(out, expect, atol=1e-5)
+    mask = torch.tensor([[1, 0, 1], [0, 0, 1]], dtype=torch.int16)
+    dense = zoo2.sparse_act_matmul(x, mask, w[:, 0])
+    assert torch.allclose(dense, (x @ w[:, 0].T) * mask[..., None], atol=1e-5)

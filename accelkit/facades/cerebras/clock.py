@@ -65,6 +65,12 @@ class StepClock:
         self.session = Session(self.model, target=self._target, precision=precision, mode=self._mode,
                                stack=self._stack)
 
+    @property
+    def capturing(self) -> bool:
+        """True while the step's program is captured (the model's forward runs once more, on example inputs whose
+        values are not known, to model its time): not the user's step."""
+        return self._compiling
+
     # ---- events from the user's step ----------------------------------------------------------
     def on_forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if self._compiling:

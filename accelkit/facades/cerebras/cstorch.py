@@ -139,9 +139,12 @@ class Backend(ClockResults):
 
     @property
     def is_tracing(self) -> bool:
-        """False: the step's tensors hold their values as it runs (an eager step on this CPU), so what cstorch
-        defers to a step closure can run at once."""
-        return False
+        """False while the step runs: its tensors hold their values (an eager step on this CPU), so what cstorch
+        defers to a step closure can run at once. True while the step's program is captured to model its time
+        (the model's forward runs once more, on inputs without values), as cstorch's is while it traces: code
+        that reads values there (the Model Zoo's ``summarize_scalar`` from inside a model) defers them to a step
+        closure, which the capture drops (the step itself has already run it with the values)."""
+        return self.clock is not None and self.clock.capturing
 
     @property
     def _impl(self) -> Backend:
@@ -303,8 +306,12 @@ def manual_seed(seed: int) -> None:
 
 def use_cs() -> bool:
     """``cstorch.use_cs()``: True when the current backend is a Cerebras system (``"CSX"``, simulated here), False
-    for the CPU backend (the 2.0 Model Zoo's data loaders pick their dtypes by it)."""
-    return bool(_current) and not _current[0].is_cpu
+    for the CPU backend (the 2.0 Model Zoo's data loaders pick their dtypes by it). False too while a step's
+    program is captured (:attr:`Backend.is_tracing`): the graph captured is the fp32 model's, its precision the
+    run's, set apart (:func:`~accelkit.facades.cerebras.system_inputs.for_capture`), so a model's own casts to the
+    half dtype on the system (the Model Zoo's ``maybe_to_half_dtype``: a mixture of experts' router input before
+    its fp32 gate) are the program's precision there, not a mixed-dtype op."""
+    return bool(_current) and not _current[0].is_cpu and not _current[0].is_tracing
 
 
 def summarize_tensor(name: str, tensor: Any) -> None:
@@ -528,8 +535,16 @@ def _arrived_on_host(out: Any) -> None:
 
 def step_closure(fn: F) -> F:
     """``cstorch.step_closure``: on the system, a function run on the host once the step's values arrive.
-    Here the values are already on the host, so the function is called straight away."""
-    return fn
+    Here the values are already on the host, so the function is called straight away; called while a step's
+    program is captured (:attr:`Backend.is_tracing`), where no values exist, it is not called (the step itself
+    called it)."""
+    @functools.wraps(fn)
+    def closure(*args: Any, **kwargs: Any) -> Any:
+        if any(b.is_tracing for b in _current):
+            return None
+        return fn(*args, **kwargs)
+
+    return closure  # type: ignore[return-value]
 
 
 _executors: list[DataExecutor] = []  # the executor being iterated (checkpoint_closure asks it)

@@ -105,6 +105,10 @@ class ClusterSpec:
     def task(self, rank: int | None = None) -> TaskSpec:
         return self.tasks[self.rank if rank is None else rank]
 
+    def num_tasks(self) -> int:
+        """How many tasks the cluster has (the Model Zoo's HDF5 iterable datasets shard their files by it)."""
+        return len(self.tasks)
+
 
 def get_rank() -> int:
     """This process's rank: 0, the only one."""

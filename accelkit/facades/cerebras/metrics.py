@@ -165,7 +165,9 @@ class FBetaScoreMetric(Metric):
     """``cstorch.metrics.FBetaScoreMetric(num_classes, beta=1.0, average_type="micro", ignore_labels=None, name=)``:
     F-beta over every update's ``labels`` and ``predictions`` (class ids), from their confusion matrix: ``micro``
     pools the counts of the classes kept, ``macro`` averages each class's score. ``ignore_labels`` leaves those
-    classes out of the averages (BERT token classification's padding class)."""
+    classes out of the averages (BERT token classification's padding class). Its state is updated with fixed shapes
+    (one-hot products), so it runs inside a step compiled for the CS system, as the Model Zoo's BERT classifier
+    and token classifier call it when their configs set ``compute_eval_metrics``."""
 
     confusion: torch.Tensor
 
@@ -184,21 +186,27 @@ class FBetaScoreMetric(Metric):
         self._cached = None
 
     def update(self, labels: torch.Tensor, predictions: torch.Tensor, dtype: torch.dtype | None = None) -> None:
-        idx = labels.reshape(-1).long() * self.num_classes + predictions.reshape(-1).long()
-        self.confusion.add_(torch.bincount(idx, minlength=self.num_classes ** 2)
-                            .reshape(self.num_classes, self.num_classes).float())
+        # shapes fixed before the data is seen (one-hot products, a mask for the classes kept), as a step compiled
+        # for the system needs them: no bincount or boolean indexing, whose sizes depend on the values
+        # (a label outside 0 .. num_classes-1, a padding id, is left out, as cstorch leaves it out)
+        n = self.num_classes
+        labels, predictions = labels.reshape(-1).long(), predictions.reshape(-1).long()
+        valid = ((labels >= 0) & (labels < n)).float().unsqueeze(1)
+        truth = nn.functional.one_hot(labels.clamp(0, n - 1), n).float() * valid
+        guess = nn.functional.one_hot(predictions.clamp(0, n - 1), n).float()
+        self.confusion.add_(truth.T @ guess)
 
     def compute(self) -> torch.Tensor:
-        keep = torch.tensor([c not in self.ignore_labels for c in range(self.num_classes)])
-        tp = self.confusion.diagonal()[keep]
-        fp = self.confusion.sum(0)[keep] - tp  # predicted as the class, labelled otherwise
-        fn = self.confusion.sum(1)[keep] - tp
+        keep = torch.tensor([float(c not in self.ignore_labels) for c in range(self.num_classes)])
+        tp = self.confusion.diagonal() * keep
+        fp = self.confusion.sum(0) * keep - tp  # predicted as the class, labelled otherwise
+        fn = self.confusion.sum(1) * keep - tp
         b2 = self.beta ** 2
         if self.average_type == "micro":
             tp, fp, fn = tp.sum(), fp.sum(), fn.sum()
         num, den = (1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp
         score = torch.where(den > 0, num / den.clamp(min=1e-12), torch.zeros_like(num))
-        return score if self.average_type == "micro" else score.mean()
+        return score if self.average_type == "micro" else (score * keep).sum() / keep.sum()
 
 
 def get_all_metrics() -> Iterator[tuple[str, Metric]]:

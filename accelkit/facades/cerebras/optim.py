@@ -54,6 +54,80 @@ class AdamW(torch.optim.AdamW, Optimizer):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
 
 
+class Adafactor(Optimizer):
+    """``cstorch.optim.Adafactor(params, lr, eps=(1e-30, 1e-3), clip_threshold=1.0, decay_rate=-0.8, beta1=None,
+    weight_decay=0.0, scale_parameter=True, relative_step=False, warmup_init=False)``: Shazeer and Stern's
+    Adafactor as Cerebras runs it (the Model Zoo's T5 and Transformer configs). A matrix's second moment is kept
+    factored (a row and a column average, ``exp_avg_sq_row`` / ``exp_avg_sq_col``), a vector's whole; the moment's
+    decay is ``1 - step ** decay_rate``; each update is scaled down to an RMS of at most ``clip_threshold``, and with
+    ``scale_parameter`` the rate is relative to the parameter's RMS (at least ``eps[1]``); ``beta1`` keeps a first
+    moment of the updates. The rate comes from the run's schedule: ``relative_step`` (Adafactor's own
+    ``1/sqrt(step)`` rate) and ``warmup_init`` are refused, as Cerebras' optimizer refuses them."""
+
+    def __init__(self, params: ParamsT, lr: float, eps: tuple[float, float] = (1e-30, 1e-3),
+                 clip_threshold: float = 1.0, decay_rate: float = -0.8, beta1: float | None = None,
+                 weight_decay: float = 0.0, scale_parameter: bool = True, relative_step: bool = False,
+                 warmup_init: bool = False) -> None:
+        if relative_step or warmup_init:
+            raise CerebrasError("cstorch.optim.Adafactor(relative_step=True / warmup_init=True) computes its own "
+                                "rate from the step, which Cerebras' Adafactor does not support",
+                                fix="leave relative_step and warmup_init False and give the rate with lr or a "
+                                    "schedule (the Model Zoo's T5 configs use InverseSquareRootDecayLR)")
+        super().__init__(params, dict(lr=lr, eps=tuple(eps), clip_threshold=clip_threshold, decay_rate=decay_rate,
+                                      beta1=beta1, weight_decay=weight_decay, scale_parameter=scale_parameter,
+                                      relative_step=relative_step, warmup_init=warmup_init))
+
+    @staticmethod
+    def _rms(t: torch.Tensor) -> torch.Tensor:
+        return t.float().square().mean().sqrt()
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:  # type: ignore[override]
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            eps1, eps2 = group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad.float()
+                state = self.state[p]
+                factored = grad.dim() >= 2
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    if factored:
+                        state["exp_avg_sq_row"] = grad.new_zeros(grad.shape[:-1])
+                        state["exp_avg_sq_col"] = grad.new_zeros(grad.shape[:-2] + grad.shape[-1:])
+                    else:
+                        state["exp_avg_sq"] = torch.zeros_like(grad)
+                    if group["beta1"] is not None:
+                        state["exp_avg"] = torch.zeros_like(grad)
+                state["step"] += 1
+                decay = 1.0 - float(state["step"]) ** group["decay_rate"]
+                squared = grad.square() + eps1
+                if factored:
+                    row, col = state["exp_avg_sq_row"], state["exp_avg_sq_col"]
+                    row.mul_(decay).add_(squared.mean(dim=-1), alpha=1.0 - decay)
+                    col.mul_(decay).add_(squared.mean(dim=-2), alpha=1.0 - decay)
+                    update = ((row / row.mean(dim=-1, keepdim=True)).rsqrt().unsqueeze(-1)
+                              * col.rsqrt().unsqueeze(-2) * grad)
+                else:
+                    state["exp_avg_sq"].mul_(decay).add_(squared, alpha=1.0 - decay)
+                    update = state["exp_avg_sq"].rsqrt() * grad
+                update /= torch.clamp(self._rms(update) / group["clip_threshold"], min=1.0)
+                lr = group["lr"] * (torch.clamp(self._rms(p), min=eps2) if group["scale_parameter"] else 1.0)
+                update *= lr
+                if group["beta1"] is not None:
+                    state["exp_avg"].mul_(group["beta1"]).add_(update, alpha=1.0 - group["beta1"])
+                    update = state["exp_avg"]
+                if group["weight_decay"] > 0.0:
+                    p.sub_(p * (group["weight_decay"] * lr))
+                p.sub_(update.to(p.dtype))
+        return loss
+
+
 class Scheduler(abc.ABC):  # noqa: B024
     """``cstorch.optim.scheduler.Scheduler``: what every Cerebras schedule is. Each sets one setting of the
     optimizer's parameter groups (``param_group_key``: ``"lr"``, ``"weight_decay"``) from the step count, for the
@@ -140,6 +214,20 @@ class CosineDecayLR(_Schedule):
         return self.end + (self.start - self.end) * 0.5 * (1 + math.cos(math.pi * t))
 
 
+class InverseSquareRootDecayLR(_Schedule):
+    """``initial_learning_rate * scale / sqrt(max(step, warmup_steps))``: constant for the first ``warmup_steps``,
+    then decaying as the inverse square root of the step (the Model Zoo's T5 configs)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, initial_learning_rate: float = 1.0, scale: float = 1.0,
+                 warmup_steps: int = 1, param_group_tags: str | list[str] | None = None, **_: Any) -> None:
+        self.initial_learning_rate, self.scale = float(initial_learning_rate), float(scale)
+        self.warmup_steps = max(int(warmup_steps), 1)
+        super().__init__(optimizer, None, param_group_tags)
+
+    def rate(self, step: int) -> float:
+        return self.initial_learning_rate * self.scale / math.sqrt(max(step, self.warmup_steps))
+
+
 class SequentialLR(torch.optim.lr_scheduler.SequentialLR, LRScheduler, SequentialScheduler):
     """One schedule after another, switching at each of ``milestones`` (PyTorch's SequentialLR)."""
 
@@ -200,7 +288,8 @@ class ConstantWD(WeightDecayScheduler):
         self.val, self.last_epoch = float(state["val"]), int(state["last_epoch"])
 
 
-OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {"sgd": SGD, "adam": Adam, "adamw": AdamW,
+                                                      "adafactor": Adafactor}
 
 
 def configure_optimizer(optimizer_type: str, params: Iterable[Any], **kwargs: Any) -> torch.optim.Optimizer:
@@ -210,7 +299,7 @@ def configure_optimizer(optimizer_type: str, params: Iterable[Any], **kwargs: An
     cls = OPTIMIZERS.get(str(optimizer_type).lower())
     if cls is None:
         raise CerebrasError(f"cstorch.optim.configure_optimizer: no optimizer {optimizer_type!r} in accelkit's "
-                            "cerebras.pytorch.optim", fix="use one of: SGD, Adam, AdamW")
+                            "cerebras.pytorch.optim", fix="use one of: SGD, Adam, AdamW, Adafactor")
     if "learning_rate" in kwargs:
         kwargs["lr"] = kwargs.pop("learning_rate")
     try:
@@ -287,7 +376,7 @@ def configure_optimizer_params(optimizer_type: str, kwargs: dict[str, Any]) -> t
     cls = OPTIMIZERS.get(str(optimizer_type).lower())
     if cls is None:
         raise CerebrasError(f"no optimizer {optimizer_type!r} in accelkit's cerebras.pytorch.optim",
-                            fix="use one of: SGD, Adam, AdamW")
+                            fix="use one of: SGD, Adam, AdamW, Adafactor")
     args = {k: v for k, v in kwargs.items() if k not in ("optim_params", "learning_rate")}
     args.update(kwargs.get("optim_params") or {})
     rate = kwargs.get("learning_rate")
@@ -313,7 +402,8 @@ def configure_scheduler(optimizer: torch.optim.Optimizer, params: dict[str, Any]
     schedule named by the one key, with its settings; ``SequentialLR`` builds its ``schedulers`` the same way and,
     when not given, its ``milestones`` from their ``total_iters``. A schedule this simulation does not have is an
     error naming the ones it has."""
-    known: dict[str, type[Any]] = {c.__name__.lower(): c for c in (ConstantLR, LinearLR, CosineDecayLR, SequentialLR,
+    known: dict[str, type[Any]] = {c.__name__.lower(): c for c in (ConstantLR, LinearLR, CosineDecayLR,
+                                                                     InverseSquareRootDecayLR, SequentialLR,
                                                                      ConstantWD)}
     if not isinstance(params, dict) or len(params) != 1:
         raise CerebrasError(f"configure_scheduler: {params!r} is not one schedule",
@@ -339,6 +429,7 @@ def configure_scheduler(optimizer: torch.optim.Optimizer, params: dict[str, Any]
 
 lr_scheduler = type("lr_scheduler", (), {"LRScheduler": LRScheduler, "ConstantLR": ConstantLR, "LinearLR": LinearLR,
                                          "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR,
+                                         "InverseSquareRootDecayLR": InverseSquareRootDecayLR,
                                          "ScalePerParamLR": ScalePerParamLR})
 scheduler = type("scheduler", (), {"Scheduler": Scheduler, "SequentialScheduler": SequentialScheduler,
                                    "ChainedScheduler": ChainedScheduler,
@@ -346,8 +437,8 @@ scheduler = type("scheduler", (), {"Scheduler": Scheduler, "SequentialScheduler"
 weight_decay_scheduler = type("weight_decay_scheduler", (), {"WeightDecayScheduler": WeightDecayScheduler,
                                                              "ConstantWD": ConstantWD})
 
-__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineDecayLR",
-           "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR",
+__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adafactor", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineDecayLR",
+           "InverseSquareRootDecayLR", "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR",
            "WeightDecayScheduler", "configure_lr_scheduler", "configure_optimizer", "configure_optimizer_params",
            "configure_param_groups", "configure_scheduler", "configure_scheduler_params", "lr_scheduler", "scheduler",
            "weight_decay_scheduler"]

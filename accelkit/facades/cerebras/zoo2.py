@@ -713,6 +713,34 @@ def one_hot(tensor: torch.Tensor, num_classes: int = -1) -> torch.Tensor:
     return torch.nn.functional.one_hot(tensor, num_classes)
 
 
+def sparse_matmul(input: torch.Tensor, topk_indices: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``cerebras.pytorch.nn.functional.sparse_matmul(input, topk_indices, weight)``: each token's product with the
+    weights of the experts it was routed to (the Model Zoo's mixture-of-experts layers, ``TopKExpertsSparseLinear``).
+    ``weight`` is ``(out, num_experts, in)``, ``topk_indices`` ``(batch, seq, k)``, ``input`` ``(batch, seq, in)``
+    (the same token for every expert) or ``(batch, seq, k, in)``; the result is ``(batch, seq, k, out)``, the
+    ``k``-th slot ``weight[:, topk_indices[..., k], :] @ input``. On the system only the chosen experts' weights
+    are read for each token; here the same products are computed in PyTorch on the gathered weights."""
+    if input.dim() == topk_indices.dim():
+        input = input.unsqueeze(-2).expand(*topk_indices.shape, input.shape[-1])
+    chosen = weight[:, topk_indices.long()]  # (out, batch, seq, k, in)
+    return torch.einsum("obski,bski->bsko", chosen, input.to(weight.dtype))
+
+
+def sparse_act_matmul(input: torch.Tensor, act_mask: torch.Tensor, weight: torch.Tensor,
+                      dense_capacity: int | None = None) -> torch.Tensor:
+    """``cerebras.pytorch.nn.functional.sparse_act_matmul(input, act_mask, weight, dense_capacity=None)``:
+    ``input @ weight.T`` for the tokens whose ``act_mask`` is set, zero for the others (an expert's layer in the
+    Model Zoo's token-masked mixture of experts, ``SparseActLinear``): ``input`` ``(batch, seq, in)``, ``act_mask``
+    ``(batch, seq)``, ``weight`` ``(out, in)``. On the system only the active tokens are computed;
+    ``dense_capacity`` (how many the compiled kernel holds) is recorded: here every active token is computed."""
+    if dense_capacity is not None:
+        facade_log.accept("Cerebras", f"cstorch.nn.functional.sparse_act_matmul(dense_capacity={dense_capacity!r})",
+                          "sizes the system's buffer of active tokens for the compiled kernel; the simulated layer "
+                          "computes every active token in PyTorch on this CPU")
+    mask = (act_mask != 0).to(input.dtype).unsqueeze(-1)
+    return torch.nn.functional.linear(input * mask, weight.to(input.dtype)) * mask
+
+
 def _iter_tensors(x: Iterable[Any]) -> Iterator[torch.Tensor]:
     for _, t in visit_torch_tensors(x):
         yield t
@@ -857,7 +885,9 @@ def from_numpy(array: Any) -> torch.Tensor:
 
 sparse = SimpleNamespace(SparsityAlgorithm=SparsityAlgorithm, Group=Group, Static=Static, configure=configure_sparsity,
                          map_sparsity_algorithm=map_sparsity_algorithm)
-nn_namespace = SimpleNamespace(SelectiveGrad=SelectiveGrad, functional=SimpleNamespace(one_hot=one_hot))
+nn_namespace = SimpleNamespace(SelectiveGrad=SelectiveGrad,
+                               functional=SimpleNamespace(one_hot=one_hot, sparse_matmul=sparse_matmul,
+                                                          sparse_act_matmul=sparse_act_matmul))
 def create_listener(**params: Any) -> Any:
     """``cstorch.experimental.listener.create_listener(...)``: a listener on the traced graph's tensors (the 2.1
     Model Zoo's ``experimental.listeners`` config); there is no traced graph here, so none can be made."""
