@@ -182,17 +182,33 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _scheduler(bin_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """A Dask scheduler on a free port of 127.0.0.1, once it listens there. A port found free can be taken before
+    the scheduler binds it (by another test's cluster, under pytest-xdist): the scheduler then exits, and another
+    port is tried."""
+    for _ in range(5):
+        port = _free_port()
+        proc = subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                 "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return proc, f"tcp://127.0.0.1:{port}"
+            time.sleep(0.2)
+        proc.kill()
+        proc.wait()
+    raise AssertionError("no Dask scheduler could listen on a free port")
+
+
 @pytest.mark.timeout(180)
 def test_sweep_on_a_scheduler_and_two_workers_by_address(monkeypatch: pytest.MonkeyPatch) -> None:
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     procs = []
     try:
-        procs.append(subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                       "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL))
+        scheduler, address = _scheduler(bin_dir, env)
+        procs.append(scheduler)
         for _ in range(2):
             procs.append(subprocess.Popen([str(bin_dir / "dask"), "worker", address, "--nthreads", "1", "--no-nanny",
                                            "--no-dashboard", "--host", "127.0.0.1"], env=env,
