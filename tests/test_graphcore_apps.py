@@ -866,3 +866,254 @@ def test_a_replicated_model_keeps_the_blocks_its_forward_enters():
     y, loss = model(torch.randn(4, 6))
     assert model.pipeline.ipus == 2 and model.chips == 4
     assert y.shape == (4, 3) and torch.isfinite(loss).all()
+
+
+class _QAModel(torch.nn.Module):
+    """A question-answering head over two encoder layers, with parallelize / deparallelize as Graphcore's BERT
+    application writes them (blocks placed for training, taken off, placed again for a shorter inference pipeline)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(32, 16)
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(16, 16) for _ in range(2))
+        self.qa = torch.nn.Linear(16, 2)
+
+    def parallelize(self, layer_ipus: list[int]) -> _QAModel:
+        for layer, ipu in zip(self.layers, layer_ipus, strict=True):
+            poptorch.BeginBlock(layer, f"Encoder{ipu}", ipu_id=ipu)
+        return self
+
+    def deparallelize(self) -> _QAModel:
+        for m in self.modules():
+            if m is not self:
+                poptorch.removeBlocks(m)
+        return self
+
+    def forward(self, ids: torch.Tensor, start: torch.Tensor | None = None) -> Any:
+        h = self.embed(ids)
+        for layer in self.layers:
+            h = torch.tanh(layer(h))
+        logits = self.qa(h)[..., 0]
+        if start is None:
+            return logits
+        return logits, poptorch.identity_loss(torch.nn.functional.cross_entropy(logits, start), reduction="mean")
+
+
+def test_remove_blocks_lets_an_application_place_its_stages_again_for_inference():
+    """run_squad-shaped: train on a 3-IPU pipeline, deparallelize() with poptorch.removeBlocks, parallelize again on
+    2 IPUs for validation: the inference model has the new stages only, and computes the trained model."""
+    model = _QAModel().parallelize([1, 2])
+    ids, start = torch.randint(0, 32, (8, 6)), torch.randint(0, 6, (8,))
+    opts = poptorch.Options().deviceIterations(1)
+    train = poptorch.trainingModel(model, opts, poptorch.optim.AdamW(model.parameters(), lr=1e-2))
+    train(ids, start)
+    assert train.pipeline.ipus == 3
+    model.eval()
+    model.deparallelize()
+    assert poptorch.pipeline_plan(model).ipus == 1
+    model.parallelize([0, 1])
+    infer = poptorch.inferenceModel(model, poptorch.Options())
+    assert infer.pipeline.ipus == 2
+    with torch.no_grad():
+        assert torch.allclose(infer(ids), model(ids), atol=1e-5)
+    with pytest.raises(poptorch.PopTorchError, match="removeBlocks takes an nn.Module"):
+        poptorch.removeBlocks(lambda x: x)  # type: ignore[arg-type]
+
+
+def test_optimizer_variable_attrs_mark_constants_and_refuse_a_change_the_program_could_not_take():
+    """BERT's optimization.py: ``optimizer.variable_attrs.markAsConstant("weight_decay")`` (and LAMB's
+    ``max_weight_norm``); a learning rate left variable follows its schedule, a constant that changes after the
+    program is compiled is refused, naming markAsVariable; an unknown attribute is refused as PopTorch refuses it."""
+    model = _QAModel()
+    ids, start = torch.randint(0, 32, (4, 6)), torch.randint(0, 6, (4,))
+    lamb = poptorch.optim.LAMB(model.parameters(), lr=1e-3, weight_decay=0.0, max_weight_norm=None,
+                               loss_scaling=16.0)
+    lamb.variable_attrs.markAsConstant("max_weight_norm")
+    lamb.variable_attrs.markAsConstant("weight_decay")
+    assert lamb.variable_attrs.isConstant("weight_decay") and not lamb.variable_attrs.isConstant("lr")
+    assert not lamb.variable_attrs.isConstant("loss_scaling")
+    with pytest.raises(poptorch.PopTorchError, match="Unknown attribute 'momentum'"):
+        lamb.variable_attrs.markAsConstant("momentum")
+    train = poptorch.trainingModel(model, poptorch.Options(), lamb)
+    train(ids, start)
+    for group in lamb.param_groups:
+        group["lr"] = 5e-4  # variable: a schedule may change it
+    train(ids, start)
+    for group in lamb.param_groups:
+        group["weight_decay"] = 0.01
+    with pytest.raises(poptorch.PopTorchError, match="(?s)'weight_decay' was marked constant.*markAsVariable"):
+        train(ids, start)
+    sgd = poptorch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+    sgd.variable_attrs.markAsConstant("velocity_scaling")
+    sgd.variable_attrs.markAsVariable("velocity_scaling")
+    assert not sgd.variable_attrs.isConstant("velocity_scaling")
+    assert poptorch.optim.VariableAttributes(["lr"], ["lr", "momentum"]).isConstant("momentum")
+
+
+def test_get_latency_is_the_last_calls_modelled_iterations_and_needs_a_run_first():
+    """run_benchmark.py-shaped: ``inference_model.getLatency()`` after each call gives (min, max, average) in
+    seconds: the MODELLED time of each device iteration of that call."""
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                              torch.nn.Flatten(), torch.nn.Linear(8, 10)).eval()
+    model = poptorch.inferenceModel(net, poptorch.Options().deviceIterations(3))
+    with pytest.raises(poptorch.PopTorchError, match="has not run yet"):
+        model.getLatency()
+    model(torch.randn(6, 3, 16, 16))
+    low, high, mean = model.getLatency()
+    assert 0 < low <= mean <= high
+    assert 3 * mean == pytest.approx(model.simulated_time_s)
+
+
+def _tf_rmsprop_reference(w, grads, lr, alpha, eps, momentum, wd):
+    """TensorFlow's RMSProp written out for the test (ones as the first mean square, eps inside the root)."""
+    ms, mom = torch.ones_like(w), torch.zeros_like(w)
+    for g in grads:
+        g = g + wd * w
+        ms = alpha * ms + (1 - alpha) * g * g
+        mom = momentum * mom + lr * g / torch.sqrt(ms + eps)
+        w = w - mom
+    return w
+
+
+def test_rmsprop_tf_variant_is_tensorflows_update_and_the_default_is_pytorchs():
+    """train.py's ``rmsprop_tf`` optimizer (EfficientNet's configs): ``RMSprop(..., use_tf_variant=True)``
+    follows TensorFlow's RMSProp; without it the update is PyTorch's, which differs."""
+    torch.manual_seed(0)
+    w0 = torch.randn(4, 3)
+    grads = [torch.randn(4, 3) for _ in range(3)]
+    settings = {"lr": 0.05, "alpha": 0.9, "eps": 1e-3, "momentum": 0.9, "weight_decay": 1e-2}
+
+    def run(**extra: Any) -> torch.Tensor:
+        w = torch.nn.Parameter(w0.clone())
+        opt = poptorch.optim.RMSprop([w], loss_scaling=8.0, **settings, **extra)
+        for g in grads:
+            w.grad = g * 8.0  # the loss-scaled gradient the backward pass hands over
+            opt.step()
+        return w.detach()
+
+    expected = _tf_rmsprop_reference(w0, grads, settings["lr"], settings["alpha"], settings["eps"],
+                                     settings["momentum"], settings["weight_decay"])
+    assert torch.allclose(run(use_tf_variant=True), expected, atol=1e-6)
+    assert not torch.allclose(run(), expected, atol=1e-3)
+    assert torch.allclose(run(use_tf_variant=False), run(), atol=0)
+
+
+class _MixupNet(torch.nn.Module):
+    """ViT-pretraining-shaped: one mixup coefficient per micro-batch, broadcast over that micro-batch's images."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 4, stride=4)
+        self.head = torch.nn.Linear(4, 5)
+
+    def forward(self, images: torch.Tensor, labels: torch.Tensor, lam: torch.Tensor) -> Any:
+        mixed = lam * images + (1.0 - lam) * torch.roll(images, shifts=1, dims=0)  # [1] against [micro, 3, H, W]
+        logits = self.head(self.conv(mixed).mean(dim=(2, 3)))
+        loss = lam * torch.nn.functional.cross_entropy(logits, labels, reduction="none") + \
+            (1 - lam) * torch.nn.functional.cross_entropy(logits, torch.roll(labels, 1, 0), reduction="none")
+        return logits, poptorch.identity_loss(loss, reduction="mean")
+
+
+def test_a_per_micro_batch_input_is_captured_on_one_micro_batch_and_sum_reduction_adds_the_gradients():
+    """pretrain.py-shaped: images, labels and one mixup coefficient per micro-batch in each call (gradient
+    accumulation 2: two coefficients for four images) train, each micro-batch with its own coefficient; with
+    ``ReductionType.Sum`` (its configs' ``reduction_type: sum``) the update adds the micro-batches' gradients, so
+    SGD at lr / 2 with Sum takes the step SGD at lr takes with Mean."""
+    images, labels = torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,))
+    lam = torch.tensor([0.7, 0.2])
+    loader_opts = poptorch.Options()
+    loader_opts.Training.gradientAccumulation(2)
+    loader = poptorch.DataLoader(loader_opts, torch.utils.data.TensorDataset(images, labels), batch_size=2,
+                                 async_options={"sharing_strategy": poptorch.SharingStrategy.SharedMemory,
+                                                "load_indefinitely": True},
+                                 mode=poptorch.DataLoaderMode.AsyncRebatched)
+    assert [b[0].shape[0] for b in loader] == [4]
+    assert int(poptorch.enums.SharingStrategy.FileSystem) == 1
+    weights = {}
+    for reduction, lr in ((poptorch.ReductionType.Mean, 0.1), (poptorch.ReductionType.Sum, 0.05)):
+        torch.manual_seed(0)
+        net = _MixupNet()
+        opts = poptorch.Options()
+        opts.Training.gradientAccumulation(2).accumulationAndReplicationReductionType(reduction)
+        train = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=lr))
+        logits, _loss = train(images, labels, lam)
+        assert logits.shape == (2, 5)  # the last micro-batch's outputs (OutputMode.Final)
+        weights[reduction] = net.head.weight.detach().clone()
+    assert torch.allclose(weights[poptorch.ReductionType.Mean], weights[poptorch.ReductionType.Sum], atol=1e-6)
+    torch.manual_seed(0)
+    reference = _MixupNet()
+    start = reference.head.weight.detach().clone()
+    assert not torch.allclose(start, weights[poptorch.ReductionType.Mean])
+    grads = []
+    for half in range(2):  # each micro-batch with its own coefficient, the gradients averaged (Mean)
+        rows = slice(2 * half, 2 * half + 2)
+        reference.zero_grad()
+        reference(images[rows], labels[rows], lam[half:half + 1])[1].backward()
+        grads.append(reference.head.weight.grad.clone())
+    assert torch.allclose(start - 0.1 * (grads[0] + grads[1]) / 2, weights[poptorch.ReductionType.Mean], atol=1e-6)
+
+
+def test_resized_crop_is_the_crop_resized_as_timms_random_resized_crop_calls_it():
+    """MAE's fine-tuning transforms (timm's ``RandomResizedCropAndInterpolation``) call torchvision's
+    ``functional.resized_crop(img, top, left, height, width, size, interpolation)``: the box, resized."""
+    from PIL import Image
+
+    from accelkit.vendor.synthetic import _crop, _resize, _resized_crop
+
+    img = torch.rand(3, 40, 50)
+    out = _resized_crop(img, 5, 10, 20, 30, [16, 24])
+    assert out.shape == (3, 16, 24)
+    assert torch.equal(out, _resize(_crop(img, 5, 10, 20, 30), [16, 24]))
+    pil = Image.new("RGB", (50, 40))
+    assert _resized_crop(pil, 5, 10, 20, 30, (16, 16), interpolation=None).size == (16, 16)
+
+
+LIGHTNING_TRAIN = '''
+import sys
+
+import poptorch
+import torch
+
+sys.path.append("../pytorch")
+import datasets
+import models
+
+opts = poptorch.Options()
+opts.Training.gradientAccumulation(2)
+global_batch = 4 * opts.Training.gradient_accumulation * opts.Distributed.num_distributed_processes
+print("global batch", global_batch, "process", opts.Distributed.distributed_process_id)
+model = models.get_model()
+data = poptorch.DataLoader(opts, datasets.get_data(32), batch_size=4)
+trainer = poptorch.trainingModel(model, opts, optimizer=poptorch.optim.SGD(model.parameters(), lr=0.05))
+for step, (x, y) in enumerate(data):
+    trainer(x, y)
+    if step == 1:
+        break
+print(f"trained {step + 1} steps")
+'''
+
+
+def test_a_script_that_appends_its_sibling_application_to_the_path_keeps_its_packages(tmp_path, monkeypatch):
+    """Graphcore's PyTorch Lightning CNNs (``sys.path.append("../pytorch")``, then the CNN application's ``datasets``
+    and ``models``): the sibling folder's ``datasets`` package is the application's, not the Hugging Face stand-in,
+    the torchvision it imports is stood in for, and ``opts.Distributed.num_distributed_processes`` (PopTorch's
+    attribute) is one process."""
+    from accelkit.vendor import _appended_folders, run_script
+
+    app = tmp_path / "pytorch"
+    for folder in ("datasets", "models"):
+        (app / folder).mkdir(parents=True)
+    (app / "datasets" / "__init__.py").write_text(CNN_DATASETS_INIT)
+    (app / "datasets" / "dataset.py").write_text(CNN_DATASET)
+    (app / "models" / "__init__.py").write_text("from .models import get_model\n")
+    (app / "models" / "models.py").write_text(CNN_MODELS)
+    (tmp_path / "pytorch-lightning").mkdir()
+    script = tmp_path / "pytorch-lightning" / "train_lightning.py"
+    script.write_text(LIGHTNING_TRAIN)
+    assert _appended_folders(script) == [app.resolve()]
+    monkeypatch.chdir(script.parent)
+    run = run_script(script, [], synthetic_data=True, quiet=True)
+    assert run.exit_code == 0, (run.output or "") + (run.error or "")
+    assert "global batch 8 process 0" in run.output and "trained 2 steps" in run.output
+    opts = poptorch.Options()
+    assert (opts.Distributed.num_distributed_processes, opts.Distributed.distributed_process_id) == (1, 0)

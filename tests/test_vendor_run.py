@@ -253,8 +253,8 @@ def test_poptorch_options_output_modes_keywords_and_refusals():
         poptorch.Options().setNoSuchThing(1)
     with pytest.raises(poptorch.PopTorchError, match="custom_op.*'LeakyRelu'.*cannot run"):
         poptorch.custom_op([x], "LeakyRelu", "custom.ops", 1, example_outputs=[x])
-    with pytest.raises(poptorch.PopTorchError, match="Mean reduction"):
-        poptorch.Options().Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
+    with pytest.raises(poptorch.PopTorchError, match="ReductionType.Mean or ReductionType.Sum"):
+        poptorch.Options().Training.accumulationAndReplicationReductionType(poptorch.ReductionType.NoReduction)
 
 
 # ---- Groq GroqFlow --------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from accelkit import boundary
 from accelkit.compiler.options import CompileOptions
 from accelkit.compiler.program import CompiledProgram
 from accelkit.cost.report import utilization_text
-from accelkit.errors import AccelkitError, ModelError
+from accelkit.errors import AccelkitError, CaptureError, ModelError
 from accelkit.graph.capture import optimizer_kind, user_code
 from accelkit.graph.ir import SECTIONS  # the sections a step runs (also read here by older imports)
 from accelkit.hardware.precision import EMULATED as PRECISION_DTYPES
@@ -305,7 +305,15 @@ class Session:
                 self._programs.popitem(last=False)
             # FLOPs and activations scale from these shapes to batch_size
             options = self.options.but(batch_size=batch, micro_batch=micro, training=training)
-            self._programs[key] = compile_with(self.model, inputs, options)
+            try:
+                self._programs[key] = compile_with(self.model, inputs, options)
+            except CaptureError:
+                if not micro or batch <= micro or batch % micro:
+                    raise
+                # a model written for one micro-batch (a tensor with one value per micro-batch, such as a mixup
+                # coefficient, broadcast over the micro-batch's samples) captures on one micro-batch, as an
+                # accelerator's compiler traces it; FLOPs and activations scale from its shapes to batch_size
+                self._programs[key] = compile_with(self.model, _split(inputs, batch // micro)[0], options)
         return self._programs[key]
 
     def require_compiled(self, what: str = "this") -> CompiledProgram:

@@ -413,7 +413,8 @@ def _shadowing_modules(script: Path) -> dict[str, Any]:
     """The modules already imported here whose top-level name is that of a module or package of the script's own
     (beside it, or in the folder above where a helper of its puts that on the path), and that are not those files:
     name -> module, submodules included."""
-    folders = [script.parent] + ([script.parent.parent] if _lifts_path(script.parent) else [])
+    folders = [script.parent] + ([script.parent.parent] if _lifts_path(script.parent) else []) \
+        + _appended_folders(script)
     own: set[str] = set()
     for folder in folders:
         own |= {f.stem for f in folder.glob("*.py")} | {d.name for d in folder.iterdir()
@@ -433,6 +434,28 @@ def _shadowing_modules(script: Path) -> dict[str, Any]:
     return out
 
 
+def _appended_folders(script: Path) -> list[Path]:
+    """The folders the script itself puts on the path by a relative literal (Graphcore's PyTorch Lightning CNNs:
+    ``sys.path.append("../pytorch")``, the sibling application's code), resolved from the script's folder, where its
+    README runs it; read as text, nothing run. Only folders outside any installed package."""
+    import ast
+
+    try:
+        tree = ast.parse(script.read_text(errors="replace"))
+    except (OSError, SyntaxError):
+        return []
+    found: list[Path] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "insert") \
+                and ast.unparse(n.func.value) == "sys.path" and n.args:
+            arg = n.args[-1]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not os.path.isabs(arg.value):
+                folder = (script.parent / arg.value).resolve()
+                if folder.is_dir() and not {"site-packages", "dist-packages"} & set(folder.parts):
+                    found.append(folder)
+    return found
+
+
 def _own_sources(script: Path, limit: int = 50) -> list[str]:
     """The text of ``script`` and of the modules it imports that are its own code, and that those import (as
     ``python script.py`` resolves them from the script's folder: ``from configuration.gpt2_patch import ...``
@@ -443,6 +466,7 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
     # the folder above too, where a helper of the script's puts it on the path (Graphcore's applications'
     # `import import_helper`, which inserts the application's root, then `import utils, datasets, models`)
     lifts = _lifts_path(root)
+    appended = _appended_folders(script)
     seen: set[Path] = set()
     texts: list[str] = []
     while todo and len(texts) < limit:
@@ -460,7 +484,8 @@ def _own_sources(script: Path, limit: int = 50) -> list[str]:
         names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
         for name in names:  # a dotted name imports its packages too: `import models.loss` runs models/__init__.py
             for head in (".".join(name.split(".")[:i + 1]) for i in range(name.count(".") + 1)):
-                todo += _user_module_files(head, root) or (_user_module_files(head, root.parent) if lifts else [])
+                todo += _user_module_files(head, root) or (_user_module_files(head, root.parent) if lifts else []) \
+                    or next((found for extra in appended if (found := _user_module_files(head, extra))), [])
         for n in ast.walk(tree):  # relative imports inside the script's own packages: from .models import ...
             if isinstance(n, ast.ImportFrom) and n.level:
                 base = f.parents[n.level - 1].joinpath(*(n.module or "").split(".")) if n.module else f.parents[n.level - 1]
@@ -527,8 +552,9 @@ def run_script(script: str | os.PathLike[str], argv: Sequence[str] = (), *, synt
     # answered in PyTorch where they are not installed, with or without --synthetic-data (pyg_sampling.installed)
     wants_pyg = any("torch_geometric" in text for text in (sources or [Path(path).read_text(errors="replace"), *own]))
     # Hugging Face datasets, unless the script's folder (or the folder above, which a helper of the script's puts
-    # on the path: Graphcore's applications) has a datasets module of its own
-    folders = [Path(path).parent] + ([Path(path).parent.parent] if _lifts_path(Path(path).parent) else [])
+    # on the path: Graphcore's applications; or a folder the script appends itself) has a datasets module of its own
+    folders = [Path(path).parent] + ([Path(path).parent.parent] if _lifts_path(Path(path).parent) else []) \
+        + _appended_folders(Path(path))
     wants_datasets = any(re.search(r"^\s*(import (datasets|evaluate)\b|from (datasets|evaluate)(\.\w+)* import)", text, re.M)
                          for text in sources) and not any(
         (f / "datasets.py").exists() or (f / "datasets").is_dir() for f in folders)

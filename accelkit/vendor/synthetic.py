@@ -311,6 +311,12 @@ def _resize(img: Any, size: Any, interpolation: Any = None, **_: Any) -> Any:
     return Resize(size)(img)
 
 
+def _resized_crop(img: Any, top: int, left: int, height: int, width: int, size: Any, interpolation: Any = None,
+                  **_: Any) -> Any:
+    """``functional.resized_crop``: :func:`_crop`'s box, resized to ``size`` (timm's RandomResizedCrop calls it)."""
+    return _resize(_crop(img, top, left, height, width), size, interpolation)
+
+
 class RandomResizedCrop:
     """``transforms.RandomResizedCrop(size, scale=(0.08, 1.0), ratio=(3/4, 4/3))``: a box of a random share of the
     area and aspect ratio, resized to ``size``; ``get_params`` draws the box as torchvision does (ten tries, then the
@@ -429,7 +435,8 @@ def _torchvision_stand_ins() -> Iterator[None]:
     from accelkit.vendor import vision_models, vision_ops
 
     functional = _module("torchvision.transforms.functional", to_tensor=_to_tensor, pil_to_tensor=_pil_to_tensor,
-                         InterpolationMode=InterpolationMode, get_image_size=_image_size, crop=_crop, resize=_resize)
+                         InterpolationMode=InterpolationMode, get_image_size=_image_size, crop=_crop, resize=_resize,
+                         resized_crop=_resized_crop)
     transforms = _module("torchvision.transforms", Compose=Compose, ToTensor=ToTensor, Normalize=Normalize,
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
                          RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,

@@ -27,6 +27,7 @@ from accelkit.facades.poptorch.blocks import (
     PipelineStage,
     identity_loss,
     pipeline_plan,
+    removeBlocks,
     set_available_memory,
 )
 from accelkit.facades.poptorch.errors import Error, RecoverableError, UnrecoverableError
@@ -63,6 +64,7 @@ from accelkit.facades.poptorch.options import (
     ReductionType,
     SerialPhasedExecution,
     ShardedExecution,
+    SharingStrategy,
     Stage,
     TensorLocationSettings,
     VariableRetrievalMode,
@@ -105,6 +107,7 @@ __all__ = [
     "PopTorchError",
     "PoplarExecutor",
     "ReductionType",
+    "SharingStrategy",
     "SerialPhasedExecution",
     "ShardedExecution",
     "Stage",
@@ -116,6 +119,7 @@ __all__ = [
     "load",
     "optim",
     "pipeline_plan",
+    "removeBlocks",
     "set_available_memory",
     "trainingModel",
 ]

@@ -52,6 +52,18 @@ def BeginBlock(layer_to_call: nn.Module, user_id: str | None = None,  # noqa: N8
     return layer_to_call
 
 
+def removeBlocks(module: nn.Module) -> None:  # noqa: N802 - PopTorch's name
+    """Take every ``BeginBlock`` off ``module`` and the modules inside it (``poptorch.removeBlocks``), so the model
+    runs on one IPU again, or is given new blocks (an application's ``deparallelize()`` before it re-parallelizes
+    for inference). Functions ``BeginBlock`` wrapped stay wrapped, as in PopTorch."""
+    if not isinstance(module, nn.Module):
+        raise PopTorchError(f"removeBlocks takes an nn.Module, not {type(module).__name__}",
+                            fix="pass the model or the layer that BeginBlock marked")
+    for m in module.modules():
+        if BLOCK_ATTR in m.__dict__:
+            delattr(m, BLOCK_ATTR)
+
+
 @dataclass(frozen=True)
 class PipelineStage:
     """One pipeline stage as :func:`pipeline_plan` found it: the IPU it runs on and the layers (with weights)
@@ -248,15 +260,19 @@ class LossFirst(nn.Module):
     """Presents a PopTorch training model to :class:`ak.Session` as ``(loss, outputs)``: the session
     starts the backward pass from the first scalar output."""
 
-    def __init__(self, model: nn.Module, loss_scaling: float = 1.0) -> None:
+    def __init__(self, model: nn.Module, loss_scaling: float = 1.0, reduction_scale: float = 1.0) -> None:
         super().__init__()
         self.model = model
         self.loss_scaling = loss_scaling  # poptorch.optim's loss_scaling: the backward pass starts from loss x this
+        # ReductionType.Sum: gradientAccumulation x replicationFactor, the session's mean turned into the sum (the
+        # optimizer divides the loss scaling back out, not this)
+        self.reduction_scale = reduction_scale
 
     def forward(self, *args: Any) -> tuple[torch.Tensor, Any]:
         out = self.model(*args)
         loss = find_loss(out)
-        return (loss * self.loss_scaling if self.loss_scaling != 1.0 else loss), out
+        scale = self.loss_scaling * self.reduction_scale
+        return (loss * scale if scale != 1.0 else loss), out
 
 
 class BoundKeywords(nn.Module):

@@ -46,6 +46,7 @@ from accelkit.facades.poptorch.options import (
     Options,
     OutputMode,
     PopTorchError,
+    ReductionType,
     VariableRetrievalMode,
     _PhasedExecution,
     loading_note,
@@ -313,7 +314,9 @@ class PoplarExecutor:
             # (the replicas' inputs, one replica's share, when grouped weights need their group's value)
             probe = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training) \
                 if grouped else runs
-            blocks = blocks_in_forward(probe, _chunks(args, o.device_iterations)[0], o.block_ipus())
+            # one micro-batch (a weight update's ga of them each hold replicas x micro samples), as PopTorch traces
+            # it: an input with one value per micro-batch (a mixup coefficient) broadcasts over that micro-batch
+            blocks = blocks_in_forward(probe, _chunks(_chunks(args, o.device_iterations)[0], ga)[0], o.block_ipus())
             if blocks and max(ipu for _, ipu, _ in blocks) > 0:
                 on = {ipu: [u or "Block" for u, i, _ in blocks if i == ipu] for ipu in sorted({i for _, i, _ in blocks})}
                 self.pipeline = PipelinePlan(tuple(PipelineStage(ipu, ", ".join(dict.fromkeys(uids)), ())
@@ -328,7 +331,9 @@ class PoplarExecutor:
             runs = ReplicaGroups(runs, o.replication_factor, self.per_replica_params, training=self.training)
         r, ipus = o.replication_factor, self.pipeline.ipus
         scaling = float(getattr(self.optimizer, "loss_scaling", 1.0))
-        wrapped = LossFirst(runs, scaling) if self.training else runs
+        summed = o.Training.reduction == ReductionType.Sum  # gradients added over micro-batches and replicas
+        wrapped = LossFirst(runs, scaling, float(o.Training.gradient_accumulation * r) if summed else 1.0) \
+            if self.training else runs
         # the BeginBlocks (or the Blocks forward entered) place the layers, named as the session sees them: inside
         # its wrappers
         starts = pipeline_plan(wrapped, o.block_ipus()).starts if ipus > 1 else ()
@@ -444,6 +449,7 @@ class PoplarExecutor:
             if isinstance(exc.__cause__, PopTorchError):
                 raise exc.__cause__ from None
             raise
+        self._latencies = [s.simulated_time_s for s in steps]
         outs = [s.outputs[1] if self.training else s.outputs for s in steps]
         # a training step's micro-batches (gradientAccumulation): PopTorch returns each one's outputs, as it does
         # each device iteration's (Final: the last micro-batch's; Sum and All: over every micro-batch)
@@ -568,6 +574,19 @@ class PoplarExecutor:
         later call on this wrapper is refused, as PopTorch refuses it. The modelled report of the steps run so
         far stays readable."""
         self._destroyed = True
+
+    def getLatency(self) -> tuple[float, float, float]:  # noqa: N802 - PopTorch's name
+        """``(minimum, maximum, average)`` latency in seconds of the device iterations of the last call
+        (``PoplarExecutor.getLatency``): on the IPU, measured from each iteration's inputs reaching the device to
+        its outputs coming back; here each iteration's MODELLED step time (inputs, compute, outputs)."""
+        latencies = self.__dict__.get("_latencies")
+        if not latencies:
+            raise PopTorchError("getLatency(): the model has not run yet (the latency is that of the last call)",
+                                fix="call the model on a batch first, then read poptorch_model.getLatency()")
+        facade_log.accept("PopTorch", "poptorch_model.getLatency()",
+                          "the IPU's measured latency of each device iteration of the last call; here the "
+                          "MODELLED step time of each, in seconds", emulated=True)
+        return min(latencies), max(latencies), sum(latencies) / len(latencies)
 
     # ---- results --------------------------------------------------------------------------------
     @property

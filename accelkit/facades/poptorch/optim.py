@@ -42,6 +42,40 @@ HARDWARE_ONLY = {
 }
 
 
+class VariableAttributes:
+    """``poptorch.optim.VariableAttributes``: which of an optimizer's attributes the IPU program holds as
+    constants and which it takes as variables (each optimizer's ``variable_attrs``).
+
+    On the IPU a constant attribute is compiled into the program; a variable one is streamed in, so changing it
+    (a learning-rate schedule) needs no recompilation. Both compute the same update, so here the marking changes
+    no value; an attribute marked constant whose value changes after the first step is refused, as the compiled
+    program could not take it (``markAsVariable`` is the fix). Every attribute starts variable."""
+
+    def __init__(self, variable_attributes: Iterable[str], allowed_attributes: Iterable[str]) -> None:
+        self._allowed = sorted(set(allowed_attributes))
+        self._variable = set(variable_attributes) & set(self._allowed)
+
+    def _check(self, attr: str) -> None:
+        if attr not in self._allowed:
+            raise PopTorchError(f"Unknown attribute {attr!r}, allowed values: {self._allowed}",
+                                fix="mark one of the optimizer's own attributes")
+
+    def isConstant(self, attr: str) -> bool:  # noqa: N802 - PopTorch's name
+        self._check(attr)
+        return attr not in self._variable
+
+    def markAsConstant(self, attr: str) -> None:  # noqa: N802 - PopTorch's name
+        self._check(attr)
+        self._variable.discard(attr)
+
+    def markAsVariable(self, attr: str) -> None:  # noqa: N802 - PopTorch's name
+        self._check(attr)
+        self._variable.add(attr)
+
+    def __repr__(self) -> str:
+        return f"VariableAttributes(variable={sorted(self._variable)}, allowed={self._allowed})"
+
+
 class _PopTorchOptimizer(torch.optim.Optimizer):
     """The shared part: loss scaling, fp32 accumulation for fp16 weights, gradient clipping."""
 
@@ -67,6 +101,44 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
 
     stochastic_rounding: bool = False  # set by trainingModel from opts.Precision.enableStochasticRounding
 
+    _OPTIMIZER_ATTRS = ("loss_scaling", "velocity_scaling")
+
+    @property
+    def variable_attrs(self) -> VariableAttributes:
+        """PopTorch's ``optimizer.variable_attrs``: the param groups' hyperparameters and ``loss_scaling``
+        (and SGD's ``velocity_scaling``), all variable until marked constant."""
+        attrs = self.__dict__.get("_variable_attrs")
+        if attrs is None:
+            names = {k for g in self.param_groups for k in g if k != "params"} | {"loss_scaling"}
+            if isinstance(self, torch.optim.SGD):
+                names.add("velocity_scaling")
+            attrs = self.__dict__["_variable_attrs"] = VariableAttributes(names, names)
+        return attrs
+
+    def _attr_values(self, attr: str) -> list[Any]:
+        return [self.__dict__.get(attr)] if attr in self._OPTIMIZER_ATTRS else \
+            [g.get(attr) for g in self.param_groups]
+
+    def _check_constants(self) -> None:
+        """Refuse a change, after the first step, to an attribute the script marked constant: PopTorch compiled it
+        into the program. The values are remembered at the first step (when PopTorch compiles)."""
+        attrs = self.__dict__.get("_variable_attrs")
+        if attrs is None:
+            return
+        first: dict[str, list[Any]] = self.__dict__.setdefault("_compiled_constants", {})
+        for attr in attrs._allowed:
+            if not attrs.isConstant(attr):
+                continue
+            now = self._attr_values(attr)
+            if attr not in first:
+                first[attr] = now
+            elif now != first[attr]:
+                raise PopTorchError(
+                    f"poptorch.optim.{type(self).__name__}: {attr!r} was marked constant "
+                    f"(variable_attrs.markAsConstant) and changed from {first[attr]} to {now} after the program "
+                    "was compiled; the IPU program holds it as a constant",
+                    fix=f"optimizer.variable_attrs.markAsVariable({attr!r}) before the first step")
+
     def _state_dtype(self, param_dtype: torch.dtype) -> torch.dtype:
         """The dtype the optimizer state of a ``param_dtype`` weight is stored in: fp32 when any accumulator type
         asks for it, else the weight's own (PopTorch's default)."""
@@ -86,6 +158,7 @@ class _PopTorchOptimizer(torch.optim.Optimizer):
         place: a large layer's fresh fp32 copies cost more than the update itself on this CPU (each new tensor's
         pages are mapped and zeroed). Where every updated weight is 16-bit and the script chose neither
         ``foreach`` nor ``fused``, Adam and AdamW run PyTorch's fused CPU kernel (the same update in one pass)."""
+        self._check_constants()
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
         narrow = {p: (p.data, p.grad) for p in params if p.dtype in (torch.float16, torch.bfloat16)}
         stored: dict[Any, dict[str, torch.Tensor]] = {}  # the 16-bit state tensors, written back after the step
@@ -288,18 +361,63 @@ class AdamW(_adam_family(torch.optim.AdamW)):  # type: ignore[misc]
 class RMSprop(_PopTorchOptimizer, torch.optim.RMSprop):
     """``poptorch.optim.RMSprop(params, lr=None, alpha=None, eps=None, weight_decay=None, momentum=None,
     centered=None, ..., loss_scaling=None, accum_type=None, first_order_momentum_accum_type=None,
-    second_order_momentum_accum_type=None)``."""
+    second_order_momentum_accum_type=None, use_tf_variant=None)``.
+
+    ``use_tf_variant=True`` (PopART's ``rmsprop_tf_variant``, what Graphcore's EfficientNet recipes train with) is
+    TensorFlow's RMSProp, honoured: the mean square starts at ones, ``eps`` is added inside the square root, and the
+    learning rate is applied before the momentum accumulation
+    (``ms = alpha ms + (1 - alpha) g^2; mom = momentum mom + lr g / sqrt(ms + eps); w -= mom``; centered: the mean
+    gradient's square is taken from ``ms + eps``); weight decay is added to the gradient (L2), as in PyTorch's."""
 
     def __init__(self, params: Iterable[Any], lr: float | None = None, alpha: float | None = None,
                  eps: float | None = None, weight_decay: float | None = None, momentum: float | None = None,
                  centered: bool | None = None, foreach: bool | None = None, maximize: bool | None = None,
                  differentiable: bool | None = None, loss_scaling: float | None = None,
                  accum_type: torch.dtype | None = None, first_order_momentum_accum_type: torch.dtype | None = None,
-                 second_order_momentum_accum_type: torch.dtype | None = None) -> None:
+                 second_order_momentum_accum_type: torch.dtype | None = None,
+                 use_tf_variant: bool | None = None) -> None:
         torch.optim.RMSprop.__init__(self, params, **_split(locals(), torch.optim.RMSprop))
         self._popart_init({}, loss_scaling, None, {
             "accum_type": accum_type, "first_order_momentum_accum_type": first_order_momentum_accum_type,
             "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
+        self.use_tf_variant = bool(use_tf_variant)
+
+    def _fusable(self, params: list[torch.Tensor], narrow: dict[Any, Any]) -> list[dict[str, Any]]:
+        return []
+
+    @torch.no_grad()
+    def _update(self, closure: Callable[[], Any] | None) -> Any:
+        if not self.use_tf_variant:
+            return super()._update(closure)
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            lr, alpha, eps = float(group["lr"]), group["alpha"], group["eps"]
+            momentum, wd = group["momentum"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = -p.grad if group.get("maximize") else p.grad
+                if wd:
+                    grad = grad.add(p, alpha=wd)
+                state = self.state[p]
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    state["square_avg"] = torch.ones_like(p, memory_format=torch.preserve_format)
+                    if momentum > 0:
+                        state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    if group["centered"]:
+                        state["grad_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] += 1
+                square_avg = state["square_avg"].mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+                denom = square_avg.add(eps)
+                if group["centered"]:
+                    grad_avg = state["grad_avg"].lerp_(grad, 1 - alpha)
+                    denom.addcmul_(grad_avg, grad_avg, value=-1)
+                step = grad.div(denom.sqrt_()).mul_(lr)
+                if momentum > 0:
+                    step = state["momentum_buffer"].mul_(momentum).add_(step)
+                p.sub_(step)
+        return loss
 
 
 class _LAMBUpdate(torch.optim.Optimizer):
@@ -356,4 +474,4 @@ class LAMB(_PopTorchOptimizer, _LAMBUpdate):
             "second_order_momentum_accum_type": second_order_momentum_accum_type}, {})
 
 
-__all__ = ["LAMB", "SGD", "Adam", "AdamW", "RMSprop", "round_to"]
+__all__ = ["LAMB", "SGD", "Adam", "AdamW", "RMSprop", "VariableAttributes", "round_to"]

@@ -61,6 +61,14 @@ class DataLoaderMode(enum.IntEnum):
     AsyncRebatched = 2
 
 
+class SharingStrategy(enum.IntEnum):
+    """How an asynchronous ``poptorch.DataLoader``'s worker process hands batches back
+    (``poptorch.SharingStrategy``, for ``async_options={"sharing_strategy": ...}``)."""
+
+    SharedMemory = 0
+    FileSystem = 1
+
+
 class ReductionType(enum.IntEnum):
     """How gradients are combined over accumulated micro-batches and replicas (``poptorch.ReductionType``)."""
 
@@ -397,12 +405,14 @@ class _TrainingOptions:
         return self
 
     def accumulationAndReplicationReductionType(self, reduction: ReductionType) -> _TrainingOptions:  # noqa: N802
-        """How micro-batch and replica gradients combine. ``ReductionType.Mean`` (PopTorch's default) is what
-        accelkit's session computes; ``Sum`` scales the update by the accumulation count and is refused."""
-        if reduction != ReductionType.Mean:
-            raise PopTorchError(f"accumulationAndReplicationReductionType({reduction!r}) changes the gradients "
-                                "accelkit computes (it simulates the Mean reduction)",
-                                fix="use poptorch.ReductionType.Mean, and scale the learning rate instead")
+        """How micro-batch and replica gradients combine before the update, honoured: ``ReductionType.Mean``
+        (PopTorch's default) averages them; ``Sum`` adds them, so the update sees ``gradientAccumulation x
+        replicationFactor`` times the mean gradient (applications that pick it scale their learning rate or loss
+        for it)."""
+        if reduction not in (ReductionType.Mean, ReductionType.Sum):
+            raise PopTorchError(f"accumulationAndReplicationReductionType({reduction!r}): gradients are reduced "
+                                "with ReductionType.Mean or ReductionType.Sum",
+                                fix="use poptorch.ReductionType.Mean (the default) or poptorch.ReductionType.Sum")
         self.reduction = ReductionType(reduction)
         return self
 
@@ -459,6 +469,16 @@ class _DistributedOptions:
     @property
     def numProcesses(self) -> int:  # noqa: N802 - PopTorch's name
         return self.num_processes
+
+    @property
+    def num_distributed_processes(self) -> int:
+        """PopTorch's attribute for :attr:`numProcesses` (applications multiply their global batch by it)."""
+        return self.num_processes
+
+    @property
+    def distributed_process_id(self) -> int:
+        """PopTorch's attribute for :attr:`processId`."""
+        return self.process_id
 
 
 class Options:
@@ -670,6 +690,10 @@ class DataLoader(torch.utils.data.DataLoader):
             _hardware_only(f"poptorch.DataLoader(num_workers={num_workers})",
                            "worker processes that prepare batches in parallel for the IPUs' host; this laptop "
                            "prepares the same batches, in the same order, in its own process")
+        if async_options:
+            _hardware_only("poptorch.DataLoader(async_options=...)",
+                           "the background loader's buffers and worker hand-over (sharing_strategy, buffer_size, "
+                           "early_preload...); the batches are the same, loaded here in step")
         self.num_workers_requested = num_workers
         combined = batch_size * options.combined_batch_factor(True)
         if hasattr(dataset, "at_real_size") and len(dataset) < combined:
@@ -716,7 +740,8 @@ def loading_note(combined_batch: int, modelled_s_per_sample: float) -> str | Non
             "overlap it; ak.compile models it with input_rate= and input_overlap=False)")
 
 
-__all__ = ["TARGETS", "AnchorMode", "AutoStage", "CommGroupType", "VariableRetrievalMode", "DataLoader", "DataLoaderMode", "Options", "OutputMode",
+__all__ = ["TARGETS", "AnchorMode", "AutoStage", "CommGroupType", "VariableRetrievalMode", "DataLoader", "DataLoaderMode",
+           "SharingStrategy", "Options", "OutputMode",
            "Liveness", "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PopTorchError", "PopTorchOptionError",
            "ReductionType", "SerialPhasedExecution", "ShardedExecution", "Stage",
            "TensorLocationSettings"]
