@@ -2233,3 +2233,24 @@ def test_a_run_without_synthetic_data_reports_no_earlier_runs_substitutions(tmp_
     second = run_script(plain, quiet=True, cwd=tmp_path)
     assert second.exit_code == 0, second.error
     assert second.substitutions == [] and "synthetic data" not in second.summary()
+
+
+def test_from_pretrained_with_the_scripts_config_says_its_weights_are_random(tmp_path):
+    """``from_pretrained(name, config=...)`` under ``--synthetic-data`` builds the model from the script's own config
+    (the checkpoint is not here): the run says its weights are random, as it does for a config made here."""
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "finetune.py"
+    script.write_text(
+        "import transformers\n"
+        "cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, "
+        "intermediate_size=64, vocab_size=100, num_labels=3)\n"
+        "m = transformers.BertForSequenceClassification.from_pretrained('bert-base-uncased', config=cfg)\n"
+        "a = transformers.AutoModelForSequenceClassification.from_pretrained('bert-base-uncased', config=cfg)\n"
+        "print(m.config.num_labels, a.config.hidden_size)\n")
+    run = run_script(script, synthetic_data=True, quiet=True, cwd=tmp_path)
+    assert run.exit_code == 0, run.error
+    assert "3 32" in (run.output or "")
+    said = [s for s in run.substitutions if "config=..." in s]
+    assert len(said) == 2 and all("RANDOM weights" in s for s in said), run.substitutions
+    assert any("BertForSequenceClassification" in s for s in said)

@@ -496,6 +496,13 @@ def _torchvision_stand_ins() -> Iterator[None]:
 
 
 # ---- Hugging Face ---------------------------------------------------------------------------------
+def _random_with_config(cls: Any, name: Any) -> None:
+    """Say that ``from_pretrained(name, config=...)`` builds the model from the script's config with random weights
+    (the checkpoint's weights are not on this machine)."""
+    _say(f"from_pretrained({os.fspath(name)!r}, config=...) builds {getattr(cls, '__name__', 'the model')} from the "
+         "config the script gives, with RANDOM weights (the checkpoint's are not on this machine); nothing downloaded")
+
+
 def _small_config(config_cls: Any, name: str, kwargs: dict[str, Any], for_model: bool = False) -> Any:
     known = set(config_cls().to_dict())
     small = {k: v for k, v in SMALL_TRANSFORMER.items() if k in known}
@@ -605,6 +612,8 @@ def _hf_hub() -> Iterator[None]:
         if saved_here(name):
             return real(transformers.PreTrainedModel, cls, name, args, {"use_safetensors": True, **kwargs})
         config = kwargs.get("config")
+        if config is not None:
+            _random_with_config(cls, name)
         model = cls(config if config is not None else _small_config(cls.config_class, name, kwargs, for_model=True))
         return _returning_tuples(model, name, kwargs)
 
@@ -612,6 +621,8 @@ def _hf_hub() -> Iterator[None]:
         if saved_here(name):
             return real(_BaseAutoModelClass, cls, name, args, {"use_safetensors": True, **kwargs})
         config = kwargs.get("config")
+        if config is not None:
+            _random_with_config(cls, name)
         model = cls.from_config(config if config is not None
                                 else _small_config(_config_class_for(name), name, kwargs, for_model=True))
         return _returning_tuples(model, name, kwargs)
