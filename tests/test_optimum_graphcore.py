@@ -128,3 +128,59 @@ def test_checkpoint_state_round_trips_without_pickles_and_a_pickled_one_is_refus
     trainer = object.__new__(optimum.IPUTrainer)
     with pytest.raises(optimum.OptimumGraphcoreError, match="optimizer.pt, a pickle"):
         trainer._load_checkpoint(str(tmp_path / "ckpt"))
+
+
+GLUE = Path(__file__).resolve().parents[1] / "examples" / "vendor" / "optimum_glue.py"
+
+
+def test_run_glue_shape_pipelines_bert_over_the_hub_config_and_scores_sst2(tmp_path: Path) -> None:
+    out = tmp_path / "sst2"
+    run = run_script(GLUE, ["--model_name_or_path", "bert-base-cased", "--ipu_config_name", "Graphcore/bert-base-ipu",
+                            "--task_name", "sst2", "--do_train", "--do_eval", "--max_seq_length", "32",
+                            "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "2",
+                            "--max_steps", "2", "--max_eval_samples", "20", "--output_dir", str(out)],
+                     synthetic_data=True, quiet=True, max_calls=40)
+    assert run.exit_code == 0, run.error
+    text = run.output or ""
+    # optimum-graphcore's BERT layout: embeddings alone on IPU 0 ([0, 4, 4, 4] mapped onto the 2-layer stand-in),
+    # the classifier on the last IPU, the word embedding's serialization recorded
+    assert "Embedding  --> IPU 0 | Encoder 0  --> IPU 1 | Encoder 1  --> IPU 3 | Classifier Output --> IPU 3" in text
+    assert "SerializedEmbedding in 2 slices" in text
+    train = next(t for label, t in run.reports if label.startswith("trainingModel(BertForSequenceClassification"))
+    assert "pipeline over 4 IPUs" in train and "IPU 3 (Classifier Output)" in train and "gradientAccumulation 2" in train
+    results = json.loads((out / "eval_results.json").read_text())
+    assert 0.0 <= results["eval_accuracy"] <= 1.0 and results["eval_samples"] == 20
+    assert (out / "README.md").is_file() and (out / "model.safetensors").is_file()
+    assert any("Graphcore/bert-base-ipu" in s for s in run.substitutions)
+
+
+def test_text_layouts_collators_and_refusals() -> None:
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        GPT2Config,
+        GPT2LMHeadModel,
+        T5Config,
+        T5ForConditionalGeneration,
+    )
+
+    from accelkit.facades.poptorch import optimum
+
+    gpt2 = GPT2LMHeadModel(GPT2Config(n_embd=16, n_layer=4, n_head=2, vocab_size=64, n_positions=32))
+    cfg = optimum.IPUConfig(layers_per_ipu=[0, 2, 2], embedding_serialization_factor=4,
+                            recompute_checkpoint_every_layer=True)
+    placement = optimum._parallelize(gpt2, cfg)
+    assert placement[:2] == ["Token Embedding     --> IPU 0", "Position Embedding  --> IPU 0"]
+    assert "Layer 3  --> IPU 2" in placement and "Head                --> IPU 0" in placement  # tied head
+    assert "SerializedLinear in 4 slices" in placement[-1] and len(gpt2._accelkit_hooks) == 4
+    bert = BertForMaskedLM(BertConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=32, vocab_size=64))
+    assert "Classifier --> IPU 0" in optimum._parallelize(bert, optimum.IPUConfig(layers_per_ipu=[1, 1]))
+    t5 = T5ForConditionalGeneration(T5Config(d_model=16, d_ff=32, num_layers=1, num_heads=2, vocab_size=64, d_kv=8))
+    with pytest.raises(optimum.OptimumGraphcoreError, match="T5ForConditionalGeneration"):
+        optimum._parallelize(t5, optimum.IPUConfig())
+    padded = optimum.pad_on_batch_axis(5)(lambda rows: {"x": torch.tensor(rows)})([1, 2])
+    assert padded["x"].tolist() == [1, 2, 1, 2, 1]
+    optimum.check_min_version("0.6.0.dev0")
+    with pytest.raises(ImportError):
+        optimum.check_min_version("9.0")

@@ -61,9 +61,9 @@ ALIASES: dict[str, str | None] = {
     "optimum": None,
     "optimum.graphcore": "accelkit.facades.poptorch.optimum",
     **{f"optimum.graphcore.{m}": "accelkit.facades.poptorch.optimum" for m in (
-        "ipu_configuration", "trainer", "training_args")},
+        "ipu_configuration", "trainer", "training_args", "utils", "data", "data.data_collator")},
     **{f"optimum.graphcore.{m}": "accelkit.facades.poptorch.optimum_refused" for m in (
-        "pipelines", "modeling_utils", "models", "data", "generation", "diffusers", "trainer_seq2seq",
+        "pipelines", "modeling_utils", "models", "generation", "diffusers", "trainer_seq2seq",
         "training_args_seq2seq", "quantization", "custom_ops")},
     # Graphcore's TensorFlow 2 for the IPU (its TensorFlow tutorials, ALCF's MNIST - Tensorflow2): refused at its
     # import, saying what to run instead (accelkit.facades.poptorch.tensorflow_ipu); where TensorFlow itself is not

@@ -65,6 +65,32 @@ def _say(text: str) -> None:
 
 
 # ---- Dataset --------------------------------------------------------------------------------------
+class Feature(str):
+    """A column's type: its Python type name (equal to that string, as before), with datasets' ``dtype`` and, for a
+    class label, ``names`` / ``num_classes`` / ``int2str``."""
+
+    names: list[str] | None
+
+    def __new__(cls, type_name: str, names: list[str] | None = None) -> Feature:
+        out = super().__new__(cls, type_name)
+        out.names = names
+        return out
+
+    @property
+    def dtype(self) -> str:
+        return {"int": "int64", "float": "float32", "str": "string", "bool": "bool"}.get(str(self), "list")
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.names or [])
+
+    def int2str(self, value: int) -> str:
+        return (self.names or [])[value]
+
+
+LABEL_NAMES = {"sst2": ["negative", "positive"], "imdb": ["neg", "pos"]}  # the real sets' ClassLabel names
+
+
 class Dataset:
     """``datasets.Dataset``'s common interface over columns held as Python lists."""
 
@@ -78,6 +104,7 @@ class Dataset:
         self._format: str | None = None
         self._format_columns: list[str] | None = None
         self._transform: Callable[[dict[str, list[Any]]], Any] | None = None
+        self._label_names: dict[str, list[str]] = {}
 
     @classmethod
     def from_dict(cls, mapping: dict[str, list[Any]]) -> Dataset:
@@ -97,7 +124,11 @@ class Dataset:
 
     @property
     def features(self) -> dict[str, str]:
-        return {k: type(v[0]).__name__ if v else "null" for k, v in self._columns.items()}
+        """Each column's type name; a class-label column's (``label`` of glue/sst2, imdb) also has ``names``, and
+        every one ``dtype`` as datasets spells it (``int64``, ``float32``, ``string``), which Hugging Face's example
+        scripts read (``features["label"].names``)."""
+        names = getattr(self, "_label_names", {})
+        return {k: Feature(type(v[0]).__name__ if v else "null", names.get(k)) for k, v in self._columns.items()}
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -524,8 +555,12 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
                 scale = ds.num_rows / 100 if m.group(3) else 1
                 lo, hi = (round(int(g) * scale) if g else None for g in m.group(1, 2))
                 ds = ds.select(range(ds.num_rows)[lo:hi])
+        ds._label_names = {"label": LABEL_NAMES[kind]} if kind in LABEL_NAMES else {}
         return ds
-    return DatasetDict({s: Dataset(_build(kind, s), s) for s in splits})
+    out = DatasetDict({s: Dataset(_build(kind, s), s) for s in splits})
+    for part in out.values():
+        part._label_names = {"label": LABEL_NAMES[kind]} if kind in LABEL_NAMES else {}
+    return out
 
 
 # ---- metrics ----------------------------------------------------------------------------------------

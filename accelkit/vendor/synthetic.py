@@ -800,6 +800,7 @@ def _hf_datasets() -> Iterator[None]:
         file_utils = _module("datasets.utils.file_utils", cached_path=hf_datasets.cached_path)
         utils = _module("datasets.utils", DownloadConfig=hf_datasets.DownloadConfig, file_utils=file_utils)
         logging = hf_datasets._logging_module()  # datasets.logging: GroqFlow's quantization proof point sets it
+        utils.logging = logging  # type: ignore[attr-defined]  # datasets.utils.logging: HF's example scripts set it
         added["datasets"] = _module("datasets", **{k: getattr(hf_datasets, k) for k in hf_datasets.__all__},
                                     utils=utils, logging=logging, __version__="0.0+accelkit.standin")
         added["datasets.utils"], added["datasets.utils.file_utils"] = utils, file_utils
@@ -809,9 +810,24 @@ def _hf_datasets() -> Iterator[None]:
                                     __version__="0.0+accelkit.standin")
     saved = {k: sys.modules.get(k) for k in added}
     sys.modules.update(added)
+    # Hugging Face's example scripts check the installed release first (transformers' require_version("datasets>=
+    # 1.8.0"), which reads the distribution's metadata): a stand-in answers with the datasets 2 / evaluate 0.4 API
+    # it follows, marked as accelkit's
+    import importlib.metadata as metadata
+
+    real_version = metadata.version
+    stand_ins = {"datasets": "2.0.0+accelkit.standin", "evaluate": "0.4.0+accelkit.standin"}
+
+    def version(name: str) -> str:
+        if name in stand_ins and name in added:
+            return stand_ins[name]
+        return real_version(name)
+
+    metadata.version = version  # type: ignore[assignment]
     try:
         yield
     finally:
+        metadata.version = real_version
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)

@@ -29,8 +29,15 @@ What happens is what optimum-graphcore does, through :mod:`accelkit.facades.popt
   ``save_metrics`` / ``save_model``. ``train_runtime`` and ``eval_runtime`` are the MODELLED IPU time of the calls,
   not this CPU's.
 
+Text models are placed as optimum-graphcore's pipelined BERT and GPT-2 classes place them (:data:`_LAYOUTS`: the
+embeddings on IPU 0, the layers by ``layers_per_ipu``, a classifier / QA head on the last IPU, a head tied to the word
+embedding on IPU 0; ``embedding_serialization_factor`` recorded, the layer computed whole); the models keep
+transformers' own ``forward`` (optimum-graphcore's MLM head gathers the masked tokens first and GPT-2's rolls its
+labels: the same loss). ``optimum.graphcore.utils.check_min_version`` and ``optimum.graphcore.data``'s
+``pad_on_batch_axis`` / ``DataCollatorForLanguageModelingWithMaxTokensMasked`` are answered for the examples.
+
 What it does not do is refused with :class:`OptimumGraphcoreError`, naming the API and what to do: other model
-architectures (the pipelined classes optimum-graphcore registers for BERT, GPT-2, T5, Whisper...),
+architectures (the pipelined classes optimum-graphcore registers for T5, Whisper, RoBERTa...),
 ``model_init``, custom callbacks, ``push_to_hub``, ``load_best_model_at_end``, ``label_smoothing_factor``,
 ``compile_only``, ``pipeline(...)``, the seq2seq trainer, and optimum-graphcore's other modules.
 """
@@ -108,6 +115,40 @@ HUB_CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
         "(tests/ipu_config_trainer_test.json), gradient_accumulation_steps 16 from its image-classification README "
         "(ViT, micro-batch 1, Graphcore/vit-base-ipu), layers_per_ipu [-1] (split evenly) and the rest IPUConfig's "
         "documented defaults: the Hub file itself is not available offline"),
+    # BERT base: optimum-graphcore's notebooks/external_model.ipynb writes out the BERT-base IPU config it trains
+    # with (the Hub file's values): 4 IPUs, layers_per_ipu [0, 4, 4, 4] (IPU 0 holds the embeddings alone, as
+    # graphcore/examples' nlp/bert/pytorch configs_pretraining.yml pretrain_base_128 does too), matmul_proportion
+    # 0.25 on each IPU, embedding_serialization_factor 2, recompute_checkpoint_every_layer, optimizer_state_offchip,
+    # replicated_tensor_sharding, enable_half_partials, device_iterations 1, inference_device_iterations 5 and
+    # gradient_accumulation_steps 512 (pre-training's; the examples' READMEs override it for fine-tuning)
+    "Graphcore/bert-base-ipu": (
+        {"ipus_per_replica": 4, "layers_per_ipu": [0, 4, 4, 4], "matmul_proportion": [0.25, 0.25, 0.25, 0.25],
+         "embedding_serialization_factor": 2, "recompute_checkpoint_every_layer": True,
+         "optimizer_state_offchip": True, "replicated_tensor_sharding": True, "enable_half_partials": True,
+         "device_iterations": 1, "inference_device_iterations": 5, "gradient_accumulation_steps": 512,
+         "replication_factor": 1, "executable_cache_dir": "./exe_cache"},
+        "ipus_per_replica 4, layers_per_ipu [0, 4, 4, 4], matmul_proportion 0.25 per IPU, "
+        "embedding_serialization_factor 2, recompute_checkpoint_every_layer, optimizer_state_offchip, "
+        "replicated_tensor_sharding, enable_half_partials, device_iterations 1, inference_device_iterations 5 and "
+        "gradient_accumulation_steps 512 from optimum-graphcore's notebooks/external_model.ipynb (BERT base), "
+        "layers_per_ipu [0, 4, 4, 4] as in graphcore/examples' BERT configs_pretraining.yml; the rest IPUConfig's "
+        "documented defaults: the Hub file itself is not available offline"),
+    # GPT-2 small: graphcore/examples' nlp/gpt2/pytorch/benchmarks.yml (pytorch_gpt2_small_train_gen_pod16, the
+    # GPT-2 small pipeline optimum-graphcore's config follows): 4 IPUs, layers_per_ipu [0, 4, 4, 4],
+    # matmul_proportion 0.15 each, embedding_serialization_factor 4, recompute_checkpoint_every_layer,
+    # enable_half_partials, replicated_tensor_sharding; device iterations and gradient accumulation are
+    # IPUConfig's defaults (examples/language-modeling/README.md's run_clm.py command passes
+    # --gradient_accumulation_steps 128)
+    "Graphcore/gpt2-small-ipu": (
+        {"ipus_per_replica": 4, "layers_per_ipu": [0, 4, 4, 4], "matmul_proportion": [0.15, 0.15, 0.15, 0.15],
+         "embedding_serialization_factor": 4, "recompute_checkpoint_every_layer": True,
+         "enable_half_partials": True, "replicated_tensor_sharding": True, "optimizer_state_offchip": True,
+         "replication_factor": 1, "executable_cache_dir": "./exe_cache"},
+        "ipus_per_replica 4, layers_per_ipu [0, 4, 4, 4], matmul_proportion 0.15 per IPU, "
+        "embedding_serialization_factor 4, recompute_checkpoint_every_layer, enable_half_partials and "
+        "replicated_tensor_sharding from graphcore/examples' nlp/gpt2/pytorch/benchmarks.yml (GPT-2 small, "
+        "pytorch_gpt2_small_train_gen_pod16); the rest IPUConfig's documented defaults: the Hub file itself is not "
+        "available offline"),
 }
 
 
@@ -421,39 +462,152 @@ def _expand_layers_per_ipu(ipu_config: IPUConfig, n_layers: int) -> list[int]:
     return list(lpi)
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """How one of optimum-graphcore's pipelined classes places the transformers model it replaces (its
+    ``parallelize``): the embeddings on IPU 0, the layers by ``layers_per_ipu``, the heads on the last IPU or (tied
+    to the word embedding) on IPU 0."""
+
+    pipelined: str                               # optimum-graphcore's class
+    base: str                                    # the base model's attribute ("bert", "transformer", "vit")
+    embeddings: tuple[tuple[str, str, str], ...]  # (attribute on the base, block name, placement line) on IPU 0
+    layers: tuple[str, ...]                      # where the layer list is on the base (transformers 4, 5)
+    layer_name: tuple[str, str]                  # (block name, placement line) per layer: "Encoder", "Layer"
+    heads: tuple[tuple[str, str, str, bool], ...]  # (path from the model, block name, placement line, on IPU 0)
+    checkpoint_last: bool                        # recompute_checkpoint_every_layer also after the last layer
+    serialized: str                              # "embedding": SerializedEmbedding of the word embedding;
+    #                                              "projection": the tied head as SerializedLinear; "" neither
+
+
+_BERT_EMB = (("embeddings", "Embedding", "Embedding  --> IPU 0"),)
+_GPT2_EMB = (("wte", "Token embedding", "Token Embedding     --> IPU 0"),
+             ("wpe", "Position embedding", "Position Embedding  --> IPU 0"))
+_BERT_LAYERS = ("encoder.layer", "layers")
+# optimum-graphcore's models/vit, models/bert and models/gpt2 modeling files, class by class
+_LAYOUTS: dict[str, _Layout] = {
+    **{name: _Layout(f"Pipelined{name}", "vit", (("embeddings", "Embedding", "Embedding  --> IPU 0"),),
+                     _BERT_LAYERS, ("Encoder", "Encoder"),
+                     (("vit.layernorm", "LayerNorm", "Head       --> IPU {last}", False),
+                      ("classifier", "Classifier", "", False)), True, "")
+       for name in ("ViTForImageClassification", "DeiTForImageClassification")},
+    **{name: _Layout(f"Pipelined{name}", "bert", _BERT_EMB, _BERT_LAYERS, ("Encoder", "Encoder"),
+                     ((head, block, f"{line} --> IPU {{last}}", False),), False, "embedding")
+       for name, head, block, line in (
+           ("BertForSequenceClassification", "classifier", "Classifier Output", "Classifier Output"),
+           ("BertForTokenClassification", "classifier", "Classifier Output", "Classifier Output"),
+           ("BertForMultipleChoice", "classifier", "Classifier Output", "Classifier Output"),
+           ("BertForQuestionAnswering", "qa_outputs", "QA Outputs", "QA Outputs"))},
+    "BertForMaskedLM": _Layout("PipelinedBertForMaskedLM", "bert", _BERT_EMB, _BERT_LAYERS, ("Encoder", "Encoder"),
+                               (("cls", "Classifier", "Classifier --> IPU 0", True),), True, "projection"),
+    "BertForPreTraining": _Layout("PipelinedBertForPreTraining", "bert", _BERT_EMB, _BERT_LAYERS,
+                                  ("Encoder", "Encoder"),
+                                  (("bert.pooler", "Pooler", "Pooler --> IPU 0", True),
+                                   ("cls", "Classifier", "Classifier --> IPU 0", True)), True, "projection"),
+    "GPT2LMHeadModel": _Layout("PipelinedGPT2LMHeadModel", "transformer", _GPT2_EMB, ("h",), ("Layer", "Layer"),
+                               (("lm_head", "LM head", "Head                --> IPU 0", True),), True, "projection"),
+    **{name: _Layout(f"Pipelined{name}", "transformer", _GPT2_EMB, ("h",), ("Layer", "Layer"),
+                     ((head, block, "Head       --> IPU {last}", False),), False, "embedding")
+       for name, head, block in (("GPT2ForSequenceClassification", "score", "Score"),
+                                 ("GPT2ForTokenClassification", "classifier", "Classifier"))},
+}
+
+
+def _find(root: Any, path: str) -> Any:
+    for part in path.split("."):
+        root = getattr(root, part, None)
+    return root
+
+
+def _set(root: Any, path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        root = getattr(root, part)
+    setattr(root, last, value)
+
+
+def _stand_in_split(ipu_config: IPUConfig, n_layers: int) -> list[int] | None:
+    """Under --synthetic-data, a checkpoint's stand-in has fewer layers than the real model its IPU config counts
+    (``layers_per_ipu=[0, 4, 4, 4]`` for BERT base's 12): each stand-in layer goes to the IPU that holds the same
+    fraction of the real model's depth, so the embeddings-only IPU stays so and the head's IPU keeps layers."""
+    from accelkit.vendor import synthetic
+
+    lpi = ipu_config._layers_per_ipu
+    if not synthetic.active() or -1 in lpi or sum(lpi) <= n_layers or len(lpi) != ipu_config._ipus_per_replica:
+        return None
+    bounds = [sum(lpi[:i + 1]) for i in range(len(lpi))]
+    out = [0] * len(lpi)
+    for i in range(n_layers):
+        position = (i + 0.5) * sum(lpi) / n_layers
+        out[next(ipu for ipu, b in enumerate(bounds) if position < b)] += 1
+    _say(f"layers_per_ipu={lpi} places {sum(lpi)} layers, the real checkpoint's; its --synthetic-data stand-in has "
+         f"{n_layers}, placed where the same fractions of the real model's depth sit: {out}")
+    return out
+
+
 def _parallelize(model: nn.Module, ipu_config: IPUConfig) -> list[str]:
     """Place ``model``'s parts on the IPUs with ``poptorch.BeginBlock``, as optimum-graphcore's pipelined class for
-    its architecture does; returns the placement, one line per part (optimum-graphcore logs it so)."""
+    its architecture does (:data:`_LAYOUTS`); returns the placement, one line per part (optimum-graphcore logs it
+    so), with the serialized word embedding or projection the IPU config asks for recorded."""
     import accelkit.facades.poptorch as poptorch
 
-    vit: Any = getattr(model, "vit", None)
-    # transformers 4's ViT kept its layers in vit.encoder.layer, transformers 5's in vit.layers
-    layers: Any = getattr(getattr(vit, "encoder", None), "layer", None) if vit is not None else None
-    layers = layers if layers is not None else getattr(vit, "layers", None)
-    if type(model).__name__ not in ("ViTForImageClassification", "DeiTForImageClassification") \
-            or not isinstance(layers, nn.ModuleList):
+    layout = _LAYOUTS.get(type(model).__name__)
+    base: Any = getattr(model, layout.base, None) if layout is not None else None
+    layers: Any = None
+    for path in layout.layers if layout is not None else ():
+        layers = layers if isinstance(layers, nn.ModuleList) else _find(base, path)
+    if layout is None or base is None or not isinstance(layers, nn.ModuleList):
         _refuse(f"IPUTrainer on a {type(model).__name__}",
-                "pipelines the model with a class of its own for that architecture (PipelinedBert..., "
-                "PipelinedGPT2..., PipelinedT5..., PipelinedWhisper...)",
-                "accelkit's IPUTrainer places ViTForImageClassification (Graphcore's ViT tutorials); for another "
-                "model write the PopTorch loop: poptorch.BeginBlock on its layers, poptorch.trainingModel(model, "
+                "pipelines the model with a class of its own for that architecture (PipelinedT5..., "
+                "PipelinedWhisper..., PipelinedRoberta...)",
+                "accelkit's IPUTrainer places " + ", ".join(sorted(_LAYOUTS)) + "; for another model write the "
+                "PopTorch loop: poptorch.BeginBlock on its layers, poptorch.trainingModel(model, "
                 "ipu_config.to_options(), optimizer) (examples/vendor/poptorch_bert.py has that shape)")
-    placement = ["Embedding  --> IPU 0"]
-    vit.embeddings = poptorch.BeginBlock(vit.embeddings, "Embedding", ipu_id=0)
-    per_ipu = _expand_layers_per_ipu(ipu_config, len(layers))
+    placement: list[str] = []
+    for attr, block, line in layout.embeddings:
+        setattr(base, attr, poptorch.BeginBlock(getattr(base, attr), block, ipu_id=0))
+        placement.append(line)
+    try:
+        per_ipu = _expand_layers_per_ipu(ipu_config, len(layers))
+    except IncompatibleIPUConfigError:
+        split = _stand_in_split(ipu_config, len(layers))
+        if split is None:
+            raise
+        per_ipu = split
     layer_ipu = [ipu for ipu, n in enumerate(per_ipu) for _ in range(n)]
     hooks = getattr(model, "_accelkit_hooks", [])
     for index, layer in enumerate(layers):
-        if ipu_config.recompute_checkpoint_every_layer:
+        if ipu_config.recompute_checkpoint_every_layer and (layout.checkpoint_last or index != len(layers) - 1):
             hooks.append(layer.register_forward_hook(_recompute_outputs))
-        placement.append(f"Encoder {index:<2} --> IPU {layer_ipu[index]}")
-        layers[index] = poptorch.BeginBlock(layer, f"Encoder{index}", ipu_id=layer_ipu[index])
+        name, line = layout.layer_name
+        placement.append(f"{line} {index:<2} --> IPU {layer_ipu[index]}")
+        layers[index] = poptorch.BeginBlock(layer, f"{name}{index}", ipu_id=layer_ipu[index])
     last = ipu_config._ipus_per_replica - 1
-    placement.append(f"Head       --> IPU {last}")
-    vit.layernorm = poptorch.BeginBlock(vit.layernorm, "LayerNorm", ipu_id=last)
-    model.classifier = poptorch.BeginBlock(getattr(model, "classifier"), "Classifier", ipu_id=last)  # noqa: B009
+    for path, block, line, first in layout.heads:
+        _set(model, path, poptorch.BeginBlock(_find(model, path), block, ipu_id=0 if first else last))
+        if line:
+            placement.append(line.format(last=last))
+    placement.extend(_serialization(model, layout, ipu_config))
     vars(model)["_accelkit_hooks"] = hooks
     return placement
+
+
+def _serialization(model: nn.Module, layout: _Layout, ipu_config: IPUConfig) -> list[str]:
+    """What optimum-graphcore serializes for ``embedding_serialization_factor`` > 1 (or
+    ``serialized_embedding_splits_per_ipu``): the word embedding as a ``SerializedEmbedding`` (its rows looked up in
+    that many slices) or the tied head as a ``SerializedLinear`` (the vocabulary projection in that many matmuls,
+    GPT-2's vocabulary padded up to a multiple with logits held at -10000). The values are the same; accelkit
+    records it, and computes the layer whole."""
+    prefix = "" if ipu_config.mode == "training" else "inference_"
+    factor = getattr(ipu_config, f"{prefix}embedding_serialization_factor", None) or 1
+    splits = getattr(ipu_config, f"{prefix}serialized_embedding_splits_per_ipu", None)
+    if splits:
+        factor = sum(splits)
+    if factor <= 1 or not layout.serialized:
+        return []
+    what = ("word embedding as SerializedEmbedding" if layout.serialized == "embedding"
+            else "tied vocabulary projection as SerializedLinear")
+    where = f", splits per IPU {splits}" if splits else ""
+    return [f"Serialized: {what} in {factor} slices{where} (same values; accelkit computes it whole)"]
 
 
 def _recompute_outputs(_module: nn.Module, _inputs: Any, outputs: Any) -> Any:
@@ -618,6 +772,32 @@ class IPUTrainingArguments:
     def should_save(self) -> bool:
         return True
 
+    @property
+    def local_rank(self) -> int:
+        return -1
+
+    @property
+    def process_index(self) -> int:
+        return 0
+
+    @property
+    def world_size(self) -> int:
+        return 1
+
+    @property
+    def n_gpu(self) -> int:
+        return 0
+
+    @property
+    def parallel_mode(self) -> str:
+        return "not_parallel"
+
+    def main_process_first(self, local: bool = True, desc: str = "work") -> Any:
+        """One process here: the block runs at once (as transformers' context manager does without replicas)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
     def get_warmup_steps(self, num_training_steps: int) -> int:
         return self.warmup_steps if self.warmup_steps > 0 else math.ceil(num_training_steps * self.warmup_ratio)
 
@@ -688,6 +868,13 @@ class IPUTrainer:
 
         self.data_collator = data_collator if data_collator is not None else default_data_collator
         self.eval_data_collator = eval_data_collator if eval_data_collator is not None else self.data_collator
+        if args.pad_on_batch_axis:  # each batch padded to the compiled size by repeating its samples, as optimum does
+            if args.do_train:
+                self.data_collator = pad_on_batch_axis(
+                    args.per_device_train_batch_size * self.ipu_config.batch_size_factor())(self.data_collator)
+            if args.do_eval:
+                self.eval_data_collator = pad_on_batch_axis(
+                    args.per_device_eval_batch_size * self.ipu_config.batch_size_factor(True))(self.eval_data_collator)
         self.train_dataset, self.eval_dataset, self.tokenizer = train_dataset, eval_dataset, tokenizer
         self.original_model = model
         self.model = model
@@ -700,6 +887,8 @@ class IPUTrainer:
         self.training_model: Any = None
         self.inference_model: Any = None
         self.state = _State()
+        self.control = _Control()
+        self.callback_handler = _CallbackHandler(self.control)
         self.is_in_train = False
         self._modelled_s = 0.0
 
@@ -759,8 +948,10 @@ class IPUTrainer:
         generator.manual_seed(self.args.data_seed if self.args.data_seed is not None else self.args.seed)
         opts = self.opts if training else self.eval_opts
         batch = self.args.per_device_train_batch_size if training else self.args.per_device_eval_batch_size
-        # every batch the combined size (a compiled program has fixed shapes): PopTorch's loader drops the rest
-        return poptorch.DataLoader(opts, dataset, batch_size=batch, shuffle=training, drop_last=True,
+        # every batch the combined size (a compiled program has fixed shapes): PopTorch's loader drops the rest,
+        # unless pad_on_batch_axis pads the last batch of the evaluation up to that size
+        drop_last = training or not self.args.pad_on_batch_axis
+        return poptorch.DataLoader(opts, dataset, batch_size=batch, shuffle=training, drop_last=drop_last,
                                    collate_fn=self.data_collator if training else self.eval_data_collator,
                                    generator=generator)
 
@@ -777,6 +968,7 @@ class IPUTrainer:
     def wrap_model(self, model: nn.Module, training: bool = True) -> Any:
         import accelkit.facades.poptorch as poptorch
 
+        _plain_model_outputs(model)
         if training:
             if self.training_model is None:
                 self.ipu_config.train()
@@ -910,9 +1102,12 @@ class IPUTrainer:
     # ---- evaluation ---------------------------------------------------------------------------------
     def evaluation_loop(self, dataset: Any, description: str, prediction_loss_only: bool | None = None,
                         ignore_keys: list[str] | None = None, metric_key_prefix: str = "eval") -> Any:
+        from torch.utils.data import DataLoader
         from transformers.trainer_utils import EvalLoopOutput, EvalPrediction
 
-        loader = self._loader(dataset, False)
+        # trainer_qa.py's QuestionAnsweringTrainer passes the loader itself (get_eval_dataloader's)
+        loader = dataset if isinstance(dataset, DataLoader) else self._loader(dataset, False)
+        dataset = loader.dataset
         if len(loader) == 0:
             raise OptimumGraphcoreError(
                 f"the {description.lower()} set ({len(dataset)} samples) is smaller than one inference batch "
@@ -928,16 +1123,25 @@ class IPUTrainer:
             if loss is not None:
                 losses.append(loss.float().reshape(-1))
             if not (prediction_loss_only or self.args.prediction_loss_only):
-                logits = outputs["logits"] if isinstance(outputs, dict) else outputs[1 if loss is not None else 0]
+                # every output but the loss (QA: start and end logits), as Hugging Face's trainer gathers them
+                if isinstance(outputs, dict):
+                    found = [v for k, v in outputs.items() if k != "loss" and k not in (ignore_keys or [])
+                             and isinstance(v, torch.Tensor)]
+                else:
+                    found = [v for v in outputs[1 if loss is not None else 0:] if isinstance(v, torch.Tensor)]
+                logits: Any = found[0] if len(found) == 1 else tuple(found)
                 if self.preprocess_logits_for_metrics is not None:
                     logits = self.preprocess_logits_for_metrics(logits, inputs.get("labels"))
-                preds.append(logits.detach())
-            if "labels" in inputs:
-                labels.append(inputs["labels"].detach())
+                preds.append(logits)
+            label_keys = self.args.label_names or [k for k in ("labels", "start_positions", "end_positions")
+                                                   if k in inputs]
+            if label_keys and all(k in inputs for k in label_keys):
+                found_labels = [inputs[k].detach() for k in label_keys]
+                labels.append(found_labels[0] if len(found_labels) == 1 else tuple(found_labels))
         self.model.train(was_training)
         self.ipu_config.train()
-        predictions = torch.cat(preds).numpy() if preds else None
-        label_ids = torch.cat(labels).numpy() if labels else None
+        predictions = _concat(preds)
+        label_ids = _concat(labels)
         metrics: dict[str, Any] = {}
         if self.compute_metrics is not None and predictions is not None and label_ids is not None:
             metrics = dict(self.compute_metrics(EvalPrediction(predictions=predictions, label_ids=label_ids)))
@@ -984,9 +1188,19 @@ class IPUTrainer:
         return True
 
     def metrics_format(self, metrics: dict[str, float]) -> dict[str, Any]:
-        from transformers.trainer_pt_utils import metrics_format
-
-        return metrics_format(metrics)  # type: ignore[no-any-return]
+        """transformers' ``metrics_format`` (a function in 5, a Trainer method in 4): runtimes as h:mm:ss.cc,
+        memory in MB, FLOs in GF, floats to 4 places."""
+        out: dict[str, Any] = dict(metrics)
+        for k, v in out.items():
+            if "_mem_" in k:
+                out[k] = f"{int(v) >> 20}MB"
+            elif "_runtime" in k:
+                out[k] = f"{str(__import__('datetime').timedelta(seconds=int(abs(v))))}.{int(abs(v) % 1 * 100):02d}"
+            elif k == "total_flos":
+                out[k] = f"{int(v) >> 30}GF"
+            elif isinstance(v, float):
+                out[k] = round(v, 4)
+        return out
 
     def log_metrics(self, split: str, metrics: dict[str, float]) -> None:
         from transformers.trainer_pt_utils import log_metrics
@@ -1020,6 +1234,24 @@ class IPUTrainer:
         if self.tokenizer is not None and hasattr(self.tokenizer, "save_pretrained"):
             self.tokenizer.save_pretrained(str(out))
         _write_json(out / "training_args.json", _plain(self.args.to_dict()))
+
+    def create_model_card(self, language: str | None = None, license: str | None = None,  # noqa: A002
+                          tags: Any = None, model_name: str | None = None, finetuned_from: str | None = None,
+                          tasks: Any = None, dataset_tags: Any = None, dataset: Any = None,
+                          dataset_args: Any = None, **_: Any) -> None:
+        """A model card, ``README.md`` in ``output_dir``: what was fine-tuned from what, on which data, and the
+        evaluation results logged (Hugging Face's fuller card lists the same)."""
+        out = Path(self.args.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        evals = {k: v for log in self.state.log_history for k, v in log.items() if k.startswith("eval_")}
+        lines = ["---", f"license: {license}" if license else "", "tags:", "- generated_from_trainer",
+                 *[f"- {t}" for t in ([tags] if isinstance(tags, str) else tags or [])], "---", "",
+                 f"# {model_name or out.name}", "",
+                 f"This model is a fine-tuned version of {finetuned_from or 'a model'} on "
+                 f"{dataset or dataset_tags or 'a dataset'} ({tasks or 'training'}), with optimum.graphcore's "
+                 "IPUTrainer on accelkit's simulated IPUs.", "",
+                 *[f"- {k}: {v}" for k, v in evals.items()]]
+        (out / "README.md").write_text("\n".join(x for x in lines if x is not None) + "\n")
 
     def _save_checkpoint(self) -> None:
         folder = Path(self.args.output_dir) / f"checkpoint-{self.state.global_step}"
@@ -1061,11 +1293,67 @@ class IPUTrainer:
             self.training_model.copyWeightsToDevice()
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("hyperparameter_search", "push_to_hub", "create_model_card", "init_git_repo",
+        if name in ("hyperparameter_search", "push_to_hub", "init_git_repo",
                     "add_callback", "pop_callback", "remove_callback", "compile_model", "floating_point_ops"):
             _refuse(f"IPUTrainer.{name}", "is not part of accelkit's trainer",
                     "train, evaluate, predict, log_metrics, save_metrics, save_model and save_state are answered")
         raise AttributeError(f"'IPUTrainer' object has no attribute {name!r}")
+
+
+def _plain_model_outputs(model: nn.Module) -> None:
+    """transformers before 4.35 did not register its ``ModelOutput`` classes with PyTorch's pytree, so the PopTorch
+    facade would see ``SequenceClassifierOutput(loss=..., logits=...)`` as one opaque leaf: there ``forward``'s output
+    is handed on as the plain dict of its tensors (same keys, same values). transformers 5's pass through."""
+    if "_accelkit_plain_outputs" in vars(model):
+        return
+    import functools
+
+    forward = model.forward
+    nodes = getattr(torch.utils._pytree, "SUPPORTED_NODES", None)
+
+    @functools.wraps(forward)
+    def plain(*args: Any, **kwargs: Any) -> Any:
+        out = forward(*args, **kwargs)
+        if isinstance(out, dict) and type(out) is not dict and nodes is not None and type(out) not in nodes:
+            return {k: v for k, v in out.items() if v is not None}
+        return out
+
+    vars(model)["forward"] = plain
+    vars(model)["_accelkit_plain_outputs"] = True
+
+
+def _concat(parts: list[Any]) -> Any:
+    """Per-batch outputs joined along the batch axis as numpy (a tuple of outputs stays a tuple); None if none."""
+    if not parts:
+        return None
+    if isinstance(parts[0], tuple):
+        return tuple(_concat([p[i] for p in parts]) for i in range(len(parts[0])))
+    joined = torch.cat([p.detach() for p in parts])
+    return (joined.float() if joined.is_floating_point() else joined).numpy()
+
+
+class _Control:
+    """transformers' ``TrainerControl``: what callbacks may ask of the loop (nothing here: no callbacks run)."""
+
+    should_training_stop = False
+    should_epoch_stop = False
+    should_save = False
+    should_evaluate = False
+    should_log = False
+
+
+class _CallbackHandler:
+    """``trainer.callback_handler``: with no callbacks, each ``on_*`` event returns the control unchanged (as
+    transformers' handler does with only its default callbacks); trainer_qa.py calls ``on_evaluate``."""
+
+    def __init__(self, control: _Control) -> None:
+        self.control = control
+        self.callbacks: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            return lambda *args, **kwargs: self.control
+        raise AttributeError(name)
 
 
 @dataclass
@@ -1089,6 +1377,92 @@ class _State:
         Path(json_path).write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
 
 
+# ---- optimum.graphcore.utils and optimum.graphcore.data -----------------------------------------------------------
+def check_min_version(min_version: str) -> None:
+    """``optimum.graphcore.utils.check_min_version``: the examples' guard that optimum-graphcore is recent enough
+    (this facade follows :data:`__version__`)."""
+    from packaging import version
+
+    if version.parse(__version__.split("+")[0]) < version.parse(min_version):
+        raise ImportError(f"This example requires a minimum version of optimum-graphcore of {min_version}, but the "
+                          f"version found is {__version__} (accelkit's optimum.graphcore)")
+
+
+def pad_on_batch_axis(batch_size: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``optimum.graphcore.data.pad_on_batch_axis(batch_size)``: wraps a data collator so each batch it returns has
+    ``batch_size`` rows, the short last one filled by repeating its samples (optimum-graphcore's rule)."""
+    import functools
+
+    def pad(x: torch.Tensor) -> torch.Tensor:
+        if x.size(0) == batch_size:
+            return x
+        repeats = [batch_size // x.size(0) + 1] + [1] * (x.ndim - 1)
+        return x.repeat(*repeats)[:batch_size]
+
+    def decorator(collator: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(collator)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            batch = collator(*args, **kwargs)
+            for k, v in batch.items():
+                batch[k] = pad(v) if isinstance(v, torch.Tensor) else v
+            return batch
+
+        return wrapper
+
+    return decorator
+
+
+def _max_tokens_masked_collator() -> type:
+    """``optimum.graphcore.data.DataCollatorForLanguageModelingWithMaxTokensMasked(max_seq_length, tokenizer,
+    mlm_probability=...)``: transformers' MLM collator that masks at most ``max_num_masked_tokens`` tokens a
+    sequence (the binomial count's mean + 2 standard deviations, rounded up to 16, capped at the length), so the
+    pipelined BERT's head sees a fixed number of masked tokens; optimum-graphcore's masking rule (80% [MASK], 10%
+    random, 10% kept)."""
+    from transformers import DataCollatorForLanguageModeling
+
+    class DataCollatorForLanguageModelingWithMaxTokensMasked(DataCollatorForLanguageModeling):  # type: ignore[misc]
+        def __init__(self, max_seq_length: int, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.max_seq_length = max_seq_length
+            mean = max_seq_length * self.mlm_probability
+            std = math.sqrt(max_seq_length * self.mlm_probability * (1 - self.mlm_probability))
+            self.max_num_masked_tokens = min(math.ceil((mean + 2 * std) / 16) * 16, max_seq_length)
+
+        def torch_call(self, examples: list[Any]) -> dict[str, Any]:
+            return dict(super().torch_call(examples))
+
+        def torch_mask_tokens(self, inputs: Any, special_tokens_mask: Any = None, **_: Any) -> tuple[Any, Any]:
+            labels = inputs.clone()
+            probability = torch.full(labels.shape, self.mlm_probability)
+            if special_tokens_mask is None:
+                special_tokens_mask = torch.tensor(
+                    [self.tokenizer.get_special_tokens_mask(v, already_has_special_tokens=True)
+                     for v in labels.tolist()], dtype=torch.bool)
+            probability.masked_fill_(special_tokens_mask.bool(), value=0.0)
+            masked = torch.bernoulli(probability)
+            # at most max_num_masked_tokens a row: unmask the rest, chosen at random among the masked
+            keep_out = self.max_seq_length - self.max_num_masked_tokens
+            if keep_out > 0:
+                drop = torch.topk(-masked + torch.rand(masked.size()), k=min(keep_out, masked.size(1)), dim=1).indices
+                masked.scatter_(1, drop, 0)
+            masked_b = masked.bool()
+            labels[~masked_b] = -100
+            replaced = torch.bernoulli(torch.full(labels.shape, 0.8)).bool() & masked_b
+            inputs[replaced] = self.tokenizer.convert_tokens_to_ids(self.tokenizer.mask_token)
+            random_ = torch.bernoulli(torch.full(labels.shape, 0.5)).bool() & masked_b & ~replaced
+            words = torch.randint(len(self.tokenizer), labels.shape, dtype=torch.long)
+            inputs[random_] = words[random_]
+            return inputs, labels
+
+    DataCollatorForLanguageModelingWithMaxTokensMasked.__module__ = "optimum.graphcore.data.data_collator"
+    return DataCollatorForLanguageModelingWithMaxTokensMasked
+
+
+_LAZY: dict[str, Callable[[], Any]] = {
+    "DataCollatorForLanguageModelingWithMaxTokensMasked": _max_tokens_masked_collator}
+_BUILT: dict[str, Any] = {}
+
+
 # ---- what is refused -------------------------------------------------------------------------------------------
 _REFUSED: dict[str, tuple[str, str]] = {
     "pipeline": ("runs a transformers pipeline on IPUs (pipeline('text-classification', ...))",
@@ -1098,13 +1472,16 @@ _REFUSED: dict[str, tuple[str, str]] = {
     "IPUSeq2SeqTrainingArguments": ("configures the seq2seq trainer", "use IPUTrainingArguments with IPUTrainer"),
     "IPUTrainerCallback": ("hooks into the trainer's loop", "leave callbacks out"),
 }
-for _name in ("DataCollatorForLanguageModeling", "DataCollatorForWholeWordMask", "pad_on_batch_axis",
-              "IPUGenerationMixin", "PipelineMixin", "IPUConfigAttribute"):
+for _name in ("DataCollatorForLanguageModeling", "DataCollatorForWholeWordMask", "IPUGenerationMixin", "PipelineMixin", "IPUConfigAttribute"):
     _REFUSED[_name] = ("is not part of accelkit's optimum.graphcore (IPUConfig, IPUTrainingArguments, IPUTrainer)",
                        "use transformers' own class, or write the PopTorch loop")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        if name not in _BUILT:
+            _BUILT[name] = _LAZY[name]()
+        return _BUILT[name]
     if name in _REFUSED:
         what, fix = _REFUSED[name]
         _refuse(name, what, fix)
@@ -1182,4 +1559,4 @@ def _load_state(stem: Path) -> dict[str, Any]:
     return out
 
 __all__ = ["HUB_CONFIGS", "IPUConfig", "IPUTrainer", "IPUTrainingArguments", "IncompatibleIPUConfigError",
-           "OptimumGraphcoreError", "refuse_module"]
+           "OptimumGraphcoreError", "check_min_version", "pad_on_batch_axis", "refuse_module"]
