@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import inspect
 import json
+import math
 import re
 import sys
 from collections import namedtuple
@@ -851,3 +852,154 @@ def test_adafactor_and_the_experts_products_compute_what_they_say():
     mask = torch.tensor([[1, 0, 1], [0, 0, 1]], dtype=torch.int16)
     dense = zoo2.sparse_act_matmul(x, mask, w[:, 0])
     assert torch.allclose(dense, (x @ w[:, 0].T) * mask[..., None], atol=1e-5)
+
+
+HALF_CAST_SHAPED = '''
+import json, sys
+import torch
+import cerebras.pytorch as cstorch
+
+backend = cstorch.backend(sys.argv[1])
+cstorch.amp.enable_mixed_precision(True)
+cstorch.amp.set_half_dtype("bfloat16")
+seen = []
+
+class TinyDiT(torch.nn.Module):  # noises its latent and casts it to the half dtype before an fp32 Conv2d
+    def __init__(self):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(4, 8, 2, stride=2)
+        self.head = torch.nn.Linear(8, 4 * 4)
+    def forward(self, latent, noise):
+        noised = (0.9 * latent + 0.1 * noise).to(cstorch.amp.get_half_dtype())
+        seen.append(str(noised.dtype))
+        h = self.patch(noised).flatten(2).mean(-1)
+        return torch.nn.functional.mse_loss(self.head(h).float(), noise.flatten(1)[:, :16])
+
+torch.manual_seed(0)
+model = TinyDiT()
+compiled = cstorch.compile(model, backend)
+optimizer = cstorch.optim.SGD(model.parameters(), lr=0.1)
+
+@cstorch.trace
+def train_step(latent, noise):
+    loss = compiled(latent, noise)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+g = torch.Generator().manual_seed(1)
+latent, noise = torch.randn(2, 4, 4, 4, generator=g), torch.randn(2, 4, 4, 4, generator=g)
+losses = [float(train_step(latent, noise)) for _ in range(3)]
+json.dump({"losses": losses, "seen": sorted(set(seen)), "after": str(cstorch.amp.get_half_dtype())},
+          open("result.json", "w"))
+'''
+
+
+def test_a_models_own_cast_to_the_half_dtype_runs_and_is_captured_as_the_fp32_program(tmp_path, monkeypatch, capsys):
+    """The 2.10 Model Zoo's DiT casts its noised latent to ``cstorch.amp.get_half_dtype()`` before its fp32
+    patch-embedding ``Conv2d``: the step runs it in the half dtype (mixed precision), and the CSX step's program,
+    captured as the fp32 model's, gets ``torch.float32`` there instead of a mixed-dtype convolution."""
+    from accelkit.vendor import run_script
+
+    (tmp_path / "half_cast.py").write_text(HALF_CAST_SHAPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "half_cast.py", ["CSX"])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert all(loss == loss for loss in result["losses"]) and result["losses"][-1] < result["losses"][0]
+    assert result["after"] == "torch.bfloat16"
+    assert result["seen"] == ["torch.bfloat16", "torch.float32"]  # the step's, the captured program's
+
+
+SSL_SHAPED = '''
+import json, math
+import torch
+import cerebras.pytorch as cstorch
+from cerebras.pytorch.nn import SmoothL1Loss
+
+backend = cstorch.backend("CSX")
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 4)
+compiled = cstorch.compile(model, backend)
+optimizer = cstorch.optim.SGD(model.parameters(), lr=0.1)
+schedule = cstorch.optim.lr_scheduler.CosineAnnealingLR(optimizer, initial_learning_rate=0.1, T_max=4, eta_min=0.02)
+masked = SmoothL1Loss(reduction="none", beta=0.5)  # the zoo's MaskedSmoothL1Loss: per element, then masked
+
+@cstorch.trace
+def train_step(x, y, mask):
+    total = torch.tensor(0.0).to(cstorch.current_torch_device())  # the SSL trunk's loss accumulator
+    total = total + (masked(compiled(x), y) * mask).sum() / mask.sum()
+    total.backward()
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return total
+
+g = torch.Generator().manual_seed(1)
+x, y = torch.randn(8, 4, generator=g), torch.randn(8, 4, generator=g)
+mask = (torch.rand(8, 1, generator=g) > 0.3).float()
+losses, rates = [], []
+for _ in range(6):
+    rates.append(optimizer.param_groups[0]["lr"])
+    losses.append(float(train_step(x, y, mask)))
+d = torch.tensor([[0.1, -0.4, 2.0]])
+json.dump({"losses": losses, "rates": rates, "device": str(cstorch.current_torch_device()),
+           "values": masked(d, torch.zeros_like(d)).tolist()[0]}, open("result.json", "w"))
+'''
+
+
+def test_self_supervised_image_encoders_reads_smooth_l1_the_torch_device_and_cosine_annealing(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """What the 2.10 Model Zoo's DINOv2 configs read: ``cstorch.nn.SmoothL1Loss`` (imported by the image encoders'
+    losses), ``cstorch.current_torch_device()`` (where the trunk puts its loss accumulator; this CPU) and the
+    linear probe's ``CosineAnnealingLR`` (PyTorch's closed form, down to ``eta_min`` at ``T_max`` and back up)."""
+    from accelkit.vendor import run_script
+
+    (tmp_path / "ssl_shaped.py").write_text(SSL_SHAPED)
+    monkeypatch.chdir(tmp_path)
+    run = run_script(tmp_path / "ssl_shaped.py", [])
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["device"] == "cpu"
+    assert all(loss == loss for loss in result["losses"]) and result["losses"][-1] < result["losses"][0]
+    # 0.5 * d^2 / beta below beta, |d| - beta / 2 above it
+    assert result["values"] == pytest.approx([0.5 * 0.01 / 0.5, 0.5 * 0.16 / 0.5, 2.0 - 0.25])
+    expect = [0.02 + 0.08 * (1 + math.cos(math.pi * t / 4)) / 2 for t in range(6)]
+    assert result["rates"] == pytest.approx(expect)
+    assert result["rates"][4] == pytest.approx(0.02) and result["rates"][5] > result["rates"][4]
+
+
+def test_torchvision_stand_in_jitters_greys_and_solarizes_as_the_zoos_dino_crops_ask(tmp_path, monkeypatch, capsys):
+    """The Model Zoo's DINOv2 multi-crop transforms ask torchvision (not installed here) for ``ColorJitter``,
+    ``RandomGrayscale`` and ``RandomSolarize``: the stand-in applies them to PIL images as torchvision does."""
+    from accelkit.vendor import run_script
+
+    script = tmp_path / "crops.py"
+    script.write_text(
+        "import json\n"
+        "import numpy as np, torch\n"
+        "from PIL import Image\n"
+        "from torchvision import transforms\n"
+        "torch.manual_seed(0)\n"
+        "img = Image.fromarray(np.arange(4 * 4 * 3, dtype=np.uint8).reshape(4, 4, 3) * 5)\n"
+        "a = np.asarray(img).astype(int)\n"
+        "grey = np.asarray(transforms.RandomGrayscale(p=1.0)(img)).astype(int)\n"
+        "sol = np.asarray(transforms.RandomSolarize(threshold=128, p=1.0)(img)).astype(int)\n"
+        "same = transforms.RandomSolarize(threshold=128, p=0.0)(img) is img\n"
+        "dim = np.asarray(transforms.ColorJitter(brightness=0.4, contrast=0.4, saturation=0.2, hue=0.1)(img))\n"
+        "ident = np.asarray(transforms.ColorJitter()(img)).astype(int)\n"
+        "json.dump({'grey_mode': transforms.RandomGrayscale(p=1.0)(img).mode,\n"
+        "           'grey_equal': bool((grey[..., 0] == grey[..., 1]).all() and (grey[..., 1] == grey[..., 2]).all()),\n"
+        "           'sol': bool((sol == np.where(a >= 128, 255 - a, a)).all()), 'same': same,\n"
+        "           'jitter_shape': list(dim.shape), 'jitter_changed': bool((dim.astype(int) != a).any()),\n"
+        "           'ident': bool((ident == a).all())}, open('result.json', 'w'))\n")
+    monkeypatch.chdir(tmp_path)
+    run = run_script(script, [], synthetic_data=True)
+    out = capsys.readouterr().out
+    assert run.exit_code == 0, f"{run.error}\n{out}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result == {"grey_mode": "RGB", "grey_equal": True, "sol": True, "same": True, "jitter_shape": [4, 4, 3],
+                      "jitter_changed": True, "ident": True}

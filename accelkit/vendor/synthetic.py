@@ -279,6 +279,70 @@ class RandomApply:
         return x
 
 
+class ColorJitter:
+    """torchvision's ``ColorJitter(brightness=0, contrast=0, saturation=0, hue=0)`` on a PIL image: each factor drawn
+    uniformly from ``[max(0, 1 - v), 1 + v]`` (hue's shift from ``[-hue, hue]``), the four applied in a random order,
+    as torchvision does (PIL's ``ImageEnhance`` and an HSV hue rotation; the Model Zoo's DINO crops use it)."""
+
+    def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0, hue: float = 0) -> None:
+        self.brightness, self.contrast, self.saturation, self.hue = (float(brightness), float(contrast),
+                                                                     float(saturation), float(hue))
+        if not 0 <= self.hue <= 0.5:
+            raise ValueError(f"ColorJitter: hue should be in [0, 0.5], got {hue}")
+
+    def __call__(self, img: Any) -> Any:
+        from PIL import Image, ImageEnhance
+
+        def factor(v: float) -> float:
+            return float(torch.empty(()).uniform_(max(0.0, 1 - v), 1 + v))
+
+        def shift_hue(im: Any, shift: float) -> Any:
+            if im.mode in ("L", "1", "I", "F"):
+                return im
+            h, s, v = im.convert("HSV").split()
+            h = h.point(lambda x: (x + int(round(shift * 255))) % 256)
+            return Image.merge("HSV", (h, s, v)).convert(im.mode)
+
+        ops = [(self.brightness, lambda im, f: ImageEnhance.Brightness(im).enhance(f)),
+               (self.contrast, lambda im, f: ImageEnhance.Contrast(im).enhance(f)),
+               (self.saturation, lambda im, f: ImageEnhance.Color(im).enhance(f))]
+        for i in torch.randperm(4).tolist():
+            if i < 3 and ops[i][0] > 0:
+                img = ops[i][1](img, factor(ops[i][0]))
+            elif i == 3 and self.hue > 0:
+                img = shift_hue(img, float(torch.empty(()).uniform_(-self.hue, self.hue)))
+        return img
+
+
+class RandomGrayscale:
+    """torchvision's ``RandomGrayscale(p=0.1)``: with probability ``p`` the PIL image in grey, with as many channels
+    as it had."""
+
+    def __init__(self, p: float = 0.1) -> None:
+        self.p = float(p)
+
+    def __call__(self, img: Any) -> Any:
+        if float(torch.rand(())) >= self.p:
+            return img
+        return img.convert("L").convert(img.mode) if img.mode != "L" else img
+
+
+class RandomSolarize:
+    """torchvision's ``RandomSolarize(threshold, p=0.5)``: with probability ``p``, every pixel value at or above
+    ``threshold`` inverted (PIL's ``ImageOps.solarize``)."""
+
+    def __init__(self, threshold: float, p: float = 0.5) -> None:
+        self.threshold, self.p = threshold, float(p)
+
+    def __call__(self, img: Any) -> Any:
+        import math
+
+        from PIL import ImageOps
+
+        # integer pixels: at or above the threshold is at or above its ceiling
+        return img if float(torch.rand(())) >= self.p else ImageOps.solarize(img, math.ceil(self.threshold))
+
+
 class CenterCrop:
     def __init__(self, size: int | tuple[int, int]) -> None:
         self.size = (size, size) if isinstance(size, int) else tuple(size)
@@ -441,6 +505,7 @@ def _torchvision_stand_ins() -> Iterator[None]:
                          Lambda=Lambda, Resize=Resize, ConvertImageDtype=ConvertImageDtype, ToPILImage=ToPILImage,
                          RandomHorizontalFlip=RandomHorizontalFlip, CenterCrop=CenterCrop,
                          RandomResizedCrop=RandomResizedCrop, RandomChoice=RandomChoice, RandomApply=RandomApply,
+                         ColorJitter=ColorJitter, RandomGrayscale=RandomGrayscale, RandomSolarize=RandomSolarize,
                          InterpolationMode=InterpolationMode, functional=functional)
     vars(transforms)["transforms"] = transforms  # torchvision.transforms.transforms holds the same classes
     # transforms.v2 (imported by transformers' image processors whenever torchvision is found): the same stand-ins

@@ -67,8 +67,22 @@ def set_half_dtype(value: Any) -> torch.dtype:
 
 
 def get_half_dtype() -> torch.dtype:
-    """The 16-bit type set by :func:`set_half_dtype` (``torch.float16`` if none was set, Cerebras' default)."""
+    """The 16-bit type set by :func:`set_half_dtype` (``torch.float16`` if none was set, Cerebras' default).
+    ``torch.float32`` while a CSX step's program is captured to model its time (:func:`on_capturing`): the graph
+    captured is the fp32 model's, its precision the run's, set apart, so a model's own cast to the half dtype
+    (the Model Zoo's DiT casts its noised latent, before an fp32 ``Conv2d``) is the program's precision there,
+    not a mixed-dtype op; the step itself runs in the half dtype."""
+    if any(capturing() for capturing in _capturing):
+        return torch.float32
     return HALF_DTYPES[_half[0]] if _half else torch.float16
+
+
+_capturing: list[Callable[[], bool]] = []  # True while a step's program is captured (cstorch: any backend tracing)
+
+
+def on_capturing(check: Callable[[], bool]) -> None:
+    """:func:`get_half_dtype` answers ``torch.float32`` while ``check()`` is True."""
+    _capturing.append(check)
 
 
 def half_precision() -> str | None:

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 import torch
 from torch import nn
 
-from accelkit.facades.cerebras.amp import half_precision, on_half_dtype
+from accelkit.facades.cerebras.amp import half_precision, on_capturing, on_half_dtype
 from accelkit.facades.cerebras.clock import SYSTEMS, CerebrasError, ClockResults, StepClock, check_system
 from accelkit.facades.cerebras.system_inputs import SystemLabels, for_capture, half_dtype_of
 from accelkit.hardware.precision import EMULATED, CpuAutocast
@@ -343,6 +343,7 @@ def _use_half_dtype(precision: str) -> None:
 
 
 on_half_dtype(_use_half_dtype)
+on_capturing(lambda: any(b.is_tracing for b in _current))  # amp.get_half_dtype: fp32 in the captured program
 
 
 HARDWARE_ONLY_BACKEND_OPTIONS = {
@@ -429,6 +430,14 @@ def current_backend(raise_exception: bool = True, raise_warning: bool = True) ->
     if not _current:
         raise CerebrasError("no backend yet", fix="backend = accelkit.facades.cerebras.backend('CSX')")
     return _current[0]
+
+
+def current_torch_device() -> torch.device:
+    """``cstorch.current_torch_device()``: the torch device of the current backend, where a model puts the tensors
+    it makes inside its step (the 2.10 Model Zoo's self-supervised image encoders put their loss accumulator
+    there). On the system that is the backend's lazy device; here every backend's numerics run on this CPU, so it
+    is ``torch.device("cpu")``, as cstorch answers before any backend is made."""
+    return torch.device("cpu")
 
 
 class CompiledModel(nn.Module):

@@ -214,6 +214,23 @@ class CosineDecayLR(_Schedule):
         return self.end + (self.start - self.end) * 0.5 * (1 + math.cos(math.pi * t))
 
 
+class CosineAnnealingLR(_Schedule):
+    """``eta_min + (initial_learning_rate - eta_min) * (1 + cos(pi * step / T_max)) / 2``: PyTorch's cosine
+    annealing in closed form, down to ``eta_min`` at ``T_max`` and, past it, back up along the same cosine (no
+    restarts), as cstorch's does (the Model Zoo's DINOv2 linear-probe config)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, initial_learning_rate: float, T_max: int,  # noqa: N803
+                 eta_min: float = 0.0, param_group_tags: str | list[str] | None = None, **_: Any) -> None:
+        self.initial_learning_rate, self.T_max, self.eta_min = float(initial_learning_rate), int(T_max), float(eta_min)
+        if self.T_max <= 0:
+            raise CerebrasError(f"CosineAnnealingLR: T_max must be a positive number of steps, not {T_max!r}")
+        super().__init__(optimizer, None, param_group_tags)
+
+    def rate(self, step: int) -> float:
+        cosine = (1 + math.cos(math.pi * step / self.T_max)) / 2
+        return self.eta_min + (self.initial_learning_rate - self.eta_min) * cosine
+
+
 class InverseSquareRootDecayLR(_Schedule):
     """``initial_learning_rate * scale / sqrt(max(step, warmup_steps))``: constant for the first ``warmup_steps``,
     then decaying as the inverse square root of the step (the Model Zoo's T5 configs)."""
@@ -403,7 +420,8 @@ def configure_scheduler(optimizer: torch.optim.Optimizer, params: dict[str, Any]
     when not given, its ``milestones`` from their ``total_iters``. A schedule this simulation does not have is an
     error naming the ones it has."""
     known: dict[str, type[Any]] = {c.__name__.lower(): c for c in (ConstantLR, LinearLR, CosineDecayLR,
-                                                                     InverseSquareRootDecayLR, SequentialLR,
+                                                                     CosineAnnealingLR, InverseSquareRootDecayLR,
+                                                                     SequentialLR,
                                                                      ConstantWD)}
     if not isinstance(params, dict) or len(params) != 1:
         raise CerebrasError(f"configure_scheduler: {params!r} is not one schedule",
@@ -429,6 +447,7 @@ def configure_scheduler(optimizer: torch.optim.Optimizer, params: dict[str, Any]
 
 lr_scheduler = type("lr_scheduler", (), {"LRScheduler": LRScheduler, "ConstantLR": ConstantLR, "LinearLR": LinearLR,
                                          "CosineDecayLR": CosineDecayLR, "SequentialLR": SequentialLR,
+                                         "CosineAnnealingLR": CosineAnnealingLR,
                                          "InverseSquareRootDecayLR": InverseSquareRootDecayLR,
                                          "ScalePerParamLR": ScalePerParamLR})
 scheduler = type("scheduler", (), {"Scheduler": Scheduler, "SequentialScheduler": SequentialScheduler,
@@ -437,7 +456,7 @@ scheduler = type("scheduler", (), {"Scheduler": Scheduler, "SequentialScheduler"
 weight_decay_scheduler = type("weight_decay_scheduler", (), {"WeightDecayScheduler": WeightDecayScheduler,
                                                              "ConstantWD": ConstantWD})
 
-__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adafactor", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineDecayLR",
+__all__ = ["OPTIMIZERS", "SCHEDULERS", "SGD", "Adafactor", "Adam", "AdamW", "ConstantLR", "ConstantWD", "CosineAnnealingLR", "CosineDecayLR",
            "InverseSquareRootDecayLR", "LRScheduler", "LinearLR", "Optimizer", "ParamsT", "ScalePerParamLR", "Scheduler", "SequentialLR",
            "WeightDecayScheduler", "configure_lr_scheduler", "configure_optimizer", "configure_optimizer_params",
            "configure_param_groups", "configure_scheduler", "configure_scheduler_params", "lr_scheduler", "scheduler",

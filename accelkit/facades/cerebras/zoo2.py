@@ -867,6 +867,13 @@ class SelectiveGrad:
         raise CerebrasError("cstorch.nn.SelectiveGrad is not simulated: leave the SelectiveGrad callback out")
 
 
+class SmoothL1Loss(nn.SmoothL1Loss):
+    """``cstorch.nn.SmoothL1Loss(size_average=None, reduce=None, reduction="mean", beta=1.0)``: cstorch's own
+    SmoothL1 loss (composed of ops the system's compiler lowers), the same values as ``torch.nn.SmoothL1Loss``:
+    half the squared error over ``beta`` where the error is below ``beta``, the absolute error less ``beta / 2``
+    elsewhere (the 2.10 Model Zoo's image encoders' ``MaskedSmoothL1Loss`` takes it with ``reduction="none"``)."""
+
+
 class Compression:
     """``cstorch.experimental.Compression``: weight compression on the wafer; refused."""
 
@@ -885,7 +892,7 @@ def from_numpy(array: Any) -> torch.Tensor:
 
 sparse = SimpleNamespace(SparsityAlgorithm=SparsityAlgorithm, Group=Group, Static=Static, configure=configure_sparsity,
                          map_sparsity_algorithm=map_sparsity_algorithm)
-nn_namespace = SimpleNamespace(SelectiveGrad=SelectiveGrad,
+nn_namespace = SimpleNamespace(SelectiveGrad=SelectiveGrad, SmoothL1Loss=SmoothL1Loss,
                                functional=SimpleNamespace(one_hot=one_hot, sparse_matmul=sparse_matmul,
                                                           sparse_act_matmul=sparse_act_matmul))
 def create_listener(**params: Any) -> Any:
