@@ -184,3 +184,32 @@ def test_text_layouts_collators_and_refusals() -> None:
     optimum.check_min_version("0.6.0.dev0")
     with pytest.raises(ImportError):
         optimum.check_min_version("9.0")
+
+
+QA_PREDICT = '''
+import torch
+import transformers
+from optimum.graphcore import IPUConfig, IPUTrainer, IPUTrainingArguments
+
+cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                              vocab_size=100, max_position_embeddings=64)
+model = transformers.BertForQuestionAnswering(cfg)
+ipu_config = IPUConfig(ipus_per_replica=2, layers_per_ipu=[1, 1], inference_device_iterations=2)
+args = IPUTrainingArguments(output_dir="out", per_device_eval_batch_size=2, pad_on_batch_axis=True, do_eval=True)
+features = [{"input_ids": torch.randint(0, 100, (16,)), "attention_mask": torch.ones(16, dtype=torch.long)}
+            for _ in range(7)]  # SQuAD's evaluation features: no start or end positions
+trainer = IPUTrainer(model=model, ipu_config=ipu_config, args=args)
+out = trainer.predict(features)
+start, end = out.predictions
+print("predictions", len(start), tuple(start.shape[1:]), len(end))
+'''
+
+
+def test_a_question_answering_prediction_without_labels_gives_start_and_end_logits(tmp_path: Path) -> None:
+    """run_qa.py's evaluation: features without answer positions, so the model returns no loss; the trainer gives
+    back the start and end logits of every feature (the last batch padded, then trimmed: --pad_on_batch_axis)."""
+    script = tmp_path / "qa_predict.py"
+    script.write_text(QA_PREDICT)
+    run = run_script(script, synthetic_data=True, quiet=True, cwd=tmp_path)
+    assert run.exit_code == 0, run.error
+    assert "predictions 7 (16,) 7" in (run.output or "")

@@ -1119,7 +1119,7 @@ class IPUTrainer:
         for inputs in loader:
             inputs = self._prepare_inputs(inputs)
             outputs = model(**inputs)
-            loss = outputs["loss"] if isinstance(outputs, dict) else None
+            loss = outputs.get("loss") if isinstance(outputs, dict) else None  # none without labels (QA eval)
             if loss is not None:
                 losses.append(loss.float().reshape(-1))
             if not (prediction_loss_only or self.args.prediction_loss_only):
@@ -1157,8 +1157,9 @@ class IPUTrainer:
         """Run the inference model over the evaluation set; ``compute_metrics`` on its logits and labels; the loss,
         and the MODELLED runtime."""
         before = self._modelled()
-        out = self.evaluation_loop(eval_dataset if eval_dataset is not None else self.eval_dataset, "Evaluation",
-                                   ignore_keys=ignore_keys, metric_key_prefix=metric_key_prefix)
+        dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
+        out = self._unpadded(self.evaluation_loop(dataset, "Evaluation", ignore_keys=ignore_keys,
+                                                  metric_key_prefix=metric_key_prefix), dataset)
         self._add_speed(out.metrics, metric_key_prefix, before, out.num_samples)
         self.log(out.metrics)
         return out.metrics  # type: ignore[no-any-return]
@@ -1168,10 +1169,21 @@ class IPUTrainer:
         from transformers.trainer_utils import PredictionOutput
 
         before = self._modelled()
-        out = self.evaluation_loop(test_dataset, "Prediction", ignore_keys=ignore_keys,
-                                   metric_key_prefix=metric_key_prefix)
+        out = self._unpadded(self.evaluation_loop(test_dataset, "Prediction", ignore_keys=ignore_keys,
+                                                  metric_key_prefix=metric_key_prefix), test_dataset)
         self._add_speed(out.metrics, metric_key_prefix, before, out.num_samples)
         return PredictionOutput(predictions=out.predictions, label_ids=out.label_ids, metrics=out.metrics)
+
+    def _unpadded(self, out: Any, dataset: Any) -> Any:
+        """With ``pad_on_batch_axis``, the padding of the last batch cut from the predictions (one per sample of
+        ``dataset``), as optimum-graphcore's ``evaluate`` and ``predict`` cut it."""
+        if not self.args.pad_on_batch_axis or dataset is None or not hasattr(dataset, "__len__"):
+            return out
+        n = len(dataset)
+        preds = out.predictions
+        if preds is not None:
+            preds = tuple(p[:n] for p in preds) if isinstance(preds, tuple) else preds[:n]
+        return out._replace(predictions=preds, num_samples=min(n, out.num_samples))
 
     def _add_speed(self, metrics: dict[str, Any], prefix: str, before: float, samples: int) -> None:
         runtime = self._modelled() - before
