@@ -148,3 +148,47 @@ def test_the_diagram_draws_the_engines_the_spec_lists():
         hover = fig.data[0].hovertext
         assert sum(h.startswith("Matrix Multiplication Engine") for h in hover) == mmes
         assert sum(h.startswith("TPC ") for h in hover) == spec.compute_units
+
+
+def test_eager_mode_launches_every_op_by_itself_and_lazy_mode_one_graph():
+    """The bridge's two modes: lazy (the default, one recipe a pass, fused) and eager (each op its own recipe and
+    launch, issued by the host; under bf16, autocast's casts of the fp32 weights too)."""
+    gaudi = model_for("gaudi")
+    assert gaudi.stack_names == ("lazy", "eager") and gaudi.stack() == gaudi.stack(session=True) == "lazy"
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64), nn.GELU()) for _ in range(8)]).eval()
+    one, many = ([ak.compile(model, (torch.randn(b, 64),), target="gaudi2", precision="bf16", stack=s).report
+                  for s in ("lazy", "eager")] for b in (1, 64))
+    lazy, eager = one
+    assert lazy.stack == "lazy" and eager.stack == "eager" and "stack 'eager'" in eager.summary()
+    # eager: at least a recipe launch per op (8 linears, 8 GELUs, 8 weight casts), where lazy pays one
+    assert eager.step_time_s >= 24 * value("GAUDI_RECIPE_LAUNCH_S") > 10 * lazy.step_time_s
+    assert any(k.name == "autocast casts" for k in eager.kernels)
+    assert sum(k.overhead_s for k in lazy.kernels) == pytest.approx(value("GAUDI_RECIPE_LAUNCH_S"))
+    # tiny layers: the launches bound eager mode, so 64 times the batch costs about the same
+    assert many[1].step_time_s == pytest.approx(eager.step_time_s, rel=0.1)
+    # a bf16 model has no casts to make
+    half = ak.compile(copy.deepcopy(model).to(torch.bfloat16), (torch.randn(1, 64, dtype=torch.bfloat16),),
+                      target="gaudi2", precision="bf16", stack="eager").report
+    assert not any(k.name == "autocast casts" for k in half.kernels) and half.step_time_s < eager.step_time_s
+    with pytest.raises(CompileError, match="'lazy'.*'eager'"):
+        ak.compile(model, (torch.randn(1, 64),), target="gaudi2", stack="compiled")
+
+
+def test_an_eager_gaudi_session_trains_as_plain_pytorch_and_says_so():
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 3))
+    model = copy.deepcopy(ref)
+    ref_opt, opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (ref, model))
+    loss_fn = nn.functional.cross_entropy
+    session = ak.Session(model, target="gaudi2", optimizer=opt, loss_fn=loss_fn, precision="fp32", stack="eager")
+    g = torch.Generator().manual_seed(1)
+    for _ in range(2):
+        x, y = torch.randn(8, 16, generator=g), torch.randint(0, 3, (8,), generator=g)
+        ref_opt.zero_grad()
+        ref_loss = loss_fn(ref(x), y)
+        ref_loss.backward()
+        ref_opt.step()
+        assert torch.equal(session.run(x, labels=y).loss, ref_loss.detach())
+    assert session.stack == "eager" and "eager" in str(session.report())
+    lazy = ak.compile(copy.deepcopy(ref), (torch.randn(8, 16),), target="gaudi2", precision="fp32", training=True)
+    assert session.compiled is not None and session.compiled.report.step_time_s > lazy.report.step_time_s

@@ -14,10 +14,14 @@ from dataclasses import replace
 from typing import Any
 
 from accelkit.constants import HOST_TRANSFER, Constant, register, value
+from accelkit.cost.gemm import GemmShape
 from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import CompileCost, ExecutionModel, HostIO, Timed, TimingContext
+from accelkit.families.eager import EagerOp, eager_ops, issue
+from accelkit.graph.ir import DTYPE_BYTES
+from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec
 
 FAMILY = "gaudi"
@@ -88,6 +92,40 @@ MME_OF_MAXIMUM = register(
 )[0]
 
 
+EAGER_OP, EAGER_VIEW = register(
+    Constant("GAUDI_EAGER_OP_S", 15e-6,
+             "Gaudi eager mode: the host spends 15 µs issuing each op that runs on the device (the model's Python "
+             "and module calls, PyTorch's dispatcher, the Intel Gaudi bridge's look-up of the op's cached recipe), "
+             "one op after another; the device then launches that op's recipe by itself (GAUDI_RECIPE_LAUNCH_S)",
+             "illustrative: the framework's share is eager PyTorch's on a GPU host (GPU_EAGER_OP_S: Fernandez et "
+             "al., 'The Framework Tax', EMNLP 2023, checked against the H100 timings); Intel publishes no per-op "
+             "figure for the bridge, only that eager mode 'sends the ops for execution immediately, one-by-one' "
+             "(Intel Gaudi docs, 'PyTorch Gaudi Theory of Operations')", True, (FAMILY,), when="eager"),
+    Constant("GAUDI_EAGER_VIEW_S", 3e-6,
+             "Gaudi eager mode: an op that runs nothing on the device (a view, a reshape) still costs the host 3 µs",
+             "illustrative: the dispatcher without a recipe launch, as GPU_EAGER_VIEW_S", True, (FAMILY,),
+             when="eager"),
+)
+
+
+def eager_host_s(op: EagerOp) -> float:
+    """What issuing ``op`` costs the host in Gaudi eager mode."""
+    return float(EAGER_OP.value) if op.runs_kernel else float(EAGER_VIEW.value)
+
+
+def gemm_fill(gemm: GemmShape | None) -> float:
+    """The share of a 256 x 256 matrix engine an eager matmul of shape ``gemm`` keeps busy (its contraction and
+    output features padded to whole tiles, as :func:`accelkit.cost.rates.tile_fill` pads a kernel's)."""
+    if gemm is None:
+        return 1.0
+    width = int(value("GAUDI_MME_WIDTH"))
+    fill = 1.0
+    for d in (gemm.k, gemm.n):
+        d = max(1, int(d))
+        fill *= d / (-(-d // width) * width)
+    return fill
+
+
 def a2a_allreduce_s(nbytes: float, n: int, r: Rates, spec: AcceleratorSpec) -> float:
     """An all-reduce of ``nbytes`` over ``n`` Gaudis: inside a server the cards are joined all-to-all, 3 ports per
     pair, so a reduce-scatter then an all-gather each send ``(n-1)/n`` of the data spread over the ``3 (n-1)`` ports
@@ -111,7 +149,12 @@ def _engine(k: Kernel) -> str:
 
 
 class GaudiModel(ExecutionModel):
-    stacks = (("lazy", "the Intel Gaudi PyTorch bridge in lazy mode (the default): ops are gathered into a graph that the graph compiler fuses and runs at mark_step"),)
+    stacks = (("lazy", "the Intel Gaudi PyTorch bridge in lazy mode (the default here, and what Intel's published "
+                       "model performance runs): ops are gathered into a graph that the graph compiler fuses and runs "
+                       "at mark_step; torch.compile with hpu_backend compiles the same kind of graph"),
+              ("eager", "the Intel Gaudi PyTorch bridge in eager mode (PT_HPU_LAZY_MODE=0, no torch.compile): ops "
+                        "sent to the device one by one, each its own recipe and launch, nothing fused; under a "
+                        "16-bit precision, autocast over fp32 weights"))
     family = FAMILY
     matrix_unit = "GAUDI_MME_WIDTH"
     modes = ("hbm",)  # weights and activations in HBM; the graph compiler stages tiles through the on-die SRAM
@@ -146,6 +189,13 @@ class GaudiModel(ExecutionModel):
         return a2a_allreduce_s(nbytes, n, r, spec)
 
     def time(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
+        prog = ctx.program
+        stack = self.stack(getattr(prog, "stack", None) or None)
+        if stack == "eager" and prog is not None and getattr(prog, "graph", None) is not None:
+            return self._eager(kernels, ctx)
+        return self._graph(kernels, ctx)
+
+    def _graph(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
         """Graph mode: the pass is one recipe, launched once; each kernel runs on its engine (a matmul on the MMEs
         at the share of their 256 x 256 arrays its shape fills, the rest on the TPCs), bound by that engine or by
         HBM, one after another."""
@@ -163,6 +213,71 @@ class GaudiModel(ExecutionModel):
             units = f"{engine} x{counts[engine]}" if engine != "DMA" else "DMA"
             out.append(kernel_time(k, units, c, m, 0.0, launch, ctx.peak * ctx.tensor))
         return Timed(out, sum(k.time_s for k in out))
+
+    def _eager(self, kernels: list[Kernel], ctx: TimingContext) -> Timed:
+        """Eager mode: every op of the captured graph its own recipe, issued by the host one after another
+        (:func:`accelkit.families.eager.issue`) and launched by itself; a matmul on the MMEs at the share of their
+        arrays its shape fills, the rest on the TPCs, each bound by its engine or by reading and writing HBM. The
+        optimizer is Intel's fused AdamW / SGD (``habana_frameworks.torch.hpex.optimizers``): a few launches."""
+        spec, r, prog = ctx.spec, ctx.rates, ctx.program
+        section = kernels[0].section if kernels else "fwd"
+        if section == "opt":
+            graph = self._graph(kernels, ctx)
+            host = float(EAGER_OP.value) * 10  # a handful of fused multi-tensor launches per step
+            return Timed(graph.kernels, max(host, graph.step_s))
+        act_bw = r.tier_bw[ctx.plan.placement["activation"]]
+        w_bw = r.tier_bw[ctx.plan.placement["weights"]]
+        elem = element_bytes(prog.precision)
+        captured = max((DTYPE_BYTES.get(m.dtype, 4) for m in prog.graph.params.values()), default=4)
+        ops = eager_ops(prog.graph, kernels, scale=ctx.scale, low_bytes=elem, autocast=elem < captured,
+                        section=section)
+        t_ = ctx.tensor
+        slices = dict(spec.functional_slices or {})
+
+        def parts(op: EagerOp) -> tuple[float, float]:
+            if op.flops and (op.gemm is not None or op.attention is not None):
+                c = op.flops / t_ / (r.matmul_flops * gemm_fill(op.gemm))
+            else:
+                c = op.flops / t_ / r.vector_flops
+            return c, op.act_bytes / t_ / act_bw + op.param_bytes / t_ / w_bw
+
+        def device_s(op: EagerOp) -> float:
+            c, m = parts(op)
+            return max(c, m) + r.launch_s
+
+        issued = issue(ops, device_s, eager_host_s)
+        by_kernel: dict[str, list[EagerOp]] = {}
+        for op in ops:
+            by_kernel.setdefault(op.kernel, []).append(op)
+        named = {k.name: k for k in kernels}
+        labels = {"": "eager views and constants", "casts": "autocast casts"}
+        out: list[KernelTime] = []
+        for key, group in by_kernel.items():
+            run = [op for op in group if op.runs_kernel]
+            if not run:
+                continue
+            c = sum(parts(op)[0] for op in run)
+            m = sum(parts(op)[1] for op in run)
+            t = sum(issued.gpu_s.get(op.name, 0.0) for op in run)
+            flops = int(sum(op.flops for op in run))
+            nbytes = int(sum(op.bytes for op in run))
+            engine = "MME" if any(op.gemm is not None or op.attention is not None for op in run) else "TPC"
+            units = f"{engine} x{slices.get(engine, 1 if engine == 'MME' else spec.compute_units)}"
+            k = named.get(key)
+            if k is not None:
+                kt = kernel_time(k, units, c, m, 0.0, r.launch_s * len(run), ctx.peak * t_, time=t)
+                out.append(replace(kt, flops=flops, bytes=nbytes))
+            else:
+                launches = r.launch_s * len(run)
+                shares = {"compute": c, "memory": m, "latency": launches}
+                out.append(KernelTime(labels.get(key, key), "<eager>", section, f"{len(run)} ops", units, flops,
+                                      nbytes, c, m, 0.0, launches, t, max(shares, key=lambda p: shares[p]),
+                                      flops / t / (ctx.peak * t_) if t > 0 else 0.0))
+        if issued.waits > 0:
+            out.append(KernelTime("waiting for the host (eager issue)", "<host>", section, f"{len(ops)} ops issued",
+                                  "host CPU", 0, 0, 0.0, 0.0, 0.0, issued.waits, issued.waits, "host", 0.0))
+        return Timed(out, issued.step_s, host_events=tuple((labels.get(k, k), t0, d)
+                                                          for k, t0, d in issued.host_events))
 
 
 MODEL = GaudiModel()
