@@ -75,6 +75,9 @@ LLAMA_SHAPES: dict[str, tuple[int, int, int, int, int, int]] = {
     "llama2-70b": (8192, 80, 64, 8, 28672, 32000),
     "llama-7b": (4096, 32, 32, 32, 11008, 32000),  # LLaMA-7B and Llama-2-7B (Touvron et al. 2023, Table 2 each)
     "mistral-7b": (4096, 32, 32, 8, 14336, 32000),  # Mistral 7B (Jiang et al. 2023, arXiv 2310.06825, Table 1)
+    # Llama-2-13B (Touvron et al. 2023, arXiv 2307.09288; HabanaAI/Megatron-LM examples/llama/pretrain_llama.sh's
+    # LLAMA_VER=2, LLAMA_MODEL_SIZE=13 sizes)
+    "llama2-13b": (5120, 40, 40, 40, 13824, 32000),
 }
 
 
@@ -787,6 +790,31 @@ _INTEL_LENGTHS: tuple[tuple[str, int, str, str, int, int, int], ...] = (
 )
 
 
+_MEGATRON_GAUDI = ("Intel's Megatron pretraining of Llama 2 (HabanaAI/Megatron-LM, examples/llama/pretrain_llama.sh, "
+                   "and Intel's Gaudi tutorial 'Pretraining of Llama2-7B using FP8 on the Intel Gaudi 2'): lazy mode (the "
+                   "'lazy' stack), "
+                   "FP8 matmuls through Intel's Transformer Engine (accelkit runs every matmul in fp8; the script "
+                   "keeps the MLP's row-parallel projection in bf16), selective recompute (HL_CKP_ACT=2), micro-batch "
+                   "1 per replica (the script's default) accumulated to the global batch, fused SDPA, the distributed "
+                   "optimizer (its sharded fp32 state is not modelled apart: fp8 weights fit without it); tokens/s = "
+                   "global batch x 4,096 over the step; the split TP, PP, DP is Intel's 1.17 table's (the 1.18 table "
+                   "names none)")
+
+
+def _intel_train(model: str, chips: int, parallel: Parallel, batch: int) -> Case:
+    return Case(model, "train", {"target": "gaudi2", "chips": chips, "parallel": parallel, "precision": "fp8",
+                                 "stack": "lazy", "recompute": "selective", "micro_batch": parallel.data, "optimizer": "adamw"},
+                inputs=(batch, 4096), assumption=_MEGATRON_GAUDI + f"; {parallel.split()}")
+
+
+CASES.update({
+    # LLM pretraining on Gaudi 2 (Intel's 'Model Performance Data for Intel Gaudi 2 AI Accelerators', training)
+    "gaudi2x8-llama2-7b-train-fp8": _intel_train("llama-7b", 8, Parallel(data=8), 1024),
+    "gaudi2x16-llama2-13b-train-fp8": _intel_train("llama2-13b", 16, Parallel(data=4, tensor=2, pipeline=2), 256),
+    "gaudi2x64-llama2-70b-train-fp8": _intel_train("llama2-70b", 64, Parallel(data=4, tensor=8, pipeline=2), 1024),
+})
+
+
 def _intel(target: str, chips: int, model: str, batch: int, prompt: int, output: int) -> Case:
     said = _OH_FP8_GAUDI2 if target == "gaudi2" else _OH_FP8
     if chips > 1:
@@ -812,6 +840,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "tpot_s": ("tpot_s", "s"),  # time per output token (per-token latency), one sequence's view
     "output_tokens_per_s": ("end_to_end_tokens_per_s", "tokens/s"),  # the batch's output tokens over its whole run
     "samples_per_s": ("throughput", "samples/s"),
+    "tokens_per_s": ("tokens_per_s", "tokens/s"),  # a training step's tokens (batch x sequence) over its time
 }
 
 
