@@ -384,3 +384,34 @@ def test_a_training_capture_leaves_a_model_with_a_module_under_two_names_as_it_w
     assert all(torch.equal(before[k], after[k].detach()) for k in before)
     model(torch.randn(3, 4)).backward()  # and it still runs for real
     assert model.fc.weight.grad is not None
+
+
+class _Attend(nn.Module):
+    """One self-attention through ``F.scaled_dot_product_attention``, causal, as transformers' SDPA layers call it."""
+
+    def __init__(self, d: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.qkv, self.out, self.heads = nn.Linear(d, 3 * d), nn.Linear(d, d), heads
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in self.qkv(x).chunk(3, -1))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, d)).sum()
+
+
+def test_a_meta_model_trains_its_attention_backward_fused_as_the_same_model_on_the_cpu():
+    """The meta device has no fused attention: differentiating SDPA there would write the scores out (batched
+    matmuls and a softmax backward), where the same model captured on the CPU, and every accelerator stack, runs
+    one fused attention backward. A meta model is captured as the CPU one."""
+    def backward_ops(device: str) -> list[str]:
+        torch.manual_seed(0)
+        with torch.device(device):
+            model, x = _Attend(), torch.zeros(2, 128, 64)
+        graph = ak.capture(model, (x,), training=True)
+        return [n.kind for n in graph.nodes if n.section == "bckwd"]
+
+    cpu, meta = backward_ops("cpu"), backward_ops("meta")
+    assert meta == cpu
+    assert any("attention" in k and "backward" in k for k in meta)
+    assert not {"bmm", "_softmax_backward_data"} & set(meta)

@@ -609,6 +609,25 @@ def _scalar_loss(out: Any) -> torch.Tensor:
 
 def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any],
                     optimizer: str | Callable[..., torch.optim.Optimizer]) -> tuple[list[Node], list[str]]:
+    """The backward pass and the optimizer step of one training step, recorded op by op on fake tensors.
+
+    A model built on the meta device (a large model from its config) is run on fake *CPU* tensors: the meta
+    device has no fused attention, so PyTorch would differentiate ``scaled_dot_product_attention`` through its
+    math path (the scores materialized, batched matmuls and a softmax backward), where every accelerator stack,
+    and the same model captured on the CPU, runs one fused attention backward. Should the model not run that way
+    (a meta tensor it keeps outside its parameters and buffers), it is recorded on meta fakes as before."""
+    if any(isinstance(t, torch.Tensor) and t.device.type == "meta"
+           for t in (*model.parameters(), *model.buffers(), *tree_flatten((args, kwargs))[0])):
+        try:
+            return _training_nodes_on(model, args, kwargs, optimizer, meta_as_cpu=True)
+        except Exception:
+            pass
+    return _training_nodes_on(model, args, kwargs, optimizer, meta_as_cpu=False)
+
+
+def _training_nodes_on(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       optimizer: str | Callable[..., torch.optim.Optimizer],
+                       meta_as_cpu: bool) -> tuple[list[Node], list[str]]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.module_tracker import ModuleTracker
 
@@ -619,7 +638,11 @@ def _training_nodes(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, A
     def to_fake(t: Any, grad: bool = False) -> Any:
         if not isinstance(t, torch.Tensor):
             return t
-        f = fake.from_tensor(t.detach())
+        if meta_as_cpu and t.device.type == "meta":  # a fake CPU tensor of its shape: nothing is allocated
+            with fake:
+                f = torch.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device=torch.device("cpu"))
+        else:
+            f = fake.from_tensor(t.detach())
         return f.requires_grad_(grad) if grad else f
 
     params = {n: to_fake(p, p.requires_grad) for n, p in model.named_parameters()}
