@@ -272,6 +272,42 @@ def test_data_parallel_all_reduce_grows_with_parameters(gpt2, gpt2_deeper):
     assert _train(gpt2).report.sections_s["comm"] == 0.0  # one chip: nothing to reduce
 
 
+def test_zero_shards_the_training_state_over_the_replicas_and_zero_3_gathers_the_weights(gpt2):
+    """ZeRO over 4 data-parallel replicas: stage 1 divides the optimizer state (and its update) by 4, stage 2 the
+    gradients too, stage 3 the weights too, which every micro-batch then gathers twice; the gradient exchange moves
+    the same bytes whatever the stage."""
+    plain, one, two, three = (_train(gpt2, batch_size=32, micro_batch=8, chips=4, parallel=Parallel(data=4, zero=z))
+                              for z in range(4))
+    p0, p1, p2, p3 = (p.memory_plan for p in (plain, one, two, three))
+    assert p1.optimizer_bytes == pytest.approx(p0.optimizer_bytes / 4, rel=0.01)
+    assert p1.gradient_bytes == p0.gradient_bytes and p1.weights_bytes == p0.weights_bytes
+    assert p2.gradient_bytes == pytest.approx(p0.gradient_bytes / 4, rel=0.01) and p2.weights_bytes == p0.weights_bytes
+    assert p3.weights_bytes == pytest.approx(p0.weights_bytes / 4, rel=0.01)
+    r0, r1, r2, r3 = (p.report for p in (plain, one, two, three))
+    assert r1.sections_s["opt"] == pytest.approx(r0.sections_s["opt"] / 4)
+    assert r2.sections_s["comm"] == pytest.approx(r0.sections_s["comm"]) == pytest.approx(r1.sections_s["comm"])
+    gathers = 4 * allreduce_s(p0.weights_bytes, 4, rates(plain.spec, plain.precision))  # 4 micro-batches
+    assert r3.sections_s["comm"] == pytest.approx(r0.sections_s["comm"] + gathers, rel=0.01)
+    assert three.parallel.split() == "data 4 (ZeRO-3)" and plain.parallel.split() == "data 4"
+    assert any("ZeRO-3: each micro-batch gathers the weights" in n for n in r3.notes)
+    with pytest.raises(CompileError, match="ZeRO stage"):
+        Parallel(data=4, zero=4)
+
+
+def test_a_model_whose_training_state_fits_no_replica_is_told_about_zero():
+    """4.3 B weights trained in bf16 with AdamW need about 70 GB per replica: two 40 GB A100s as data-parallel
+    replicas hold it only when ZeRO shards it, and the error says so."""
+    with torch.device("meta"):
+        model = nn.Sequential(*[nn.Linear(8192, 8192) for _ in range(64)])
+    x = (torch.zeros(8, 8192, device="meta"),)
+    with pytest.raises(ModeError) as err:
+        ak.compile(model, x, target="a100-40gb", chips=2, parallel=Parallel(data=2), training=True, precision="bf16")
+    assert "zero=1" in err.value.fix
+    fits = ak.compile(model, x, target="a100-40gb", chips=2, parallel=Parallel(data=2, zero=3), training=True,
+                      precision="bf16")
+    assert fits.memory_plan.weights_bytes == pytest.approx(64 * 8192 * 8192 * 2 / 2, rel=0.01)
+
+
 def test_tensor_parallel_divides_each_chips_compute(gpt2):
     one = _train(gpt2).report
     four = _train(gpt2, chips=4, parallel=Parallel(tensor=4)).report

@@ -33,6 +33,7 @@ from typing import Any
 
 from accelkit import constants
 from accelkit.compiler.passes import Kernel
+from accelkit.cost.parallel import Parallel
 from accelkit.errors import AccelkitError
 from accelkit.families import REGISTRY, ExecutionModel, model_for
 from accelkit.families.base import Layout, MemoryContext
@@ -162,12 +163,17 @@ class Footprint:
     elem_bytes: float  # bytes per weight at the compile's precision
     optimizer_state: float = OPTIMIZER_BYTES_PER_PARAM  # training: optimizer bytes per weight (optimizer_state_bytes)
 
-    def per_chip(self, shards: int) -> tuple[int, int, int, int]:
+    def per_chip(self, shards: int, parallel: Parallel | None = None) -> tuple[int, int, int, int]:
+        """(weights, activations, gradients, optimizer state) bytes on one chip: the model split over ``shards``
+        chips (tensor x pipeline), and the training state over the data-parallel replicas where ``parallel``
+        shards it (``Parallel.zero``)."""
+        split = parallel.sharded if parallel is not None and self.training else (lambda _kind: 1)
         w = math.ceil(self.weights / shards)
         act = math.ceil((self.activations_stored if self.training else self.activations_peak) / max(1, shards))
-        grad = w if self.training else 0
-        opt = math.ceil(self.weights / shards / self.elem_bytes * self.optimizer_state) if self.training else 0
-        return w, act, grad, opt
+        grad = math.ceil(w / split("gradient")) if self.training else 0
+        opt = math.ceil(self.weights / shards / self.elem_bytes * self.optimizer_state / split("optimizer")) \
+            if self.training else 0
+        return math.ceil(w / split("weights")), act, grad, opt
 
 
 def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, recompute: str,
@@ -212,14 +218,15 @@ def _tiers(spec: AcceleratorSpec) -> dict[str, int]:
 
 
 def plan_memory(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
-                mode: str = "auto") -> MemoryPlan:
+                mode: str = "auto", parallel: Parallel | None = None) -> MemoryPlan:
     """Choose the execution mode and where each kind of bytes lives, per chip: the first of
     :func:`plan_options` (the fastest mode that holds everything, else the first partial plan).
 
     ``model_shards`` is tensor x pipeline parallelism (chips that split the weights); data
-    parallel replicas each hold a full shard. Raises :class:`ModeError` naming what would fit.
+    parallel replicas each hold a full shard, unless ``parallel.zero`` shards the training state over them.
+    Raises :class:`ModeError` naming what would fit.
     """
-    return plan_options(fp, spec, chips=chips, model_shards=model_shards, mode=mode)[0]
+    return plan_options(fp, spec, chips=chips, model_shards=model_shards, mode=mode, parallel=parallel)[0]
 
 
 def check_mode(spec: AcceleratorSpec, mode: Any, chips: int = 1) -> tuple[str, ...]:
@@ -232,7 +239,8 @@ def check_mode(spec: AcceleratorSpec, mode: Any, chips: int = 1) -> tuple[str, .
 
 
 def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shards: int,
-                 mode: str = "auto", family: ExecutionModel | None = None) -> list[MemoryPlan]:
+                 mode: str = "auto", family: ExecutionModel | None = None,
+                 parallel: Parallel | None = None) -> list[MemoryPlan]:
     """The memory plans worth timing, in the family's mode order: each faster mode that holds the model only in
     part (its on-chip tier full, the rest of the state streaming from the next tier every pass) and then the
     first mode that holds everything. The compiler times them all and keeps the fastest, so a model that grows
@@ -242,7 +250,7 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
     """
     modes = check_mode(spec, mode, chips)
     t = _Tiers(_tiers(spec), {tier.name: int(tier.capacity_bytes) for tier in spec.memory_tiers})
-    w, act, grad, opt = fp.per_chip(model_shards)
+    w, act, grad, opt = fp.per_chip(model_shards, parallel)
     per_chip = {"weights": w, "activation": act, "gradient": grad, "optimizer": opt}
     family_model = family or model_for(spec.family)
     ctx = MemoryContext(tuple(t.caps), t.caps, per_chip, math.ceil(fp.largest_layer_weights / model_shards),
@@ -270,7 +278,8 @@ def plan_options(fp: Footprint, spec: AcceleratorSpec, *, chips: int, model_shar
             options.append(partials[m])
     if options:
         return options
-    raise _fits_nothing(fp, spec, plans, candidates, t.caps, chips=chips, model_shards=model_shards, mode=mode)
+    raise _fits_nothing(fp, spec, plans, candidates, t.caps, chips=chips, model_shards=model_shards, mode=mode,
+                        parallel=parallel)
 
 
 @dataclass(frozen=True)
@@ -321,8 +330,10 @@ def _partial(layout: Layout, plan: MemoryPlan, per_chip: dict[str, int], t: _Tie
 
 
 def _fits_nothing(fp: Footprint, spec: AcceleratorSpec, plans: dict[str, MemoryPlan], candidates: dict[str, str],
-                  caps: dict[str, int], *, chips: int, model_shards: int, mode: str) -> ModeError:
-    """The error when no plan holds the model: what each mode lacks, and how many chips would hold it."""
+                  caps: dict[str, int], *, chips: int, model_shards: int, mode: str,
+                  parallel: Parallel | None = None) -> ModeError:
+    """The error when no plan holds the model: what each mode lacks, and how many chips would hold it (and, for
+    training on data-parallel replicas that each hold all of it, that ZeRO would shard it)."""
     # chips that would hold each plan's bytes (activations included) if the model were split further
     need = min(max(chips_to_hold(p.tier_use[t] * model_shards, caps[t]) for t in p.tier_use) for p in plans.values())
     need = max(need, chips + 1)
@@ -332,10 +343,15 @@ def _fits_nothing(fp: Footprint, spec: AcceleratorSpec, plans: dict[str, MemoryP
                          fix=f"use mode='auto' (modes that fit: {[m for m, c in candidates.items() if c == 'fits'] or 'none'}),"
                              f" more chips, or a lower precision",
                          target=spec.name, chips=chips, chips_needed=need, mode=mode, candidates=candidates)
+    zero = ""
+    if fp.training and parallel is not None and parallel.data > 1 and parallel.zero < 3:
+        zero = (f"; or shard the training state over the {parallel.data} data-parallel replicas: "
+                f"parallel=ak.Parallel(data={parallel.data}, tensor={parallel.tensor}, pipeline={parallel.pipeline}, "
+                f"zero={parallel.zero + 1}) (ZeRO-1: the optimizer state, 2: the gradients too, 3: the weights too)")
     return ModeError(
         f"the model ({fmt_bytes(fp.weights)} of weights{', training state' if fp.training else ''}) fits no "
         f"execution mode on {chips} {spec.name} chip(s): {why}",
         fix=f"compile for at least chips={need} (the model is split over them), use a lower precision, "
-            "or pick a target with more memory",
+            f"or pick a target with more memory{zero}",
         target=spec.name, chips=chips, chips_needed=need, candidates=candidates,
     )

@@ -381,7 +381,7 @@ def memory_plans(lowered: Lowered, options: CompileOptions, parallel: Parallel) 
                               optimizer=optimizer_of(lowered.graph, options),
                               optimizer_state=optimizer_state_of(lowered.graph, options))
     return plan_options(fp, options.spec, chips=options.chips, model_shards=parallel.model_shards, mode=options.mode,
-                        family=options.family)
+                        family=options.family, parallel=parallel)
 
 
 def check_stage_modules(stages: tuple[tuple[str, int], ...], kernels: list[Kernel]) -> None:

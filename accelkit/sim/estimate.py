@@ -265,15 +265,29 @@ def _pipeline(prog: CompiledProgram, micro_s: float, n_micro: int, notes: list[s
     return micro_s + (p - 1) * hop_s, float(n_micro), (p - 1) * hop_s
 
 
-def _data_parallel(prog: CompiledProgram, notes: list[str]) -> tuple[float, int]:
-    """Data parallel in training: one all-reduce of the gradients per step (seconds, bytes)."""
+def _data_parallel(prog: CompiledProgram, notes: list[str], n_micro: float = 1.0) -> tuple[float, int]:
+    """Data parallel in training: one all-reduce of the gradients per step (seconds, bytes). Under ZeRO-1 and -2
+    it runs as a reduce-scatter of the gradients and an all-gather of the updated weights, the same bytes; under
+    ZeRO-3 each micro-batch also gathers every layer's weights for its forward and again for its backward (two
+    all-gathers, an all-reduce's bytes)."""
     par = prog.parallel
     if not (prog.training and par.data > 1):
         return 0.0, 0
-    grad_bytes = prog.memory_plan.gradient_bytes
+    plan = prog.memory_plan
+    grad_bytes = plan.gradient_bytes * par.sharded("gradient")  # the whole replica's gradients
     dp_s = prog.family.allreduce_s(grad_bytes, par.data, prog.rates, prog.spec)
-    notes.append(f"data parallel over {par.data} replicas: gradient all-reduce {dp_s * 1e3:.3g} ms per step")
-    return dp_s, int(2 * (par.data - 1) / par.data * grad_bytes)
+    moved = 2 * (par.data - 1) / par.data * grad_bytes
+    what = "gradient all-reduce" if not par.zero else \
+        f"ZeRO-{par.zero}: gradient reduce-scatter and weight all-gather"
+    notes.append(f"data parallel over {par.data} replicas: {what} {dp_s * 1e3:.3g} ms per step")
+    if par.zero >= 3:
+        weight_bytes = plan.weights_bytes * par.data
+        gather_s = n_micro * prog.family.allreduce_s(weight_bytes, par.data, prog.rates, prog.spec)
+        notes.append(f"ZeRO-3: each micro-batch gathers the weights for its forward and its backward: "
+                     f"{gather_s * 1e3:.3g} ms per step ({n_micro:g} micro-batches)")
+        dp_s += gather_s
+        moved += n_micro * 2 * (par.data - 1) / par.data * weight_bytes
+    return dp_s, int(moved)
 
 
 def _traffic(prog: CompiledProgram, kernels: list[Kernel], n_micro: int) -> dict[str, int]:
@@ -407,7 +421,9 @@ def estimate(prog: CompiledProgram) -> PerfReport:
     comm_s, comm_bytes = _tensor_parallel(prog, [k for k in step_kernels if k.section == "fwd"], notes)
     micro_s = fwd_s + bwd_s + comm_s
     step_s, scale, bubble_s = _pipeline(prog, micro_s, n_micro, notes, _stage_shares(prog, [fwd, bwd]))
-    dp_s, dp_bytes = _data_parallel(prog, notes)
+    dp_s, dp_bytes = _data_parallel(prog, notes, n_micro)
+    if prog.training and prog.parallel.sharded("optimizer") > 1:  # each replica updates its share of the weights
+        opt_s /= prog.parallel.sharded("optimizer")
     comm_bytes += dp_bytes
     step_s += dp_s + opt_s
     # the host's share: each call's inputs in and outputs back over the host link, its round trip shared by the
