@@ -6,6 +6,7 @@ family's module)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from torch import nn
 import accelkit as ak
 from accelkit import families
 from accelkit.compiler.memory import MODES
+from accelkit.constants import value
 from accelkit.families.base import ExecutionModel, Timed, TimingContext
 
 ROOT = Path(ak.__file__).parent
@@ -461,3 +463,11 @@ def test_a_block_may_begin_at_a_module_computed_ahead_of_time() -> None:
     assert {chip[k.name] for k in prog.kernels if k.module == "qa_outputs"} == {1}
     with pytest.raises(CompileError, match="runs nothing"):
         ak.compile(model, (x,), target="gc200", precision="fp16", chips=2, stages={"bert.pooler": 1})
+
+
+def test_tpu_matmuls_run_at_the_share_xla_reaches_or_at_the_chips_own_ceiling() -> None:
+    tpu, v5e = families.model_for("systolic-torus"), ak.hardware.get("tpu-v5e")
+    assert tpu.rates(v5e, "bf16").matmul_flops == pytest.approx(197e12 * value("TPU_MATMUL_EFFICIENCY"))
+    assert value("TPU_MATMUL_EFFICIENCY") > value("COMPUTE_EFFICIENCY")  # the cross-family share is a GPU's at scale
+    measured = dataclasses.replace(v5e, matmul_efficiency=0.7)  # a catalog entry with its own measured ceiling
+    assert tpu.rates(measured, "bf16").matmul_flops == pytest.approx(197e12 * 0.7)

@@ -436,3 +436,19 @@ def test_a_tsp_matmul_runs_at_the_share_of_its_320_wide_unit_that_its_shape_fill
     narrow, full = cycles_per_flop(64), cycles_per_flop(320)
     assert narrow == pytest.approx(5 * full, rel=1e-6)
     assert cycles_per_flop(330) == pytest.approx(640 / 330 * full, rel=1e-6)  # 330 features pad to two tiles
+
+
+def test_full_recompute_keeps_each_layers_output_and_one_layers_activations():
+    """recompute='full' stores the output of each layer (the next layer's input) and, in the backward pass, the
+    activations of the one layer run again: a deeper stack of the same block adds one block output per block."""
+    def stored(blocks: int) -> int:
+        with torch.device("meta"):
+            model = nn.Sequential(*[nn.Sequential(nn.Linear(64, 1024), nn.GELU(), nn.Linear(1024, 64))
+                                    for _ in range(blocks)])
+        prog = ak.compile(model, (torch.zeros(32, 64, device="meta"),), target="a100", training=True,
+                          recompute="full", precision="fp32")
+        return prog.memory_plan.activation_bytes
+
+    per_block = stored(8) - stored(4)
+    assert per_block == pytest.approx(4 * 32 * 64 * 4, rel=0.01)  # four more block outputs of 32 x 64 fp32
+    assert stored(4) > 4 * 32 * 64 * 4 + 32 * 1024 * 4  # plus one block's own activations (its 1024-wide middle)

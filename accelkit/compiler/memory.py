@@ -180,11 +180,17 @@ def footprint(kernels: list[Kernel], *, weights_bytes: int, training: bool, reco
               elem_bytes: float, optimizer: str = "adamw", optimizer_state: str = "mixed") -> Footprint:
     fwd = [k for k in kernels if k.section == "fwd"]
     peak = max((k.bytes_read - k.param_bytes + k.bytes_written for k in fwd), default=0)
-    if recompute == "full":  # keep one tensor per layer, recompute the rest in backward
-        per_layer: dict[str, int] = {}
+    if recompute == "full":
+        # keep each layer's output (the next layer's input) and recompute the rest in backward: there one layer's
+        # forward runs again, and its activations live while that layer's gradients are computed (Korthikanti et
+        # al. 2022, 'Reducing Activation Recomputation in Large Transformer Models', section 2: full
+        # recomputation stores the input of each transformer layer)
+        last: dict[str, int] = {}
+        saved: dict[str, int] = {}
         for k in fwd:
-            per_layer[k.group] = max(per_layer.get(k.group, 0), k.out_bytes)
-        stored = sum(per_layer.values())
+            last[k.group] = k.out_bytes
+            saved[k.group] = saved.get(k.group, 0) + k.saved_bytes
+        stored = sum(last.values()) + max(saved.values(), default=0)
     elif recompute == "selective":  # keep each kernel's result, recompute the cheap ops inside it
         stored = sum(k.out_bytes for k in fwd)
     else:  # keep everything every op produced

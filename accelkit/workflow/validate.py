@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import functools
 import html
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -89,6 +90,37 @@ def _llama(name: str) -> nn.Module:
                       num_key_value_heads=kv, intermediate_size=ffn, vocab_size=vocab, use_cache=False)
     with torch.device("meta"):
         return LlamaForCausalLM(cfg).eval()
+
+
+def maxtext_dims(scale: int) -> tuple[int, int, int, int]:
+    """(embedding, query heads = key/value heads, MLP width, layers) of MaxText's default decoder at
+    ``global_parameter_scale=scale`` (AI-Hypercomputer/maxtext, MaxText/pyconfig.py, get_individual_scales, over
+    configs/base.yml's base_emb_dim 2048, base_num_query_heads 16, base_mlp_dim 7168, base_num_decoder_layers 16;
+    head_dim 128, a 32,000-word vocabulary, a SwiGLU MLP, untied embeddings)."""
+    base, rem = divmod(int(math.log2(scale)), 3)
+    heads = base + int(rem > 0)
+    return 2048 * 2 ** (base + int(rem > 1)), 16 * 2 ** heads, 7168 * 2 ** heads, 16 * 2 ** base
+
+
+def _maxtext(scale: int) -> nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    emb, heads, mlp, layers = maxtext_dims(scale)
+    cfg = LlamaConfig(hidden_size=emb, num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
+                      head_dim=128, intermediate_size=mlp, vocab_size=32000, use_cache=False)
+    with torch.device("meta"):
+        return LlamaForCausalLM(cfg)
+
+
+def maxtext_step_flops(scale: int, per_device_batch: int, seq: int = 2048) -> float:
+    """FLOPs one chip does in a training step as MaxText counts them (its calculate_tflops_training_per_device,
+    late 2023: the matmuls and the full, uncausal attention, x3 for forward and backward, no rematerialization):
+    what its TFLOP/s per chip divides."""
+    emb, heads, mlp, layers = maxtext_dims(scale)
+    bs, hd = per_device_batch * seq, 128
+    per_layer = 2 * bs * mlp * emb * 2 + 2 * bs * mlp * emb + 2 * bs * emb * 3 * heads * hd \
+        + 4 * bs * seq * heads * hd + 2 * bs * emb * heads * hd
+    return 3.0 * (per_layer * layers + 2 * bs * emb * 32000)
 
 
 def _gpt22b() -> nn.Module:
@@ -327,6 +359,8 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "gptj-6b": _gptj_6b,
     "esm2-35m": _esm2_35m,
     "vit-base-16": _vit_base_16,
+    "maxtext-16b": lambda: _maxtext(16),
+    "maxtext-32b": lambda: _maxtext(32),
 }
 """Builders for the models the reference rows name; each returns a model on the meta device."""
 
@@ -816,6 +850,28 @@ CASES.update({
 })
 
 
+_MAXTEXT_V5E = ("Google's MaxText on one TPU v5e-256 slice (configs/v5e/{n}b.sh): JAX / XLA (the 'xla' stack), "
+                "FSDP over all 256 chips (ici_fsdp_parallelism -1: Parallel(data=256, zero=3)), per_device_batch_size "
+                "{b}, 2,048 tokens, remat_policy=full (recompute='full'), fp32 weights with bf16 compute (MaxText's "
+                "weight_dtype and dtype), flash attention, AdamW; the published TFLOP/s per chip turned into a step "
+                "time with MaxText's own FLOP count (maxtext_step_flops); XLA overlaps the FSDP all-gathers with "
+                "compute (its async collective flags), accelkit adds them after it")
+
+
+def _maxtext_case(scale: int, per_device_batch: int, sets: str = "") -> Case:
+    return Case(f"maxtext-{scale}b", "train", {
+        "target": "tpu-v5e", "chips": 256, "parallel": Parallel(data=256, zero=3), "precision": "bf16",
+        "stack": "xla", "recompute": "full", "micro_batch": 256 * per_device_batch, "optimizer": "adamw"},
+        inputs=(256 * per_device_batch, 2048), assumption=_MAXTEXT_V5E.format(n=scale, b=per_device_batch), sets=sets)
+
+
+CASES.update({
+    # LLM pretraining on Cloud TPU v5e (Google's MaxText, its v5e configs' README)
+    "tpuv5ex256-maxtext-16b-train": _maxtext_case(16, 6),
+    "tpuv5ex256-maxtext-32b-train": _maxtext_case(32, 4, sets="TPU_MATMUL_EFFICIENCY"),
+})
+
+
 def _intel(target: str, chips: int, model: str, batch: int, prompt: int, output: int) -> Case:
     said = _OH_FP8_GAUDI2 if target == "gaudi2" else _OH_FP8
     if chips > 1:
@@ -997,9 +1053,16 @@ class ValidationResult:
         return statistics.median(abs(r.error) for r in counted) if counted else float("nan")
 
     @property
+    def gpu_like_counted(self) -> list[ValidationRow]:
+        """The GPU-like published rows that check the model: all but those whose figure set a constant."""
+        return [r for r in self.gpu_like if not r.sets]
+
+    @property
     def gpu_like_median_abs_error(self) -> float:
-        """Median |error| of the GPU-like published rows (goal: the same 15%); NaN when none ran."""
-        return statistics.median(abs(r.error) for r in self.gpu_like) if self.gpu_like else float("nan")
+        """Median |error| of the GPU-like published rows that set no constant (goal: the same 15%); NaN when none
+        ran."""
+        counted = self.gpu_like_counted
+        return statistics.median(abs(r.error) for r in counted) if counted else float("nan")
 
     @property
     def goals(self) -> dict[str, bool]:
@@ -1044,13 +1107,15 @@ class ValidationResult:
                            + f"), worst {max(r.ratio for r in counted):.2f}x (reported apart from the counted cases)")
         if self.gpu_like:
             lines4 = [("GPU-like published rows", "stack", "metric", "published", "predicted", "error", "x")] + [
-                (r.case, r.stack, r.metric, _num(r.published),
+                (r.case + (" *" if r.sets else ""), r.stack, r.metric, _num(r.published),
                  _num(r.predicted), f"{r.error:+.0%}", f"{r.ratio:.2f}") for r in self.gpu_like]
-            med = self.gpu_like_median_abs_error
-            out += ["", *columns(lines4, right={3, 4, 5, 6}),
-                    f"median |error| {med:.0%} (goal <= {GPU_LIKE.median_abs_error:.0%}: "
-                    + ("met" if med <= GPU_LIKE.median_abs_error else "MISSED")
-                    + f"), worst {max(r.ratio for r in self.gpu_like):.2f}x (reported apart from the counted cases)"]
+            med, counted = self.gpu_like_median_abs_error, self.gpu_like_counted
+            out += ["", *columns(lines4, right={3, 4, 5, 6})]
+            out += [f"* sets {r.sets} (derived from its figure): shown, not counted" for r in self.gpu_like if r.sets]
+            if counted:
+                out.append(f"median |error| {med:.0%} over the {len(counted)} rows that set nothing (goal <= "
+                           f"{GPU_LIKE.median_abs_error:.0%}: " + ("met" if med <= GPU_LIKE.median_abs_error else "MISSED")
+                           + f"), worst {max(r.ratio for r in counted):.2f}x (reported apart from the counted cases)")
         if self.dataflow_training:
             lines5 = [("dataflow chips' published training runs", "metric", "published", "predicted", "error", "x")] + [
                 (r.case, r.metric, _num(r.published), _num(r.predicted), f"{r.error:+.0%}", f"{r.ratio:.2f}")
