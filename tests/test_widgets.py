@@ -235,3 +235,21 @@ def test_display_draws_again_once_on_the_page(explorer: PlacementExplorer,
     assert shown == [explorer.widget] and len(added) == 1
     explorer._ipython_display_()  # no running loop (a script): displays, schedules nothing
     assert len(shown) == 2 and len(added) == 1
+
+
+def test_stacks_follow_the_target_and_compile_on_the_chosen_one(explorer: PlacementExplorer) -> None:
+    assert list(explorer.stack_control.options) == ["sambaflow"] and explorer.stack == "sambaflow"
+    explorer.set(target="h100")  # a GPU: its three stacks, ak.compile's default first chosen
+    assert list(explorer.stack_control.options) == ["eager", "compiled", "engine"]
+    assert explorer.stack == "compiled" and explorer.program is not None and explorer.program.stack == "compiled"
+    compiled = explorer.program.report.step_time_s
+    explorer.stack_control.value = "eager"  # the control recompiles, as the others do
+    assert explorer.program is not None and explorer.program.stack == "eager"
+    assert explorer.program.report.step_time_s > compiled  # eager issues every op from the host
+    explorer.set(target="gaudi2")  # no eager GPU here, but Gaudi has an eager mode: kept
+    assert list(explorer.stack_control.options) == ["lazy", "eager"] and explorer.stack == "eager"
+    explorer.set(target="tpu-v5e")  # XLA only: the family's stack
+    assert explorer.stack == "xla" and "stack xla" in explorer._settings()
+    with pytest.raises(ak.compiler.CompileError, match="'xla'"):
+        explorer.set(stack="eager")
+    assert "stack='xla'" in repr(explorer)

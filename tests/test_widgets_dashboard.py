@@ -235,3 +235,25 @@ def test_targets_that_cannot_compile_show_the_reason(tsp_without_erf: str) -> No
     with pytest.raises(ValueError, match="no detail for 'tsp': CompileError"):
         compare.set(detail="tsp")
     assert list(compare.bars.data[0].x) == ["a100"]
+
+
+def test_compare_targets_names_each_rows_stack_and_takes_one_per_family(gpt2: tuple[nn.Module, Inputs]) -> None:
+    default = CompareTargets(*gpt2, targets=["h100", "gaudi2", "sn40l"])
+    stacks = {r["target"]: r["stack"] for r in default.rows}
+    assert stacks == {"h100": "compiled", "gaudi2": "lazy", "sn40l": "sambaflow"}  # ak.compile's defaults
+    assert "<th>stack</th>" in default.table.value and "compiled" in default.summary_text
+    eager = CompareTargets(*gpt2, targets=["h100", "gaudi2", "sn40l"], stack="eager")  # where a family has it
+    assert {r["target"]: r["stack"] for r in eager.rows} == {"h100": "eager", "gaudi2": "eager", "sn40l": "sambaflow"}
+    assert eager.programs["h100"].report.step_time_s > default.programs["h100"].report.step_time_s
+    per_family = CompareTargets(*gpt2, targets=["h100", "gaudi2"], stack={"gpu": "engine"})
+    assert {r["target"]: r["stack"] for r in per_family.rows} == {"h100": "engine", "gaudi2": "lazy"}
+
+
+def test_the_dashboard_compiles_and_runs_on_the_stack_it_is_given(gpt2: tuple[nn.Module, Inputs]) -> None:
+    dash = WorkflowDashboard(*gpt2, target="h100", stack="eager")
+    dash.set(step="compile")
+    assert dash.outcome("compile").value.stack == "eager"
+    assert "stack eager" in dash.status.value
+    plain = WorkflowDashboard(*gpt2, target="h100")
+    assert plain.stack_for("h100") == "compiled" and plain.stack_for("h100", session=True) == "eager"
+    assert dash.stack_for("sn40l") == "sambaflow"  # a family without it: its own

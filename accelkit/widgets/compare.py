@@ -20,7 +20,7 @@ Every time here is MODELLED from published figures; nothing was measured on an a
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -30,6 +30,7 @@ from torch import nn
 from accelkit import hardware
 from accelkit.compiler import CompiledProgram
 from accelkit.errors import AccelkitError
+from accelkit.families import model_for
 from accelkit.hardware.spec import fmt_sig
 from accelkit.sim.report import PerfReport, fmt_s
 from accelkit.viz.perf import comparison_bars, roofline, timeline
@@ -58,7 +59,7 @@ go last."""
 DETAILS: dict[str, Callable[[PerfReport], go.Figure]] = {"timeline": timeline, "roofline": roofline}
 """The per-target figures the detail dropdown offers."""
 
-_COLUMNS = ("target", "precision", "chips", "mode", "step time (modelled)", "throughput (modelled)",
+_COLUMNS = ("target", "precision", "stack", "chips", "mode", "step time (modelled)", "throughput (modelled)",
             "compute utilization", "energy / step", "bound by")
 
 
@@ -102,8 +103,9 @@ class CompareTargets:
 
     def __init__(self, model: nn.Module, example_inputs: Any, *, targets: Sequence[str] | None = None,
                  precision: str = AUTO, batch_size: int | None = None, chips: int | None = None,
-                 figure_width: int = 620) -> None:
+                 figure_width: int = 620, stack: str | Mapping[str, str] | None = None) -> None:
         self.model = model
+        self.stack = stack
         self.example_inputs = example_inputs
         self.precision = precision
         self.figure_width = figure_width
@@ -118,7 +120,8 @@ class CompareTargets:
             prec = default_precision(spec) if precision == AUTO else precision
             try:  # chips=None: as many chips as the model needs (a TSP holds 231 MB)
                 self.programs[name] = ak_compile(model, example_inputs, target=name, batch_size=batch_size,
-                                                 chips=chips if chips is not None else "auto", precision=prec)
+                                                 chips=chips if chips is not None else "auto", precision=prec,
+                                                 stack=self.stack_for(name))
             except Exception as exc:  # shown in the table, not raised
                 self.errors[name] = exc
         self._rows = [self._row(name) for name in names]
@@ -156,6 +159,20 @@ class CompareTargets:
         self.view_control.observe(lambda _: self._draw_detail(), names="value")
 
     # ---- public API ------------------------------------------------------------------------------
+    def stack_for(self, target: str) -> str:
+        """The software stack ``target`` is compiled for: ``stack=`` where it names one of the target's family's
+        stacks (a mapping by target or family name, or one name for every family that has it), else the
+        family's default for ``ak.compile``."""
+        spec = hardware.get(target)
+        family = model_for(spec.family)
+        wanted = self.stack
+        if isinstance(wanted, Mapping):
+            wanted = wanted.get(spec.name, wanted.get(spec.family))
+        if wanted is not None and not isinstance(wanted, str):
+            raise ValueError(f"stack={self.stack!r}: a stack is a name, or a mapping of target or family names to "
+                             "names (e.g. stack='eager', or stack={'gpu': 'eager', 'gaudi': 'eager'})")
+        return wanted if wanted in family.stack_names else family.stack()
+
     @property
     def rows(self) -> list[dict[str, Any]]:
         """The table as plain dicts, in the current order (copies: changing them changes nothing)."""
@@ -195,7 +212,7 @@ class CompareTargets:
         lines = [f"MODELLED: {self._model_name()} on {len(self.targets)} targets, sorted by {self.sort_by}"]
         width = max(len(t) for t in self.targets)
         for r in self._sorted():
-            head = f"{r['target']:<{width}}  {r['precision']:<5}"
+            head = f"{r['target']:<{width}}  {r['precision']:<5}  {r['stack']:<9}"
             if r["reason"] is not None:
                 lines.append(f"{head}  cannot compile: {r['reason']}")
                 continue
@@ -227,7 +244,8 @@ class CompareTargets:
         prog = self.programs.get(name)
         precision = prog.precision if prog is not None else (
             default_precision(spec) if self.precision == AUTO else self.precision)
-        row: dict[str, Any] = {"target": name, "family": spec.family, "precision": precision}
+        row: dict[str, Any] = {"target": name, "family": spec.family, "precision": precision,
+                               "stack": prog.stack if prog is not None else self.stack_for(name)}
         if prog is None:
             error = self.errors[name]
             fix = error.fix if isinstance(error, AccelkitError) else None
@@ -263,15 +281,16 @@ class CompareTargets:
         rows = self._sorted()
         sort_key = SORT_BY[self.sort_by][0]
         arrow = " ▼" if SORT_BY[self.sort_by][1] else " ▲"
-        keys = (None, None, "chips", None, "step_time_s", "throughput", "utilization", "energy_j", None)
+        keys = (None, None, None, "chips", None, "step_time_s", "throughput", "utilization", "energy_j", None)
         head = "".join(f"<th>{html.escape(c)}{arrow if k == sort_key else ''}</th>"
                        for c, k in zip(_COLUMNS, keys, strict=True))
         body = []
         for r in rows:
-            first = f"<td><b>{html.escape(r['target'])}</b></td><td>{html.escape(r['precision'])}</td>"
+            first = (f"<td><b>{html.escape(r['target'])}</b></td><td>{html.escape(r['precision'])}</td>"
+                     f"<td>{html.escape(r['stack'])}</td>")
             if r["reason"] is not None:
                 fix = f"<br><small>fix: {html.escape(r['fix'])}</small>" if r["fix"] else ""
-                body.append(f"<tr>{first}<td colspan='{len(_COLUMNS) - 2}' style='color: {ERROR_COLOR}; "
+                body.append(f"<tr>{first}<td colspan='{len(_COLUMNS) - 3}' style='color: {ERROR_COLOR}; "
                             f"text-align: left'>{html.escape(r['reason'])}{fix}</td></tr>")
                 continue
             cells = (str(r["chips"]), r["mode"], fmt_s(r["step_time_s"]), f"{fmt_sig(r['throughput'])} samples/s",

@@ -40,6 +40,7 @@ from torch import nn
 from accelkit import hardware
 from accelkit.compiler import CompiledProgram
 from accelkit.errors import AccelkitError
+from accelkit.families import model_for
 from accelkit.graph.values import compare
 from accelkit.hardware import fmt_bytes
 from accelkit.porting import CompatibilityReport, PortResult, check, port
@@ -174,8 +175,9 @@ class WorkflowDashboard:
     """
 
     def __init__(self, model: nn.Module, example_inputs: Any, *, target: str = "sn40l",
-                 figure_width: int = 620) -> None:
+                 figure_width: int = 620, stack: str | None = None) -> None:
         self.model = model
+        self.stack = stack  # compile and run on this stack where the target's family has it
         self.example_inputs = example_inputs
         self.figure_width = figure_width
         names = targets()
@@ -216,6 +218,13 @@ class WorkflowDashboard:
     def precision(self) -> str:
         """bf16 where the target has it, else fp16 (the explorer's default)."""
         return default_precision(hardware.get(self.target))
+
+    def stack_for(self, target: str, *, session: bool = False) -> str:
+        """The stack the compile tab (``session``: the run tab's ak.Session) uses on ``target``: ``stack=`` where
+        the target's family has it, else the family's default for ``ak.compile`` (for a Session: what a
+        training loop runs)."""
+        family = model_for(hardware.get(target).family)
+        return self.stack if self.stack in family.stack_names else family.stack(session=session)
 
     @property
     def step(self) -> str:
@@ -307,7 +316,8 @@ class WorkflowDashboard:
             self._shown[step] = out
         self.last_update_s = time.perf_counter() - start
         self.status.value = html.escape(
-            f"{self.target} ({hardware.get(self.target).family}), {self.precision}. "
+            f"{self.target} ({hardware.get(self.target).family}), {self.precision}, "
+            f"stack {self.stack_for(self.target)}. "
             "Profile: MEASURED on this host; step times: MODELLED.")
 
     # ---- the steps --------------------------------------------------------------------------------------
@@ -399,7 +409,8 @@ class WorkflowDashboard:
     def _compile(self, out: StepOutcome, target: str) -> None:
         model, inputs, which = self._model_for(target)
         prog: CompiledProgram = ak_compile(model, inputs, target=target,
-                                           precision=default_precision(hardware.get(target)))
+                                           precision=default_precision(hardware.get(target)),
+                                           stack=self.stack_for(target))
         out.value = prog
         out.lines = [which, *program_summary(prog)]
         out.figures = [self._fit(placement_map(prog)), self._fit(memory_plan_bars(prog))]
@@ -411,7 +422,7 @@ class WorkflowDashboard:
             raise AccelkitError("the run tab passes inputs positionally, and these have keywords",
                                 fix="give the dashboard a tuple of positional inputs")
         precision = default_precision(hardware.get(target))
-        session = Session(model, target=target, precision=precision)
+        session = Session(model, target=target, precision=precision, stack=self.stack_for(target, session=True))
         steps = [session.run(*args) for _ in range(RUN_STEPS)]
         got, want = _first_tensor(steps[-1].outputs), _first_tensor(self._reference())
         if got is None or want is None or got.shape != want.shape:
@@ -428,7 +439,7 @@ class WorkflowDashboard:
         samples = int(got.shape[0]) if got.dim() else 1
         out.value = result
         out.lines = [
-            f"{RUN_STEPS} inference steps in ak.Session on {target}, {precision}",
+            f"{RUN_STEPS} inference steps in ak.Session on {target}, {precision}, stack {session.stack}",
             which,
             f"outputs (real PyTorch numerics): {tuple(got.shape)} {str(got.dtype).removeprefix('torch.')}, "
             f"first values {first}",

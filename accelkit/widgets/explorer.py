@@ -32,6 +32,7 @@ from torch import nn
 from accelkit import hardware
 from accelkit.compiler import MODES, CompiledProgram, CompileError, ModeError
 from accelkit.errors import AccelkitError
+from accelkit.families import model_for
 from accelkit.hardware import AcceleratorSpec, fmt_bytes
 from accelkit.hardware.precision import PREFERRED as PREFERRED_PRECISIONS  # noqa: F401 - re-exported
 from accelkit.hardware.precision import default_for
@@ -135,7 +136,7 @@ class PlacementExplorer:
     def __init__(self, model: nn.Module, example_inputs: Any, *, target: str = "sn40l",
                  precision: str | None = None, batch_size: int | None = None, chips: int = 1,
                  mode: str = AUTO, views: Mapping[str, View] | None = None,
-                 figure_width: int = 660) -> None:
+                 figure_width: int = 660, stack: str | None = None) -> None:
         self.model = model
         self.example_inputs = example_inputs
         self.views: dict[str, View] = dict(VIEWS if views is None else views)
@@ -151,10 +152,11 @@ class PlacementExplorer:
         self._quiet = False
         names = targets()
         spec = self._spec(target, names)
-        self._check(spec, precision=precision, mode=mode, batch_size=batch_size, chips=chips)
+        self._check(spec, precision=precision, mode=mode, batch_size=batch_size, chips=chips, stack=stack)
         example_batch = _batch_of(example_inputs)
         self._wanted_precision = precision
         self._wanted_mode = mode
+        self._wanted_stack = stack
 
         def control(w: widgets.DOMWidget, css: str) -> widgets.DOMWidget:
             w.add_class(css)  # stable hooks for the browser test and for styling
@@ -176,6 +178,8 @@ class PlacementExplorer:
                                      "ak-chips")
         self.mode_control = control(widgets.Dropdown(options=self._modes(spec), description="mode",
                                                      style=style, layout=narrow), "ak-mode")
+        self.stack_control = control(widgets.Dropdown(options=list(model_for(spec.family).stack_names),
+                                                      description="stack", style=style, layout=narrow), "ak-stack")
         self.view_control = control(widgets.Dropdown(options=list(self.views), description="figure",
                                                      style=style, layout=narrow), "ak-view")
         with self._quietly():
@@ -190,7 +194,7 @@ class PlacementExplorer:
         self.summary.add_class("ak-summary")
         controls = widgets.GridBox(
             [self.target_control, self.precision_control, self.mode_control,
-             self.batch_control, self.chips_control, self.view_control],
+             self.batch_control, self.chips_control, self.stack_control, self.view_control],
             layout=widgets.Layout(grid_template_columns="repeat(3, 200px)", grid_gap="2px 8px"))
         plot = widgets.Box([self.figure], layout=widgets.Layout(flex="0 0 auto"))
         below = widgets.HBox([plot, self.summary], layout=widgets.Layout(width="100%", flex_flow="row wrap"))
@@ -220,6 +224,11 @@ class PlacementExplorer:
         return str(self.mode_control.value)
 
     @property
+    def stack(self) -> str:
+        """The software stack the program is compiled for (the target family's; ``ak.compile(stack=...)``)."""
+        return str(self.stack_control.value)
+
+    @property
     def view(self) -> str:
         return str(self.view_control.value)
 
@@ -229,7 +238,8 @@ class PlacementExplorer:
         return "\n".join(self._summary)
 
     def set(self, *, target: str | None = None, precision: str | None = None, batch_size: int | None = None,
-            chips: int | None = None, mode: str | None = None, view: str | None = None) -> PlacementExplorer:
+            chips: int | None = None, mode: str | None = None, view: str | None = None,
+            stack: str | None = None) -> PlacementExplorer:
         """Change any of the controls at once, then recompile and redraw once. Returns the explorer.
 
         A value no control can hold (an unknown target, a precision or mode the chip lacks, a
@@ -237,13 +247,15 @@ class PlacementExplorer:
         more chips than the largest system) is shown in the summary in red, as in the notebook.
         """
         spec = self._spec(target or self.target, targets())
-        self._check(spec, precision=precision, mode=mode, batch_size=batch_size, chips=chips)
+        self._check(spec, precision=precision, mode=mode, batch_size=batch_size, chips=chips, stack=stack)
         if view is not None and view not in self.views:
             raise ValueError(f"no view {view!r}; the explorer has {list(self.views)}")
         if precision is not None:
             self._wanted_precision = precision
         if mode is not None:
             self._wanted_mode = mode
+        if stack is not None:
+            self._wanted_stack = stack
         with self._quietly():
             self.target_control.value = spec.name
             self._follow_target(spec)
@@ -251,7 +263,7 @@ class PlacementExplorer:
                              (self.view_control, view)):
                 if value is not None:
                     w.value = value
-        compile_args = (target, precision, batch_size, chips, mode)
+        compile_args = (target, precision, batch_size, chips, mode, stack)
         # a new view alone only redraws
         self._update(recompile=view is None or any(v is not None for v in compile_args))
         return self
@@ -270,7 +282,8 @@ class PlacementExplorer:
 
     def __repr__(self) -> str:
         return (f"PlacementExplorer(target={self.target!r}, precision={self.precision!r}, "
-                f"batch_size={self.batch_size}, chips={self.chips}, mode={self.mode!r}, view={self.view!r})")
+                f"batch_size={self.batch_size}, chips={self.chips}, mode={self.mode!r}, stack={self.stack!r}, "
+                f"view={self.view!r})")
 
     # ---- reacting to the controls ------------------------------------------------------------------
     @contextmanager
@@ -290,6 +303,8 @@ class PlacementExplorer:
             self._wanted_precision = change["new"]
         elif owner is self.mode_control:
             self._wanted_mode = change["new"]
+        elif owner is self.stack_control:
+            self._wanted_stack = change["new"]
         elif owner is self.target_control:
             with self._quietly():
                 self._follow_target(hardware.get(change["new"]))
@@ -306,6 +321,11 @@ class PlacementExplorer:
         if list(self.mode_control.options) != modes:
             self.mode_control.options = modes
         self.mode_control.value = self._wanted_mode if self._wanted_mode in modes else AUTO
+        family = model_for(spec.family)  # the family's stacks; the one last asked for where it has it
+        stacks = list(family.stack_names)
+        if list(self.stack_control.options) != stacks:
+            self.stack_control.options = stacks
+        self.stack_control.value = self._wanted_stack if self._wanted_stack in stacks else family.stack()
 
     @staticmethod
     def _modes(spec: AcceleratorSpec) -> list[str]:
@@ -319,10 +339,12 @@ class PlacementExplorer:
         return spec
 
     def _check(self, spec: AcceleratorSpec, *, precision: str | None, mode: str | None,
-               batch_size: int | None, chips: int | None) -> None:
+               batch_size: int | None, chips: int | None, stack: str | None = None) -> None:
         """Raise for values the controls cannot hold, naming the ones they can."""
         if precision is not None:
             spec.peak(precision)  # PrecisionError listing the chip's precisions
+        if stack is not None:
+            model_for(spec.family).stack(stack)  # CompileError listing the family's stacks
         if mode is not None and mode not in self._modes(spec):
             raise ModeError(f"{spec.name} has no execution mode {mode!r}",
                             fix=f"use one of {self._modes(spec)}", target=spec.name, mode=mode)
@@ -338,7 +360,7 @@ class PlacementExplorer:
             try:
                 self.program = ak_compile(self.model, self.example_inputs, target=self.target,
                                           precision=self.precision, batch_size=self.batch_size,
-                                          chips=self.chips, mode=self.mode)
+                                          chips=self.chips, mode=self.mode, stack=self.stack)
                 self.error = None
             except Exception as exc:  # shown, not raised: an observer's exception would vanish in the log
                 self.program, self.error = None, exc
@@ -363,7 +385,7 @@ class PlacementExplorer:
 
     def _settings(self) -> str:
         chips = f"{self.chips} x " if self.chips > 1 else ""
-        return f"{chips}{self.target}, {self.precision}, batch {self.batch_size}, mode {self.mode}"
+        return f"{chips}{self.target}, {self.precision}, batch {self.batch_size}, mode {self.mode}, stack {self.stack}"
 
     def _summary_html(self) -> str:
         color = "#c00000" if self.error is not None else "inherit"
@@ -383,6 +405,7 @@ def program_summary(prog: CompiledProgram, *, requested_mode: str = AUTO) -> lis
     lines = [  # short lines: the summary sits in a narrow column beside the figure
         f"target: {prog.spec.name} ({prog.spec.family})",
         f"{chips}, {prog.precision}, batch {prog.batch_size}",
+        f"stack: {prog.stack}",
         f"mode: {prog.mode} ({how})",
         *(f"  {m}: {why}" for m, why in plan.candidates.items()),
         f"step time: {fmt_s(prog.report.step_time_s)} (modelled)",
