@@ -101,23 +101,30 @@ def test_gaudi2_runs_the_fft_on_the_host_and_the_rest_on_its_engines():
     assert rep.host_s > 0 and rep.transfer_s > 0 and rep.step_time_s > rep.host_s + rep.transfer_s
 
 
-def test_gaudi3_session_with_the_fft_on_the_host_trains_as_plain_pytorch():
-    torch.manual_seed(0)
-    ref = Spectral()
+def _trains_as_plain_pytorch(ref: nn.Module, batch: tuple[int, int], steps: int, **session: object) -> ak.Session:
+    """The oracle: a Session on a copy of ``ref`` (SGD, cross-entropy over 3 classes, fp32) gives, step by step,
+    the loss plain PyTorch gives, and ends with the same weights; returns the Session."""
     model = copy.deepcopy(ref)
     ref_opt, opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (ref, model))
     loss_fn = nn.functional.cross_entropy
-    session = ak.Session(model, target="gaudi3", optimizer=opt, loss_fn=loss_fn, precision="fp32", fallback="host")
+    run = ak.Session(model, optimizer=opt, loss_fn=loss_fn, precision="fp32", **session)  # type: ignore[arg-type]
     g = torch.Generator().manual_seed(5)
-    for _ in range(3):
-        x, y = torch.randn(4, 32, generator=g), torch.randint(0, 3, (4,), generator=g)
+    for _ in range(steps):
+        x, y = torch.randn(*batch, generator=g), torch.randint(0, 3, (batch[0],), generator=g)
         ref_opt.zero_grad()
         ref_loss = loss_fn(ref(x), y)
         ref_loss.backward()
         ref_opt.step()
-        assert torch.equal(session.run(x, labels=y).loss, ref_loss.detach())
+        loss = run.run(x, labels=y).loss
+        assert loss is not None and torch.equal(loss, ref_loss.detach())
     for (n, p), (_, q) in zip(ref.named_parameters(), model.named_parameters(), strict=True):
         assert torch.equal(p, q), n
+    return run
+
+
+def test_gaudi3_session_with_the_fft_on_the_host_trains_as_plain_pytorch():
+    torch.manual_seed(0)
+    session = _trains_as_plain_pytorch(Spectral(), (4, 32), 3, target="gaudi3", fallback="host")
     prog = session.compiled
     assert prog is not None and prog.training and prog.host_partitions >= 1
     assert "fwd" in {k.section for k in prog.kernels if k.runs_on == "host"}
@@ -177,18 +184,7 @@ def test_eager_mode_launches_every_op_by_itself_and_lazy_mode_one_graph():
 def test_an_eager_gaudi_session_trains_as_plain_pytorch_and_says_so():
     torch.manual_seed(0)
     ref = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 3))
-    model = copy.deepcopy(ref)
-    ref_opt, opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (ref, model))
-    loss_fn = nn.functional.cross_entropy
-    session = ak.Session(model, target="gaudi2", optimizer=opt, loss_fn=loss_fn, precision="fp32", stack="eager")
-    g = torch.Generator().manual_seed(1)
-    for _ in range(2):
-        x, y = torch.randn(8, 16, generator=g), torch.randint(0, 3, (8,), generator=g)
-        ref_opt.zero_grad()
-        ref_loss = loss_fn(ref(x), y)
-        ref_loss.backward()
-        ref_opt.step()
-        assert torch.equal(session.run(x, labels=y).loss, ref_loss.detach())
+    session = _trains_as_plain_pytorch(ref, (8, 16), 2, target="gaudi2", stack="eager")
     assert session.stack == "eager" and "eager" in str(session.report())
     lazy = ak.compile(copy.deepcopy(ref), (torch.randn(8, 16),), target="gaudi2", precision="fp32", training=True)
     assert session.compiled is not None and session.compiled.report.step_time_s > lazy.report.step_time_s

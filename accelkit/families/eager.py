@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from accelkit.cost.gemm import GemmShape, alignment
 from accelkit.cost.kernel import Kernel
+from accelkit.cost.rates import kernel_time
+from accelkit.cost.report import KernelTime
 from accelkit.graph.cost import GATHER_OPS, MATMUL_KINDS, VIEW_OPS, WeightShapes
 from accelkit.graph.ir import DTYPE_BYTES, Node
 
@@ -346,4 +348,48 @@ def issue(ops: Iterable[EagerOp], gpu_time: Callable[[EagerOp], float],
     return Issued(times, host_s, step, min(waits, step), tuple(spans))
 
 
-__all__ = ["ATTENTION_KINDS", "AUTOCAST_FP32", "EagerOp", "Issued", "eager_ops", "gemm_of", "issue"]
+LABELS = {"": "eager views and constants", "casts": "autocast casts"}
+"""What the report calls the eager ops that belong to no compiled kernel (a view, a constant; autocast's casts)."""
+
+
+def kernel_times(ops: list[EagerOp], issued: Issued, kernels: list[Kernel], *, section: str,
+                 parts: Callable[[EagerOp], tuple[float, float]], units: Callable[[list[EagerOp]], str],
+                 launch_s: float, peak: float) -> list[KernelTime]:
+    """The report's rows for one section run eagerly: the ops grouped by the compiled kernel they belong to (their
+    compute and memory seconds from ``parts``, their time on the chip's queue from ``issued``), one row for ops of no
+    kernel, and one for the time the chip waited for the host."""
+    by_kernel: dict[str, list[EagerOp]] = {}
+    for op in ops:
+        by_kernel.setdefault(op.kernel, []).append(op)
+    named = {k.name: k for k in kernels}
+    out: list[KernelTime] = []
+    for key, group in by_kernel.items():
+        run = [op for op in group if op.runs_kernel]
+        c = sum(parts(op)[0] for op in run)
+        m = sum(parts(op)[1] for op in run)
+        t = sum(issued.gpu_s.get(op.name, 0.0) for op in run)
+        flops = int(sum(op.flops for op in run))
+        nbytes = int(sum(op.bytes for op in run))
+        k = named.get(key)
+        if k is not None:
+            kt = kernel_time(k, units(run), c, m, 0.0, launch_s * len(run), peak, time=t)
+            out.append(replace(kt, flops=flops, bytes=nbytes))
+        elif run:
+            launches = launch_s * len(run)
+            shares = {"compute": c, "memory": m, "latency": launches}
+            out.append(KernelTime(LABELS.get(key, key), "<eager>", section, f"{len(run)} ops", units(run), flops,
+                                  nbytes, c, m, 0.0, launches, t, max(shares, key=lambda p: shares[p]),
+                                  flops / t / peak if t > 0 else 0.0))
+    if issued.waits > 0:
+        out.append(KernelTime("waiting for the host (eager issue)", "<host>", section, f"{len(ops)} ops issued",
+                              "host CPU", 0, 0, 0.0, 0.0, 0.0, issued.waits, issued.waits, "host", 0.0))
+    return out
+
+
+def host_events(issued: Issued) -> tuple[tuple[str, float, float], ...]:
+    """The host's issue work as the timeline's host lane shows it: (what, start, seconds)."""
+    return tuple((LABELS.get(k, k), t0, d) for k, t0, d in issued.host_events)
+
+
+__all__ = ["ATTENTION_KINDS", "AUTOCAST_FP32", "LABELS", "EagerOp", "Issued", "eager_ops", "gemm_of", "host_events",
+           "issue", "kernel_times"]

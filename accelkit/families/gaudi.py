@@ -19,7 +19,7 @@ from accelkit.cost.kernel import Kernel
 from accelkit.cost.rates import Rates, kernel_time, roofline
 from accelkit.cost.report import KernelTime
 from accelkit.families.base import CompileCost, ExecutionModel, HostIO, Timed, TimingContext
-from accelkit.families.eager import EagerOp, eager_ops, issue
+from accelkit.families.eager import EagerOp, eager_ops, host_events, issue, kernel_times
 from accelkit.graph.ir import DTYPE_BYTES
 from accelkit.hardware.precision import element_bytes
 from accelkit.hardware.spec import AcceleratorSpec
@@ -246,38 +246,13 @@ class GaudiModel(ExecutionModel):
             return max(c, m) + r.launch_s
 
         issued = issue(ops, device_s, eager_host_s)
-        by_kernel: dict[str, list[EagerOp]] = {}
-        for op in ops:
-            by_kernel.setdefault(op.kernel, []).append(op)
-        named = {k.name: k for k in kernels}
-        labels = {"": "eager views and constants", "casts": "autocast casts"}
-        out: list[KernelTime] = []
-        for key, group in by_kernel.items():
-            run = [op for op in group if op.runs_kernel]
-            if not run:
-                continue
-            c = sum(parts(op)[0] for op in run)
-            m = sum(parts(op)[1] for op in run)
-            t = sum(issued.gpu_s.get(op.name, 0.0) for op in run)
-            flops = int(sum(op.flops for op in run))
-            nbytes = int(sum(op.bytes for op in run))
-            engine = "MME" if any(op.gemm is not None or op.attention is not None for op in run) else "TPC"
-            units = f"{engine} x{slices.get(engine, 1 if engine == 'MME' else spec.compute_units)}"
-            k = named.get(key)
-            if k is not None:
-                kt = kernel_time(k, units, c, m, 0.0, r.launch_s * len(run), ctx.peak * t_, time=t)
-                out.append(replace(kt, flops=flops, bytes=nbytes))
-            else:
-                launches = r.launch_s * len(run)
-                shares = {"compute": c, "memory": m, "latency": launches}
-                out.append(KernelTime(labels.get(key, key), "<eager>", section, f"{len(run)} ops", units, flops,
-                                      nbytes, c, m, 0.0, launches, t, max(shares, key=lambda p: shares[p]),
-                                      flops / t / (ctx.peak * t_) if t > 0 else 0.0))
-        if issued.waits > 0:
-            out.append(KernelTime("waiting for the host (eager issue)", "<host>", section, f"{len(ops)} ops issued",
-                                  "host CPU", 0, 0, 0.0, 0.0, 0.0, issued.waits, issued.waits, "host", 0.0))
-        return Timed(out, issued.step_s, host_events=tuple((labels.get(k, k), t0, d)
-                                                          for k, t0, d in issued.host_events))
 
+        def units(run: list[EagerOp]) -> str:  # the engine the kernel's ops run on
+            engine = "MME" if any(op.gemm is not None or op.attention is not None for op in run) else "TPC"
+            return f"{engine} x{slices.get(engine, 1 if engine == 'MME' else spec.compute_units)}"
+
+        return Timed(kernel_times(ops, issued, kernels, section=section, parts=parts, units=units,
+                                  launch_s=r.launch_s, peak=ctx.peak * t_),
+                     issued.step_s, host_events=host_events(issued))
 
 MODEL = GaudiModel()

@@ -22,7 +22,9 @@ from accelkit.families.eager import (
     EagerOp,
     eager_ops,
     gemm_of,
+    host_events,
     issue,
+    kernel_times,
     weight_grad,
 )
 from accelkit.graph.cost import MATMUL_KINDS, VIEW_OPS, WeightShapes
@@ -865,34 +867,8 @@ class GpuModel(ExecutionModel):
 
         issued = issue(ops, gpu_time, host_issue_s)
         units = f"{spec.compute_units} {spec.unit_name or 'units'}"
-        by_kernel: dict[str, list[EagerOp]] = {}
-        for op in ops:
-            by_kernel.setdefault(op.kernel, []).append(op)
-        kts: list[KernelTime] = []
-        named = {k.name: k for k in kernels}
-        labels = {"": "eager views and constants", "casts": "autocast casts"}
-        for key, group in by_kernel.items():
-            run = [op for op in group if op.runs_kernel]
-            c = sum(parts(op)[0] for op in run)
-            m = sum(parts(op)[1] for op in run)
-            t = sum(issued.gpu_s.get(op.name, 0.0) for op in run)
-            flops = int(sum(op.flops for op in run))
-            nbytes = int(sum(op.bytes for op in run))
-            k = named.get(key)
-            if k is not None:
-                kt = kernel_time(k, units, c, m, 0.0, r.launch_s * len(run), ctx.peak * t_, time=t)
-                kts.append(replace(kt, flops=flops, bytes=nbytes))
-            elif run:
-                name = labels.get(key, key)
-                launches = r.launch_s * len(run)
-                shares = {"compute": c, "memory": m, "latency": launches}
-                kts.append(KernelTime(name, "<eager>", section, f"{len(run)} ops", units, flops, nbytes, c, m, 0.0,
-                                      launches, t, max(shares, key=lambda p: shares[p]),
-                                      flops / t / (ctx.peak * t_) if t > 0 else 0.0))
-        if issued.waits > 0:
-            kts.append(KernelTime("waiting for the host (eager issue)", "<host>", section,
-                                  f"{len(ops)} ops issued", "host CPU", 0, 0, 0.0, 0.0, 0.0, issued.waits,
-                                  issued.waits, "host", 0.0))
+        kts = kernel_times(ops, issued, kernels, section=section, parts=parts, units=lambda _run: units,
+                           launch_s=r.launch_s, peak=ctx.peak * t_)
         spent: tuple[tuple[str, float], ...] = ()
         if native:
             spent = ((f"{' and '.join(sorted(native))} on NCHW images run on PyTorch's own kernels in eager "
@@ -904,8 +880,7 @@ class GpuModel(ExecutionModel):
                        f"on narrower tensor-core kernels in eager {prog.precision} (GPU_GEMM_UNALIGNED); padding that "
                        "dimension to a multiple of 8 elements (nanoGPT pads GPT-2's vocabulary to 50,304) runs them at "
                        "the full rate", unaligned[0]),)
-        return Timed(kts, issued.step_s, host_events=tuple((labels.get(k, k), t0, d)
-                                                          for k, t0, d in issued.host_events), spent=spent)
+        return Timed(kts, issued.step_s, host_events=host_events(issued), spent=spent)
 
 
 MODEL = GpuModel()
