@@ -257,3 +257,12 @@ def test_the_dashboard_compiles_and_runs_on_the_stack_it_is_given(gpt2: tuple[nn
     plain = WorkflowDashboard(*gpt2, target="h100")
     assert plain.stack_for("h100") == "compiled" and plain.stack_for("h100", session=True) == "eager"
     assert dash.stack_for("sn40l") == "sambaflow"  # a family without it: its own
+
+
+def test_a_stack_no_family_has_is_refused_by_name(gpt2: tuple[nn.Module, Inputs]) -> None:
+    for bad in ("tensorrt", 3, {"gpu": "tensorrt"}):
+        with pytest.raises(ak.compiler.CompileError, match="names no software stack") as err:
+            CompareTargets(*gpt2, targets=["h100"], stack=bad)  # type: ignore[arg-type]
+        assert "'eager'" in err.value.fix and "'xla'" in err.value.fix
+    with pytest.raises(ak.compiler.CompileError, match="names no software stack"):
+        WorkflowDashboard(*gpt2, target="h100", stack="tensorrt")

@@ -34,7 +34,7 @@ from accelkit.families import model_for
 from accelkit.hardware.spec import fmt_sig
 from accelkit.sim.report import PerfReport, fmt_s
 from accelkit.viz.perf import comparison_bars, roofline, timeline
-from accelkit.widgets.dashboard import ERROR_COLOR, failure_lines, fit, summary_box, summary_html
+from accelkit.widgets.dashboard import ERROR_COLOR, failure_lines, fit, known_stack, summary_box, summary_html
 from accelkit.widgets.explorer import (
     AUTO,
     REDRAW_AFTER_DISPLAY_S,
@@ -113,6 +113,7 @@ class CompareTargets:
         if not names:
             raise ValueError("CompareTargets needs at least one target")
         self.targets = names
+        stacks = {name: self.stack_for(name) for name in names}  # a stack= that names nothing is refused here
         self.programs: dict[str, CompiledProgram] = {}
         self.errors: dict[str, Exception] = {}
         for name in names:
@@ -121,7 +122,7 @@ class CompareTargets:
             try:  # chips=None: as many chips as the model needs (a TSP holds 231 MB)
                 self.programs[name] = ak_compile(model, example_inputs, target=name, batch_size=batch_size,
                                                  chips=chips if chips is not None else "auto", precision=prec,
-                                                 stack=self.stack_for(name))
+                                                 stack=stacks[name])
             except Exception as exc:  # shown in the table, not raised
                 self.errors[name] = exc
         self._rows = [self._row(name) for name in names]
@@ -168,9 +169,7 @@ class CompareTargets:
         wanted = self.stack
         if isinstance(wanted, Mapping):
             wanted = wanted.get(spec.name, wanted.get(spec.family))
-        if wanted is not None and not isinstance(wanted, str):
-            raise ValueError(f"stack={self.stack!r}: a stack is a name, or a mapping of target or family names to "
-                             "names (e.g. stack='eager', or stack={'gpu': 'eager', 'gaudi': 'eager'})")
+        known_stack(wanted, self.stack)
         return wanted if wanted in family.stack_names else family.stack()
 
     @property

@@ -38,9 +38,9 @@ import torch
 from torch import nn
 
 from accelkit import hardware
-from accelkit.compiler import CompiledProgram
+from accelkit.compiler import CompiledProgram, CompileError
 from accelkit.errors import AccelkitError
-from accelkit.families import model_for
+from accelkit.families import REGISTRY, model_for
 from accelkit.graph.values import compare
 from accelkit.hardware import fmt_bytes
 from accelkit.porting import CompatibilityReport, PortResult, check, port
@@ -111,6 +111,16 @@ def _first_tensor(x: Any) -> torch.Tensor | None:
     return next((t for t in leaves if isinstance(t, torch.Tensor)), None)
 
 
+def known_stack(name: Any, given: Any) -> None:
+    """Refuse a ``stack=`` given to a widget that is not a name, or names no family's stack (a name only some
+    families have is kept for them; the others run their default)."""
+    every = sorted({n for fam in REGISTRY.values() for n in fam.stack_names})
+    if name is not None and (not isinstance(name, str) or name not in every):
+        raise CompileError(f"stack={given!r} names no software stack",
+                           fix=f"use one of {every} (each family offers its own: ak.families.model_for(family)"
+                               ".stack_names), or a mapping of family or target names to them, or leave it out")
+
+
 def _key(step: str, target: str) -> tuple[str, str | None]:
     """Where a step's outcome is kept: per target, except the profile (measured once, on the host)."""
     return step, None if step == "profile" else target
@@ -176,6 +186,7 @@ class WorkflowDashboard:
 
     def __init__(self, model: nn.Module, example_inputs: Any, *, target: str = "sn40l",
                  figure_width: int = 620, stack: str | None = None) -> None:
+        known_stack(stack, stack)
         self.model = model
         self.stack = stack  # compile and run on this stack where the target's family has it
         self.example_inputs = example_inputs
