@@ -452,3 +452,18 @@ def test_full_recompute_keeps_each_layers_output_and_one_layers_activations():
     per_block = stored(8) - stored(4)
     assert per_block == pytest.approx(4 * 32 * 64 * 4, rel=0.01)  # four more block outputs of 32 x 64 fp32
     assert stored(4) > 4 * 32 * 64 * 4 + 32 * 1024 * 4  # plus one block's own activations (its 1024-wide middle)
+
+
+def test_an_fp8_training_step_keeps_its_tensors_in_bf16_and_its_matmuls_at_the_fp8_rate():
+    """fp8 training (Transformer Engine) runs the matmuls in fp8 over bf16 tensors: the step moves bf16's bytes, and
+    its matmuls are faster than bf16's; fp8 inference holds its tensors in one byte."""
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(4096, 4096), nn.GELU(), nn.Linear(4096, 4096))
+    x = (torch.zeros(4096, 4096, device="meta"),)
+    fp8, bf16 = (ak.compile(model, x, target="h100", precision=p, training=True) for p in ("fp8", "bf16"))
+    assert fp8.memory_plan.activation_bytes == bf16.memory_plan.activation_bytes
+    assert fp8.memory_plan.weights_bytes == bf16.memory_plan.weights_bytes
+    mm8, mm16 = (next(k for k in p.report.kernels if k.bound == "compute") for p in (fp8, bf16))
+    assert mm8.compute_s < 0.6 * mm16.compute_s
+    infer8, infer16 = (ak.compile(model, x, target="h100", precision=p) for p in ("fp8", "bf16"))
+    assert infer8.memory_plan.weights_bytes == infer16.memory_plan.weights_bytes // 2

@@ -49,7 +49,7 @@ from accelkit.families.placement import within
 from accelkit.graph.capture import _GRAPHS, captured, holds_values  # one graph cache, shared with ak.check
 from accelkit.graph.cost import captured_element_bytes
 from accelkit.graph.ir import DTYPE_BYTES, Graph
-from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes  # noqa: F401 - re-exported
+from accelkit.hardware.precision import ELEMENT_BYTES, element_bytes, tensor_bytes  # noqa: F401 - re-exported
 from accelkit.hardware.spec import AcceleratorSpec
 
 if TYPE_CHECKING:  # the performance model's report, and compile's old name (see __getattr__ below)
@@ -356,7 +356,8 @@ def lower(model: nn.Module | Graph, example_inputs: Any, options: CompileOptions
     if options.fallback == "host":
         kernels, res = partition(kernels, graph, host)
         passes.append(res)
-    byte_scale = element_bytes(options.precision) / captured_element_bytes(graph)  # a float16 example scales once
+    # a float16 example scales once; an fp8 training step's tensors stay in bf16 (tensor_bytes)
+    byte_scale = tensor_bytes(options.precision, options.training) / captured_element_bytes(graph)
     # the host holds the weights of the ops it runs; the chip holds the rest
     host_weights = sum(k.param_bytes for k in kernels if where(k) == "host" and k.section == "fwd")
     state = None
@@ -377,7 +378,8 @@ def memory_plans(lowered: Lowered, options: CompileOptions, parallel: Parallel) 
     mem_kernels = [k.scaled(act_batch / lowered.example_batch, lowered.byte_scale)
                    for k in device_kernels(list(lowered.kernels))]
     fp: Footprint = footprint(mem_kernels, weights_bytes=lowered.weights_bytes, training=options.training,
-                              recompute=options.recompute, elem_bytes=element_bytes(options.precision),
+                              recompute=options.recompute,
+                              elem_bytes=tensor_bytes(options.precision, options.training),
                               optimizer=optimizer_of(lowered.graph, options),
                               optimizer_state=optimizer_state_of(lowered.graph, options))
     return plan_options(fp, options.spec, chips=options.chips, model_shards=parallel.model_shards, mode=options.mode,

@@ -60,13 +60,22 @@ def element_bytes(precision: str) -> int:
     return ELEMENT_BYTES[p]
 
 
+def tensor_bytes(precision: str, training: bool) -> int:
+    """Bytes per element of the tensors a program at ``precision`` keeps and moves: its own precision's, except an
+    fp8 training step's, which stay in bf16: fp8 training libraries (NVIDIA's and Intel Gaudi's Transformer Engine)
+    run the matrix products in fp8, casting their inputs on the way in, and keep activations, gradients and the
+    other ops in bf16 (NVIDIA Transformer Engine user guide, 'Using FP8 with Transformer Engine'; Intel Gaudi docs,
+    'FP8 Training with Intel Gaudi Transformer Engine')."""
+    return element_bytes("bf16" if training and normalize(precision) == "fp8" else precision)
+
+
 def default_for(spec: AcceleratorSpec) -> str:
     """bf16 if the chip has it, else fp16, else its first precision."""
     return next((p for p in PREFERRED if p in spec.peak_flops), next(iter(spec.peak_flops)))
 
 
 __all__ = ["ALIASES", "ELEMENT_BYTES", "EMULATED", "PRECISIONS", "PREFERRED", "TOLERANCE", "default_for",
-           "element_bytes", "normalize"]
+           "element_bytes", "normalize", "tensor_bytes"]
 
 
 @functools.cache
