@@ -467,3 +467,20 @@ def test_an_fp8_training_step_keeps_its_tensors_in_bf16_and_its_matmuls_at_the_f
     assert mm8.compute_s < 0.6 * mm16.compute_s
     infer8, infer16 = (ak.compile(model, x, target="h100", precision=p) for p in ("fp8", "bf16"))
     assert infer8.memory_plan.weights_bytes == infer16.memory_plan.weights_bytes // 2
+
+
+def test_tensor_parallel_training_splits_activations_and_inference_keeps_them_whole():
+    """Megatron-LM trains with sequence parallelism: each of the tensor-parallel chips moves 1/tensor of every
+    activation; a serving engine's tensor parallelism keeps the hidden-sized tensors whole on every chip."""
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024))
+    x = (torch.zeros(8192, 1024, device="meta"),)
+
+    def gelu_memory_s(tensor: int, training: bool) -> float:
+        prog = ak.compile(model, x, target="a100", chips=tensor, parallel=Parallel(tensor=tensor), training=training,
+                          precision="bf16", stack="eager")
+        return sum(k.memory_s for k in prog.report.kernels if k.section == "fwd" and "gelu" in k.ops)
+
+    assert gelu_memory_s(1, True) > 0
+    assert gelu_memory_s(2, True) == pytest.approx(gelu_memory_s(1, True) / 2, rel=0.01)
+    assert gelu_memory_s(2, False) == pytest.approx(gelu_memory_s(1, False), rel=0.01)

@@ -87,7 +87,7 @@ class Spill:
 
 def roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: float = 1.0,
              act_bytes: float | None = None, tensor: int = 1, opt_tier: str | None = None,
-             spill: Spill | None = None) -> tuple[float, float]:
+             spill: Spill | None = None, act_tensor: int = 1) -> tuple[float, float]:
     """(compute seconds, memory seconds) of one kernel on ``share`` of the chip (at the kernel's own
     ``Kernel.efficiency`` where the compiler generated it), its weights and activations in the tiers named. With a ``spill``, the state that did not fit on chip (that share of the weights, and of
     an optimizer update's state) is read from the spill tier instead."""
@@ -100,7 +100,9 @@ def roofline(k: Kernel, r: Rates, weights_tier: str, act_tier: str, *, share: fl
     weights = k.param_bytes
     if k.ops and k.ops[0] in GATHER_OPS:  # a lookup reads the rows it fetches, not the whole table
         weights = min(weights, k.out_bytes)
-    memory = _read_s(weights / tensor, weights_tier, r, spill) + _read_s(max(0.0, act), act_tier, r,
+    # tensor parallelism splits each layer's weights over the ``tensor`` chips, and its activations over
+    # ``act_tensor`` of them (TimingContext.act_tensor: all of them in training, with sequence parallelism)
+    memory = _read_s(weights / tensor, weights_tier, r, spill) + _read_s(max(0.0, act) / act_tensor, act_tier, r,
                                                                         spill if k.section == "opt" else None)
     return compute, memory
 

@@ -76,6 +76,14 @@ class TimingContext:
     scale: float  # micro-batch over the captured example batch
 
     @property
+    def act_tensor(self) -> int:
+        """Over how many chips tensor parallelism splits each activation a kernel moves: all ``tensor`` of them in
+        training (Megatron-LM's sequence parallelism shards the layer norms' and residuals' tokens as well as the
+        MLP's and heads' columns: Korthikanti et al. 2022, section 4.2.2), none in inference, where serving engines
+        run tensor parallelism without it and each chip holds the whole hidden-sized tensors."""
+        return self.tensor if getattr(self.program, "training", False) else 1
+
+    @property
     def spill(self) -> Spill | None:
         """The memory plan's partial residency, for :func:`~accelkit.cost.rates.roofline` (None: all resident)."""
         plan = self.plan

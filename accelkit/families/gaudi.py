@@ -205,7 +205,7 @@ class GaudiModel(ExecutionModel):
         counts = {"MME": slices.get("MME", 1), "TPC": slices.get("TPC", spec.compute_units), "DMA": 1}
         out = []
         for i, k in enumerate(kernels):
-            c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
+            c, m = roofline(k, r, w, a, tensor=ctx.tensor, act_tensor=ctx.act_tensor, opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
             if k.kind == "matmul":
                 c /= self.tile_fill(k)
             launch = r.launch_s if i == 0 else 0.0  # the recipe's launch, once per pass
@@ -239,7 +239,7 @@ class GaudiModel(ExecutionModel):
                 c = op.flops / t_ / (r.matmul_flops * gemm_fill(op.gemm))
             else:
                 c = op.flops / t_ / r.vector_flops
-            return c, op.act_bytes / t_ / act_bw + op.param_bytes / t_ / w_bw
+            return c, op.act_bytes / ctx.act_tensor / act_bw + op.param_bytes / t_ / w_bw
 
         def device_s(op: EagerOp) -> float:
             c, m = parts(op)

@@ -46,7 +46,7 @@ def kernel_by_kernel(kernels: list[Kernel], ctx: TimingContext, *, cache_share: 
     out = []
     for k in kernels:
         tier = cache.name if cache_share and k.bytes <= cache.capacity_bytes * cache_share else None
-        c, m = roofline(k, r, tier or w, tier or a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
+        c, m = roofline(k, r, tier or w, tier or a, tensor=ctx.tensor, act_tensor=ctx.act_tensor, opt_tier=o, spill=ctx.spill)
         launch = r.launch_s * (len(k.ops) if launches_per_op else 1)
         if profiled and k.name in profiled:
             measured = profiled[k.name]
@@ -740,7 +740,7 @@ class GpuModel(ExecutionModel):
         fp32_rate = spec.peak_flops.get("fp32", 0.0) * FP32_MATMUL.value
         out = []
         for k in kernels:
-            c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
+            c, m = roofline(k, r, w, a, tensor=ctx.tensor, act_tensor=ctx.act_tensor, opt_tier=o, spill=ctx.spill)
             apart = 0.0  # the time of the pointwise neighbours a library GEMM leaves to a kernel of their own
             if k.kind == "matmul" and k.flops and nodes:
                 gemm, attention = _kernel_shape(k, nodes, ctx.scale, param_shapes)
@@ -749,14 +749,14 @@ class GpuModel(ExecutionModel):
                     # on the CUDA cores, after its 16-bit inputs are cast up (kernels of their own: the time adds);
                     # the backward's on the tensor cores (GPU_COMPILED_MATH_BACKWARD_TENSOR_CORES)
                     scores = sum(_scores_bytes(nodes[n], ctx.scale) for n in k.nodes if n in nodes)
-                    m += scores / ctx.tensor / r.tier_bw[a]
+                    m += scores / ctx.act_tensor / r.tier_bw[a]
                     if k.section == "bckwd" and MATH_BACKWARD_TC.value:
                         rate = _shape_rate(spec, precision, gemm, attention, False) * k.efficiency
                         out.append(kernel_time(k, units, k.flops / ctx.tensor / rate, m, 0.0, 4 * r.launch_s,
                                                ctx.peak * ctx.tensor))
                         continue
                     casts = sum(_upcast_bytes(nodes[n], ctx.scale, element_bytes(precision)) for n in k.nodes if n in nodes)
-                    apart = casts / ctx.tensor / r.tier_bw[a]
+                    apart = casts / ctx.act_tensor / r.tier_bw[a]
                     c = k.flops / ctx.tensor / fp32_rate
                     out.append(kernel_time(k, units, c, m + apart, 0.0, 5 * r.launch_s, ctx.peak * ctx.tensor,
                                            time=max(c, m) + apart + 5 * r.launch_s))
@@ -813,7 +813,7 @@ class GpuModel(ExecutionModel):
             else:
                 c = op.flops / t_ / r.vector_flops
             sm = access_Bps(spec, op.access)
-            return c, op.act_bytes / t_ / (min(act_bw, sm) if sm else act_bw) + weights_s(op.param_bytes / t_)
+            return c, op.act_bytes / ctx.act_tensor / (min(act_bw, sm) if sm else act_bw) + weights_s(op.param_bytes / t_)
 
         graph = prog.graph
         by_name = {n.name: n for n in graph.nodes}

@@ -186,7 +186,7 @@ class IpuModel(ExecutionModel):
         units = f"{spec.compute_units} tiles"
         out = []
         for k in kernels:
-            c, m = roofline(k, r, w, spec.memory_tiers[0].name, tensor=ctx.tensor,
+            c, m = roofline(k, r, w, spec.memory_tiers[0].name, tensor=ctx.tensor, act_tensor=ctx.act_tensor,
                             opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
             if k.kind == "matmul" and (k.vector_flops or k.score_flops):
                 # each op is a compute set of its own: the matrix units do the matmuls, the vector units the rest

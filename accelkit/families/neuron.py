@@ -96,14 +96,15 @@ class NeuronModel(ExecutionModel):
         out = []
         for k in kernels:
             c, act = roofline(replace(k, param_bytes=0, bytes_read=k.bytes_read - k.param_bytes), r, w, a,
-                              tensor=ctx.tensor, opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
+                              tensor=ctx.tensor, act_tensor=ctx.act_tensor, opt_tier=plan.placement.get("optimizer"),
+                              spill=ctx.spill)
             stage = roofline(replace(k, flops=0, bytes_read=k.param_bytes, bytes_written=0), r, w, a,
                              tensor=ctx.tensor, spill=ctx.spill)[1] * copies if k.section != "opt" else 0.0
             if k.kind == "matmul":
                 c /= self.tile_fill(k)
             if k.section == "opt":  # an update reads and writes its state where it lives, as on every chip
-                c, act = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=plan.placement.get("optimizer"),
-                                  spill=ctx.spill)
+                c, act = roofline(k, r, w, a, tensor=ctx.tensor, act_tensor=ctx.act_tensor,
+                                  opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
             t = max(c, act) + stage + r.launch_s
             out.append(kernel_time(k, f"{_engine(k)} x{cores} NeuronCores", c, act + stage, 0.0, r.launch_s,
                                    ctx.peak * ctx.tensor, time=t))

@@ -104,7 +104,7 @@ class RduModel(ExecutionModel):
                 # (or leaves it) touches the activation tier
                 ext_in = (k.bytes_read - k.param_bytes) if i == 0 else 0
                 ext_out = k.bytes_written if i == len(sec) - 1 or not names else 0
-                c, m = roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=ctx.tensor,
+                c, m = roofline(k, r, w, a, act_bytes=ext_in + ext_out, tensor=ctx.tensor, act_tensor=ctx.act_tensor,
                                 opt_tier=plan.placement.get("optimizer"), spill=ctx.spill)
                 out.append(kernel_time(k, units.get(k.name, ""), c, m, 0.0, r.launch_s if i == 0 else 0.0,
                                        ctx.peak * ctx.tensor))

@@ -150,7 +150,7 @@ class TpuModel(ExecutionModel):
         o = plan.placement.get("optimizer")
         out = []
         for k in kernels:
-            c, m = roofline(k, r, w, a, tensor=ctx.tensor, opt_tier=o, spill=ctx.spill)
+            c, m = roofline(k, r, w, a, tensor=ctx.tensor, act_tensor=ctx.act_tensor, opt_tier=o, spill=ctx.spill)
             c /= self.tile_fill(k, ctx.tensor)  # XLA pads the layer's dims to whole 128 x 128 tiles
             out.append(kernel_time(k, self._units(k, spec), c, m, 0.0, r.launch_s, ctx.peak * ctx.tensor))
         return Timed(out, sum(k.time_s for k in out))
