@@ -531,9 +531,10 @@ CASES: dict[str, Case] = {
         "gpt-22b", "train", {"target": "a100", "chips": 8, "parallel": Parallel(tensor=8),
                              "recompute": "selective", "precision": "bf16", "stack": "compiled"},
         inputs=(4, 2048),
-        assumption="sequence parallelism is not modelled apart: its all-gathers and reduce-scatters move the "
-                   "same bytes as tensor parallel's all-reduces; selective recompute re-runs the memory-bound "
-                   "forward kernels inside backward"),
+        assumption="sequence parallelism: its all-gathers and reduce-scatters move the same bytes as tensor "
+                   "parallel's all-reduces, and each GPU moves an eighth of every activation (as a tensor-parallel "
+                   "training step does in accelkit); selective recompute re-runs the memory-bound forward kernels "
+                   "inside backward"),
     "bow16-bert-large-ph1": Case(
         "bert-large", "train", {"target": "bow", "chips": 16, "parallel": Parallel(data=4, pipeline=4),
                                 "batch_size": 54784, "micro_batch": 32, "precision": "fp16",
